@@ -1,0 +1,149 @@
+"""Agents: which directories of the repository are agents, and what each may be written.
+
+An agent is a directory matched by one of the config's `agents` globs (in the working
+tree; symlinked directories are skipped, since the write gate would refuse them anyway).
+Its id is the directory's name, or "default" for the repository root (`agents = ["."]`);
+it names the watermark ref `refs/gitdream/watermark/<id>`, so it must be a valid ref
+component and unique.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from gitdream.errors import ConfigError
+from gitdream.globs import any_match
+
+ROOT_AGENT_ID = "default"
+
+
+def join(*parts: str) -> str:
+    """Join repository-relative POSIX path parts; "" and "." are the root."""
+    kept = [p.strip("/") for p in parts if p not in ("", ".")]
+    return "/".join(k for k in kept if k)
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One agent. Paths are repository-relative POSIX strings; `dir` is "" for the root."""
+
+    id: str
+    dir: str
+    memory_dir: str
+    definition_files: tuple[str, ...]
+    log_globs: tuple[str, ...]
+    session_globs: tuple[str, ...]
+
+    def path(self, relative: str) -> str:
+        """`relative` (to the agent directory) as a repository-relative path."""
+        return join(self.dir, relative)
+
+    def relative(self, path: str) -> str | None:
+        """`path` relative to the agent directory, or None when outside it."""
+        if not self.dir:
+            return path
+        prefix = self.dir + "/"
+        return path[len(prefix) :] if path.startswith(prefix) else None
+
+    def contains(self, path: str) -> bool:
+        return self.relative(path) is not None
+
+    def is_source(self, path: str) -> bool:
+        """True for a raw-material path (daily log or session transcript) of this agent."""
+        rel = self.relative(path)
+        return rel is not None and (any_match(self.log_globs, rel) or any_match(self.session_globs, rel))
+
+    def is_session(self, path: str) -> bool:
+        rel = self.relative(path)
+        return rel is not None and any_match(self.session_globs, rel)
+
+    def is_memory_target(self, path: str) -> bool:
+        """True for a path the experience commit may write: inside the memory directory
+        and not a raw source (raw logs are the runtime's, never the dream's)."""
+        prefix = self.memory_dir + "/" if self.memory_dir else ""
+        return path.startswith(prefix) and not self.is_source(path)
+
+    def is_definition_target(self, path: str) -> bool:
+        """True for one of the agent's definition files."""
+        return path in self.definition_files
+
+    @property
+    def watermark_ref(self) -> str:
+        return f"refs/gitdream/watermark/{self.id}"
+
+
+def _agent_dirs(workdir: Path, pattern: str) -> list[Path]:
+    if pattern.strip() in ("", ".", "./"):
+        return [workdir]
+    if PurePosixPath(pattern).is_absolute() or ".." in PurePosixPath(pattern).parts:
+        raise ConfigError(
+            f"gitdream.toml: key 'agents' has the pattern {pattern!r}, which leaves the repository",
+            hint='use globs relative to the repository root, such as "agents/*"',
+        )
+    found = []
+    for hit in workdir.glob(pattern):
+        if hit.is_symlink() or not hit.is_dir():
+            continue
+        if ".git" in hit.relative_to(workdir).parts:
+            continue
+        found.append(hit)
+    return found
+
+
+def make_agent(rel_dir: str, cfg: object) -> Agent:
+    """Build the Agent for repository-relative directory `rel_dir` from config `cfg`."""
+    agent_id = PurePosixPath(rel_dir).name if rel_dir else ROOT_AGENT_ID
+    return Agent(
+        id=agent_id,
+        dir=rel_dir,
+        memory_dir=join(rel_dir, cfg["memory_dir"]),  # type: ignore[index]
+        definition_files=tuple(join(rel_dir, f) for f in cfg["definition_files"]),  # type: ignore[index]
+        log_globs=tuple(cfg["log_globs"]),  # type: ignore[index]
+        session_globs=tuple(cfg["session_globs"]),  # type: ignore[index]
+    )
+
+
+def list_agents(workdir: Path, cfg: object) -> list[Agent]:
+    """All agents of the working tree at `workdir`, sorted by id.
+
+    Raises ConfigError when a pattern leaves the repository, when two agents share an id,
+    or when an id cannot name a git ref.
+    """
+    import pygit2
+
+    agents: dict[str, Agent] = {}
+    for pattern in cfg["agents"]:  # type: ignore[index]
+        for path in _agent_dirs(workdir, pattern):
+            rel = path.relative_to(workdir).as_posix()
+            rel = "" if rel == "." else rel
+            agent = make_agent(rel, cfg)
+            other = agents.get(agent.id)
+            if other is not None and other.dir != agent.dir:
+                raise ConfigError(
+                    f"two agents share the id '{agent.id}': {other.dir or '.'} and {agent.dir or '.'}",
+                    hint="rename one of the directories; an agent's id is its directory name",
+                )
+            if not pygit2.reference_is_valid_name(agent.watermark_ref):
+                raise ConfigError(
+                    f"the agent directory '{agent.dir}' gives the id '{agent.id}', "
+                    "which cannot name a git ref",
+                    hint="rename the directory (no spaces, '..', '~', '^', ':', '?', '*', '[' or '\\')",
+                )
+            agents[agent.id] = agent
+    return [agents[k] for k in sorted(agents)]
+
+
+def select(agents: list[Agent], ids: list[str] | tuple[str, ...]) -> list[Agent]:
+    """The agents named by `ids` (all when empty); ConfigError names an unknown id."""
+    if not ids:
+        return agents
+    by_id = {a.id: a for a in agents}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        known = ", ".join(sorted(by_id)) or "none"
+        raise ConfigError(
+            f"no agent with id {', '.join(repr(m) for m in missing)} (agents: {known})",
+            hint="list agents with `gitdream status`; the `agents` globs in gitdream.toml decide which exist",
+        )
+    return [by_id[i] for i in ids]

@@ -1,0 +1,250 @@
+"""The command line: the only module that imports click.
+
+It parses options, calls a function in `gitdream.commands`, and renders the result (human
+text, or one JSON document with `--json`). Errors: a `GitdreamError` prints
+`error: ...` / `hint: ...` on stderr (and `{"error": {...}}` on stdout with `--json`) and
+exits with its code; anything else is a bug: exit 3 and a crash log under the user log
+directory (set GITDREAM_RAISE_ERRORS=1 to get the traceback instead). Exit codes are in
+`gitdream.errors` and the README.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from gitdream import errors, output
+
+F = TypeVar("F", bound=Callable[..., Any])
+JSON_KEY = "gitdream.json"
+
+
+def _is_json(ctx: click.Context) -> bool:
+    return bool(ctx.meta.get(JSON_KEY))
+
+
+def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[JSON_KEY] = True
+    return value
+
+
+def json_option(func: F) -> F:
+    """`--json`: print one JSON document on stdout (documented shapes in the README)."""
+    return click.option(
+        "--json",
+        "json_",
+        is_flag=True,
+        callback=_set_json,
+        expose_value=True,
+        is_eager=True,
+        help="Print one JSON document on stdout instead of text.",
+    )(func)
+
+
+def _report(ctx: click.Context, exc: errors.GitdreamError) -> None:
+    if _is_json(ctx):
+        output.json_out({"error": exc.to_json()})
+    output.err(f"error: {exc.message}")
+    if exc.hint:
+        output.err(f"hint: {exc.hint}")
+
+
+def _crash(exc: BaseException) -> int:
+    from gitdream import crashlog
+
+    path = crashlog.write(exc)
+    output.err(f"error: gitdream failed unexpectedly: {type(exc).__name__}: {exc}")
+    if path is not None:
+        output.err(f"hint: this is a bug; please report it with the crash log at {path}")
+    else:
+        output.err("hint: this is a bug; rerun with GITDREAM_RAISE_ERRORS=1 to see the traceback")
+    return errors.EXIT_INTERNAL
+
+
+class GitdreamGroup(click.Group):
+    """A group that turns gitdream's errors into messages and exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except errors.GitdreamError as exc:
+            if os.environ.get("GITDREAM_RAISE_ERRORS") == "2":
+                raise
+            _report(ctx, exc)
+            ctx.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            output.err("interrupted")
+            ctx.exit(errors.EXIT_INTERRUPTED)
+        except Exception as exc:
+            if os.environ.get("GITDREAM_RAISE_ERRORS"):
+                raise
+            ctx.exit(_crash(exc))
+
+
+@click.group(
+    cls=GitdreamGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(package_name="gitdream", message="gitdream %(version)s")
+@click.option(
+    "-C",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run as if gitdream was started in this directory (like git -C).",
+)
+@click.pass_context
+def cli(ctx: click.Context, directory: Path | None) -> None:
+    """Dream over an agent repository: consolidate committed logs into memory, as commits.
+
+    \b
+    Examples:
+      gitdream demo                 try it on a generated repository (offline)
+      gitdream init --commit        add gitdream.toml and an agent skeleton
+      gitdream run                  dream now, for every agent
+      gitdream log                  list dreams; `gitdream revert last` undoes one
+      gitdream config show          effective configuration and where it came from
+
+    Exit codes: 0 ok (also a no-op, or a closed gate in --auto), 1 refused or failed,
+    2 usage, 3 internal error, 75 another dream holds the lock, 130 interrupted.
+    """
+    ctx.ensure_object(dict)
+    start = directory.resolve() if directory else Path.cwd()
+    if directory is not None and not directory.is_dir():
+        raise errors.GitdreamError(f"cannot change to {directory}: no such directory")
+    ctx.obj["start"] = start
+
+
+def _start(ctx: click.Context) -> Path:
+    obj = ctx.find_root().obj or {}
+    return obj.get("start") or Path.cwd()
+
+
+def open_repo(ctx: click.Context) -> Any:
+    """Open the repository for the current command (see gitdream.git.repo.Repo.open)."""
+    from gitdream.git.repo import Repo
+
+    return Repo.open(_start(ctx))
+
+
+def load_config(ctx: click.Context, root: Path | None, overrides: dict[str, Any] | None = None) -> Any:
+    """The effective configuration; `overrides` are `{key: (value, "flag --x")}`."""
+    from gitdream import config
+
+    return config.load(root, overrides={k: v for k, v in (overrides or {}).items() if v[0] is not None})
+
+
+# --- init ---------------------------------------------------------------------------------
+
+
+@cli.command(name="init")
+@click.option("--agent", "agent_id", metavar="ID", help="Agent id (folder agents/ID); default: assistant.")
+@click.option(
+    "--single", is_flag=True, help='Single-agent repository: the agent at the root, agents = ["."].'
+)
+@click.option("--commit", is_flag=True, help="Commit the created files (only those).")
+@json_option
+@click.pass_context
+def init_cmd(ctx: click.Context, agent_id: str | None, single: bool, commit: bool, json_: bool) -> None:
+    """Create gitdream.toml and an agent skeleton; never overwrite a file.
+
+    Writes gitdream.toml (every key, commented, at its default) unless it exists, and
+    agent.md, soul.md, SKILL.md and memory/MEMORY.md for the agent. If any agent file
+    already exists, nothing is written and the command exits 1.
+
+    \b
+    Examples:
+      gitdream init                        agents/assistant/, not committed
+      gitdream init --agent ops --commit   agents/ops/, committed
+      gitdream init --single               the repository root is the agent
+    """
+    from gitdream.commands.init import run_init
+
+    repo = open_repo(ctx)
+    result = run_init(repo, agent_id, single, commit)
+    if json_:
+        output.json_out(result.to_json())
+    for warning in result.warnings:
+        output.warn(warning)
+    if json_:
+        return
+    for path in result.kept:
+        output.out(f"Kept     {path} (exists)")
+    for path in result.created:
+        output.out(f"Created  {path}")
+    if result.commit:
+        output.out(f"Committed {len(result.created)} files as {result.commit[:7]}")
+    else:
+        output.out("Not committed: review the files, then `git add` and `git commit` them")
+
+
+# --- config -------------------------------------------------------------------------------
+
+
+@cli.group(name="config", cls=GitdreamGroup)
+def config_group() -> None:
+    """Inspect gitdream's configuration."""
+
+
+@config_group.command(name="show")
+@json_option
+@click.pass_context
+def config_show(ctx: click.Context, json_: bool) -> None:
+    """Print the effective configuration and where each value came from.
+
+    Sources, highest first: flag, env GITDREAM_*, gitdream.toml, user config, default.
+    Works outside a repository too (then without the gitdream.toml layer).
+
+    \b
+    Examples:
+      gitdream config show
+      gitdream config show --json | jq '.keys.min_hours'
+    """
+    from gitdream.commands.configshow import show
+    from gitdream.errors import RepoStateError
+
+    try:
+        root = open_repo(ctx).workdir
+    except RepoStateError:
+        root = None
+    document = show(load_config(ctx, root))
+    if json_:
+        output.json_out(document)
+        return
+    files = document["files"]
+    assert isinstance(files, dict)
+    output.out(f"user config:  {files.get('user') or '(none)'}")
+    output.out(f"gitdream.toml: {files.get('repository') or '(none)'}")
+    output.out()
+    rows = []
+    keys = document["keys"]
+    assert isinstance(keys, dict)
+    for name, item in keys.items():
+        value = item["value"]
+        if isinstance(value, bool):
+            shown = "true" if value else "false"
+        elif isinstance(value, list):
+            shown = "[" + ", ".join(f'"{v}"' for v in value) + "]"
+        elif isinstance(value, str):
+            shown = f'"{value}"'
+        else:
+            shown = str(value)
+        rows.append([name, shown, item["source"]])
+    for line in output.table(rows, ["KEY", "VALUE", "SOURCE"]):
+        output.out(line)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="gitdream")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

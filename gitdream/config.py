@@ -1,0 +1,544 @@
+"""Layered, typed configuration.
+
+Precedence (DESIGN §3), highest first:
+
+    CLI flag > GITDREAM_* environment variable > gitdream.toml (repository root)
+    > user config (platformdirs.user_config_dir("gitdream")/config.toml) > built-in default
+
+Every key is declared once in `KEYS` with its type, default, allowed values and help text;
+`gitdream init` renders the commented `gitdream.toml` from the same table, and
+`gitdream config show` reports each effective value with the layer it came from. Keys in
+TOML sections are dotted (`[anthropic] model` is `anthropic.model`); the environment
+variable is `GITDREAM_` + the dotted name upper-cased with dots as underscores
+(`GITDREAM_ANTHROPIC_MODEL`). A bad value raises ConfigError naming the file (or variable),
+the key, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitdream.errors import ConfigError
+
+REPO_FILE = "gitdream.toml"
+ENV_PREFIX = "GITDREAM_"
+
+
+@dataclass(frozen=True)
+class Key:
+    """One configuration key: dotted name, type, default and validation rules.
+
+    `type` is one of "bool", "int", "float", "str", "list" (of strings) or "enum" (one of
+    `choices`). `minimum`/`maximum` bound numbers (inclusive). `secret` values are masked
+    by `config show`. `env_aliases` are extra environment variables read after the
+    `GITDREAM_*` one (e.g. ANTHROPIC_API_KEY).
+    """
+
+    name: str
+    type: str
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    secret: bool = False
+    env_aliases: tuple[str, ...] = ()
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper().replace(".", "_").replace("-", "_")
+
+    def allowed(self) -> str:
+        """Human description of the allowed values, used in error messages."""
+        if self.type == "enum":
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.type == "bool":
+            return "true or false"
+        if self.type == "list":
+            return "a list of strings"
+        if self.type == "str":
+            return "a string"
+        kind = "an integer" if self.type == "int" else "a number"
+        if self.minimum is not None and self.maximum is not None:
+            return f"{kind} from {_num(self.minimum)} to {_num(self.maximum)}"
+        if self.minimum is not None:
+            return f"{kind} >= {_num(self.minimum)}"
+        return kind
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+KEYS: tuple[Key, ...] = (
+    # --- what and where -------------------------------------------------------------
+    Key(
+        "enabled",
+        "bool",
+        True,
+        "Master switch. false: every command exits at once with no side effects "
+        "(no stamp, lock, state or log files).",
+    ),
+    Key(
+        "agents",
+        "list",
+        ["agents/*"],
+        'Globs (relative to the repository root) of agent directories; ["."] for a '
+        'single-agent repository. An agent\'s id is its directory name ("default" for ".").',
+    ),
+    Key(
+        "memory_dir",
+        "str",
+        "memory",
+        "An agent's memory directory, relative to the agent directory (MEMORY.md, topics).",
+    ),
+    Key(
+        "definition_files",
+        "list",
+        ["agent.md", "soul.md", "SKILL.md"],
+        "Definition files, relative to the agent directory; only their managed blocks are ever written.",
+    ),
+    Key(
+        "log_globs",
+        "list",
+        ["memory/logs/**/*.md"],
+        "Raw Markdown daily logs, globs relative to the agent directory.",
+    ),
+    Key(
+        "session_globs",
+        "list",
+        ["sessions/**/*.jsonl"],
+        "Raw session transcripts (Claude Code JSONL or {role,text,ts} JSONL), globs relative "
+        "to the agent directory.",
+    ),
+    Key(
+        "max_file_bytes",
+        "int",
+        10_000_000,
+        "Raw files larger than this many bytes are skipped with a warning.",
+        minimum=1,
+    ),
+    # --- when (gates) -------------------------------------------------------------------
+    Key(
+        "min_hours",
+        "float",
+        24.0,
+        "Auto mode: hours since the last dream before the next may start (stretched by failure back-off).",
+        minimum=0,
+    ),
+    Key(
+        "scan_interval_minutes",
+        "float",
+        10.0,
+        "Auto mode: minutes between two scans for new sessions.",
+        minimum=0,
+    ),
+    Key(
+        "min_sessions",
+        "int",
+        5,
+        "Auto mode: source files added or changed since the watermark before a dream starts.",
+        minimum=0,
+    ),
+    Key(
+        "max_run_minutes",
+        "float",
+        120.0,
+        "A run that has taken longer than this many minutes stops before its next phase, as failed.",
+        minimum=1,
+    ),
+    Key(
+        "lock_ttl_minutes",
+        "float",
+        240.0,
+        "A lock older than this many minutes is stale and broken with a warning; keep it "
+        "above max_run_minutes.",
+        minimum=1,
+    ),
+    # --- what a dream may do --------------------------------------------------------------
+    Key(
+        "engine",
+        "enum",
+        "offline",
+        "Engine that turns raw material into units: offline (deterministic, no network) or "
+        "anthropic (model distillation and screening).",
+        choices=("offline", "anthropic"),
+    ),
+    Key("max_units", "int", 500, "At most this many units are integrated per run.", minimum=1),
+    Key(
+        "archive_days",
+        "int",
+        90,
+        "Dream-owned topics not corroborated for this many days are demoted to memory/archive/<YYYY-MM>.md.",
+        minimum=1,
+    ),
+    Key(
+        "max_loss_fraction",
+        "float",
+        0.25,
+        "Loss guard: a run that would drop more than this fraction of existing facts or "
+        "index lines is refused.",
+        minimum=0,
+        maximum=1,
+    ),
+    Key("memory_max_lines", "int", 200, "MEMORY.md limit in lines.", minimum=1),
+    Key("memory_max_bytes", "int", 25_000, "MEMORY.md limit in bytes (UTF-8).", minimum=1),
+    # --- the agent.md prefix guard ----------------------------------------------------------
+    Key(
+        "prefix_chars",
+        "int",
+        2000,
+        "Planners read only this many characters of agent.md; required sections must end within them.",
+        minimum=1,
+    ),
+    Key(
+        "prefix_unit",
+        "enum",
+        "chars",
+        "How prefix_chars counts: chars (Unicode code points) or utf16 (UTF-16 code units, "
+        "as JavaScript's slice).",
+        choices=("chars", "utf16"),
+    ),
+    Key(
+        "required_sections",
+        "list",
+        [],
+        'Headings (e.g. "## Role") that must end within the prefix; empty means the default '
+        "rule: front matter if present, then the first H1 and its text (or the first body "
+        "section when there is no H1).",
+    ),
+    # --- commits ------------------------------------------------------------------------------
+    Key("author_name", "str", "gitdream", "Author name of dream commits."),
+    Key("author_email", "str", "gitdream@gitdream.invalid", "Author e-mail of dream commits."),
+    # --- offline engine ------------------------------------------------------------------------
+    Key(
+        "offline.similarity",
+        "float",
+        0.82,
+        "Offline engine: similarity (0-1) above which an entry corroborates an existing fact "
+        "instead of adding one.",
+        minimum=0,
+        maximum=1,
+    ),
+    # --- anthropic engine ------------------------------------------------------------------
+    Key("anthropic.model", "str", "claude-sonnet-4-5", "Model for distillation and screening."),
+    Key(
+        "anthropic.api_key",
+        "str",
+        "",
+        "API key; prefer the ANTHROPIC_API_KEY environment variable to writing it in a file.",
+        secret=True,
+        env_aliases=("ANTHROPIC_API_KEY",),
+    ),
+    Key(
+        "anthropic.base_url",
+        "str",
+        "",
+        "Messages API base URL; empty means the SDK default (or ANTHROPIC_BASE_URL).",
+        env_aliases=("ANTHROPIC_BASE_URL",),
+    ),
+    Key("anthropic.max_tokens", "int", 4096, "max_tokens of each model call.", minimum=1),
+    Key("anthropic.timeout_seconds", "float", 120.0, "Timeout of each HTTP request, seconds.", minimum=1),
+    Key(
+        "anthropic.max_retries",
+        "int",
+        2,
+        "Retries of a failed request (429, 529, 5xx, network) by the SDK.",
+        minimum=0,
+        maximum=10,
+    ),
+    Key(
+        "anthropic.max_retry_wait_seconds",
+        "float",
+        60.0,
+        "Cap on the total seconds spent waiting between retries of one call.",
+        minimum=0,
+    ),
+    Key(
+        "anthropic.max_input_tokens", "int", 40_000, "Input-token budget of one distill batch.", minimum=1000
+    ),
+    Key("anthropic.max_calls_per_run", "int", 50, "Hard limit: model calls per run.", minimum=1),
+    Key(
+        "anthropic.max_tokens_per_run",
+        "int",
+        500_000,
+        "Hard limit: input + output tokens per run.",
+        minimum=1,
+    ),
+    Key(
+        "anthropic.max_tokens_per_day",
+        "int",
+        2_000_000,
+        "Hard limit: input + output tokens per repository per UTC day, summed from receipts.",
+        minimum=1,
+    ),
+    # --- screening ----------------------------------------------------------------------------
+    Key("screen.allow", "list", [], "Regular expressions; a scanner finding that matches one is allowed."),
+    Key(
+        "screen.deny",
+        "list",
+        [],
+        "Extra regular expressions the scanner rejects (in addition to the built-in rules).",
+    ),
+)
+
+KEY_BY_NAME: dict[str, Key] = {k.name: k for k in KEYS}
+SECTIONS = sorted({k.name.split(".")[0] for k in KEYS if "." in k.name})
+
+
+@dataclass(frozen=True)
+class Setting:
+    """An effective value and the layer it came from ("default", "user config <path>",
+    "gitdream.toml", "env GITDREAM_X", "flag --x")."""
+
+    value: Any
+    source: str
+
+
+@dataclass
+class Config:
+    """The effective configuration: `cfg["min_hours"]`, `cfg.source("min_hours")`."""
+
+    settings: dict[str, Setting]
+    files: dict[str, str | None] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.settings[name].value
+
+    def source(self, name: str) -> str:
+        return self.settings[name].source
+
+    def with_overrides(self, overrides: Mapping[str, tuple[Any, str]]) -> Config:
+        """A copy with `{name: (value, source)}` applied (validated like flags)."""
+        settings = dict(self.settings)
+        for name, (value, source) in overrides.items():
+            key = _key_or_error(name, source)
+            settings[name] = Setting(_check(key, value, source), source)
+        return Config(settings, dict(self.files))
+
+
+def _key_or_error(name: str, where: str) -> Key:
+    key = KEY_BY_NAME.get(name)
+    if key is None:
+        close = difflib.get_close_matches(name, KEY_BY_NAME, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else "see `gitdream config show` for keys"
+        raise ConfigError(f"{where}: unknown key '{name}'", hint=hint)
+    return key
+
+
+def _check(key: Key, value: Any, where: str) -> Any:
+    """Validate a value already in Python form (from TOML or a flag)."""
+
+    def bad() -> ConfigError:
+        return ConfigError(
+            f"{where}: key '{key.name}' has the value {value!r}, but it must be {key.allowed()}",
+            hint=f"fix '{key.name}' in {where} (default: {key.default!r})",
+        )
+
+    if key.type == "bool":
+        if not isinstance(value, bool):
+            raise bad()
+        return value
+    if key.type == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad()
+    elif key.type == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise bad()
+        value = float(value)
+        if not math.isfinite(value):
+            raise bad()
+    elif key.type == "str":
+        if not isinstance(value, str):
+            raise bad()
+        return value
+    elif key.type == "enum":
+        if value not in key.choices:
+            raise bad()
+        return value
+    elif key.type == "list":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad()
+        return list(value)
+    if key.minimum is not None and value < key.minimum:
+        raise bad()
+    if key.maximum is not None and value > key.maximum:
+        raise bad()
+    return value
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _from_env(key: Key, raw: str, var: str) -> Any:
+    """Convert an environment string to the key's type, then validate."""
+    where = f"environment variable {var}"
+    text = raw.strip()
+    value: Any
+    if key.type == "bool":
+        if text.lower() in _TRUE:
+            value = True
+        elif text.lower() in _FALSE:
+            value = False
+        else:
+            raise ConfigError(
+                f"{where}: key '{key.name}' has the value {raw!r}, but it must be "
+                "one of 1, 0, true, false, yes, no, on, off",
+                hint=f"set {var}=true or {var}=false, or unset it",
+            )
+    elif key.type in ("int", "float"):
+        try:
+            value = int(text) if key.type == "int" else float(text)
+        except ValueError:
+            raise ConfigError(
+                f"{where}: key '{key.name}' has the value {raw!r}, but it must be {key.allowed()}",
+                hint=f"fix or unset {var}",
+            ) from None
+    elif key.type == "list":
+        value = [part.strip() for part in raw.split(",") if part.strip()]
+    else:
+        value = raw
+    return _check(key, value, where)
+
+
+def _flatten(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for name, value in data.items():
+        if isinstance(value, dict):
+            if name not in SECTIONS:
+                _key_or_error(name, where)  # raises with a suggestion
+            for sub, subvalue in value.items():
+                flat[f"{name}.{sub}"] = subvalue
+        else:
+            flat[name] = value
+    return flat
+
+
+def read_toml(path: Path, label: str) -> dict[str, Any]:
+    """Read and validate one TOML layer; returns `{dotted_name: value}`.
+
+    Raises ConfigError for unreadable or invalid TOML (with tomllib's line and column), an
+    unknown key (with the closest known one) or a bad value.
+    """
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{label} is not valid TOML: {exc}", hint=f"fix the syntax in {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {label}: {exc.strerror}", hint=f"check {path}") from None
+    values = {}
+    for name, value in _flatten(data, label).items():
+        key = _key_or_error(name, label)
+        values[name] = _check(key, value, label)
+    return values
+
+
+def load(
+    root: Path | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, tuple[Any, str]] | None = None,
+    user_file: Path | None = None,
+) -> Config:
+    """Build the effective configuration.
+
+    `root` is the repository's working-tree root (None outside a repository: no
+    gitdream.toml layer). `env` defaults to os.environ. `overrides` are CLI flags as
+    `{name: (value, "flag --x")}`. `user_file` defaults to `paths.user_config_file()`.
+    Raises ConfigError for any bad layer.
+    """
+    from gitdream import paths
+
+    env = os.environ if env is None else env
+    settings = {k.name: Setting(k.default, "default") for k in KEYS}
+    files: dict[str, str | None] = {"user": None, "repository": None}
+
+    user_path = user_file or paths.user_config_file()
+    if user_path.is_file():
+        files["user"] = str(user_path)
+        label = f"user config {user_path}"
+        for name, value in read_toml(user_path, label).items():
+            settings[name] = Setting(value, label)
+    if root is not None:
+        repo_path = root / REPO_FILE
+        if repo_path.is_file():
+            files["repository"] = str(repo_path)
+            for name, value in read_toml(repo_path, REPO_FILE).items():
+                settings[name] = Setting(value, REPO_FILE)
+    for key in KEYS:
+        for var in (key.env, *key.env_aliases):
+            if var in env:
+                settings[key.name] = Setting(_from_env(key, env[var], var), f"env {var}")
+                break
+    config = Config(settings, files)
+    if overrides:
+        config = config.with_overrides(overrides)
+    return config
+
+
+def defaults() -> Config:
+    """The built-in defaults alone (no files, no environment)."""
+    return Config({k.name: Setting(k.default, "default") for k in KEYS}, {})
+
+
+def display_value(key: Key, value: Any) -> Any:
+    """The value as `config show` prints it (secrets masked)."""
+    if key.secret and value:
+        return "(set, ends in " + str(value)[-4:] + ")" if len(str(value)) > 8 else "(set)"
+    return value
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def _comment(text: str, width: int = 92) -> list[str]:
+    import textwrap
+
+    return ["# " + line for line in textwrap.wrap(text, width - 2)]
+
+
+def render_default_toml() -> str:
+    """The commented gitdream.toml that `gitdream init` writes: every key at its default."""
+    lines = [
+        "# gitdream configuration. Every key is shown at its built-in default.",
+        "# Precedence: CLI flag > GITDREAM_* environment > this file > user config > default.",
+        "# `gitdream config show` prints the effective values and where each came from.",
+        "",
+    ]
+    for key in KEYS:
+        if "." in key.name:
+            continue
+        lines += _comment(key.help)
+        if key.type == "enum":
+            lines.append("# allowed: " + ", ".join(key.choices))
+        lines.append(f"{key.name} = {_toml_value(key.default)}")
+        lines.append("")
+    for section in SECTIONS:
+        lines.append(f"[{section}]")
+        for key in KEYS:
+            if not key.name.startswith(section + "."):
+                continue
+            sub = key.name.split(".", 1)[1]
+            lines += _comment(key.help)
+            if key.secret:
+                lines.append(f'# {sub} = ""')
+            else:
+                lines.append(f"{sub} = {_toml_value(key.default)}")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,50 @@
+"""Crash logs: what an unexpected error leaves behind for a bug report.
+
+A Markdown file under the user log directory with gitdream, git, pygit2/libgit2 and
+Python versions, the command line and the traceback (after pre-commit's `_log_and_exit`).
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import traceback
+from pathlib import Path
+
+from gitdream import clock, paths
+
+
+def write(exc: BaseException) -> Path | None:
+    """Write a crash log for `exc`; return its path, or None if it could not be written."""
+    from gitdream import __version__
+
+    try:
+        import pygit2
+
+        pygit2_version = f"{pygit2.__version__} (libgit2 {pygit2.LIBGIT2_VERSION})"
+    except Exception:  # pragma: no cover - pygit2 is a dependency
+        pygit2_version = "unavailable"
+    stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
+    body = "\n".join(
+        [
+            "# gitdream crash log",
+            "",
+            f"- gitdream: {__version__}",
+            f"- pygit2: {pygit2_version}",
+            f"- python: {sys.version.split()[0]} ({platform.platform()})",
+            f"- command: {' '.join(sys.argv)}",
+            f"- time: {clock.iso(clock.now())}",
+            "",
+            "```",
+            "".join(traceback.format_exception(exc)).rstrip(),
+            "```",
+            "",
+        ]
+    )
+    try:
+        folder = paths.ensure_dir(paths.user_log_dir())
+        path = folder / f"crash-{stamp}.md"
+        path.write_text(body, encoding="utf-8")
+        return path
+    except OSError:
+        return None

@@ -1,0 +1,553 @@
+"""The commit builder: the one way gitdream writes to a repository (DESIGN §6).
+
+A commit is built from HEAD's tree plus the dream's own blobs, never from the user's
+index, in these steps:
+
+1. gate: every path passes the write gate (`writegate.require`);
+2. blobs, as `git add` would store them (`convert.to_repository`), then the tree, changing
+   only the tree levels along the dream's paths (cost grows with depth, not repository
+   size), then the commit object (signed when `commit.gpgsign` is on), with no ref moved;
+3. re-check: every path is still what the gate saw (working-tree bytes, index entry);
+4. journal: `<git-common-dir>/gitdream/journal/<worktree>.json` records the intent;
+5. compare-and-swap: under a reference transaction that locks HEAD and the branch, the
+   branch moves only if it still points at the commit the dream built on. If it moved
+   and none of the dream's paths changed there, the commit is rebuilt on the new tip;
+   otherwise HeadMoved is raised with nothing changed;
+6. sync: each path's working-tree file is re-checked and atomically replaced, then the
+   index entries of those paths only are updated by `git update-index --index-info`,
+   which re-reads the index from disk under git's own `index.lock` — so a `git add` the
+   user made meanwhile is kept;
+7. the journal is removed. A crash between 5 and 7 is repaired by `repair()` at the
+   start of the next write: paths still at their pre-dream state are brought to the
+   new commit; anything else is the user's and is left alone.
+
+In review-branch mode (`Target.review`) only steps 1-5 run, on a branch of its own: the
+current branch, the index and the working tree are not touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitdream import clock, faults, paths
+from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
+from gitdream.git import convert, signing, writegate
+
+if TYPE_CHECKING:
+    import pygit2
+
+    from gitdream.agents import Agent
+    from gitdream.git.repo import Repo
+
+REGULAR = 0o100644
+_ZERO = "0" * 40
+MAX_REBUILDS = 5
+
+
+@dataclass(frozen=True)
+class Change:
+    """New content for one path, in repository form; `data=None` deletes the path."""
+
+    path: str
+    data: bytes | None
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Author and committer as (name, email)."""
+
+    author: tuple[str, str]
+    committer: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a commit goes.
+
+    `Target.head()`: onto the checked-out branch, then sync index and working tree.
+    `Target.review(name, start)`: onto branch `name`, created at commit `start` when
+    `create` is true, else continued from its current tip; nothing else is touched.
+    """
+
+    review_branch: str | None = None
+    create: bool = False
+    start: str | None = None
+
+    @classmethod
+    def head(cls) -> Target:
+        return cls()
+
+    @classmethod
+    def review(cls, name: str, start: str | None, create: bool) -> Target:
+        return cls(name, create, start)
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What `commit()` did: the new commit, its parent, the ref it moved, whether it was
+    rebuilt on a moved branch, and warnings (paths the user changed mid-sync)."""
+
+    oid: str
+    parent: str | None
+    ref: str
+    rebuilt: bool
+    paths: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class _Prepared:
+    blobs: dict[str, convert.Converted | None]  # None: delete
+    modes: dict[str, int]
+
+
+def identity(repo: Repo, cfg: Any) -> Identity:
+    """The dream's identity: author from config `author_name`/`author_email` (default
+    "gitdream <gitdream@gitdream.invalid>"); committer from GIT_COMMITTER_NAME/EMAIL, else
+    the repository's user.name/user.email, else the author. Dates always come from
+    `clock.now()` (GIT_*_DATE are not read)."""
+    author = (cfg["author_name"], cfg["author_email"])
+    name = os.environ.get("GIT_COMMITTER_NAME") or repo.config_value("user.name")
+    email = os.environ.get("GIT_COMMITTER_EMAIL") or repo.config_value("user.email")
+    committer = (name, email) if name and email else author
+    return Identity(author, committer)
+
+
+def format_message(subject: str, body: str, trailers: Sequence[tuple[str, str]]) -> str:
+    """A commit message: subject, blank line, body (if any), blank line, trailers."""
+    parts = [subject.strip()]
+    if body.strip():
+        parts.append(body.strip())
+    if trailers:
+        parts.append("\n".join(f"{k}: {v}" for k, v in trailers))
+    return "\n\n".join(parts) + "\n"
+
+
+# --- tree building ---------------------------------------------------------------------
+
+
+def _build_tree(repo: Repo, base_tree: pygit2.Tree | None, items: dict[str, tuple[str | None, int]]) -> str:
+    """Write a tree: `base_tree` with `items` `{relative path: (blob oid | None, mode)}`
+    applied. Only the subtrees along the changed paths are rewritten."""
+    import pygit2
+
+    raw = repo.raw
+    builder = raw.TreeBuilder(base_tree) if base_tree is not None else raw.TreeBuilder()
+    here: dict[str, tuple[str | None, int]] = {}
+    below: dict[str, dict[str, tuple[str | None, int]]] = {}
+    for path, value in items.items():
+        head, sep, rest = path.partition("/")
+        if sep:
+            below.setdefault(head, {})[rest] = value
+        else:
+            here[head] = value
+    for name, (oid, mode) in here.items():
+        if oid is None:
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, pygit2.Oid(hex=oid), mode)
+    for name, sub_items in below.items():
+        existing = base_tree[name] if base_tree is not None and name in base_tree else None
+        sub_base = existing if isinstance(existing, pygit2.Tree) else None
+        sub_oid = _build_tree(repo, sub_base, sub_items)
+        if len(raw[sub_oid]) == 0:  # git stores no empty trees
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, pygit2.Oid(hex=sub_oid), 0o040000)
+    return str(builder.write())
+
+
+def _prepare(repo: Repo, changes: Sequence[Change], verdicts: dict[str, writegate.Verdict]) -> _Prepared:
+    blobs: dict[str, convert.Converted | None] = {}
+    modes: dict[str, int] = {}
+    for change in changes:
+        seen = verdicts[change.path].seen
+        modes[change.path] = seen.head_mode if seen and seen.head_mode else REGULAR
+        if change.data is None:
+            blobs[change.path] = None
+        else:
+            blobs[change.path] = convert.to_repository(repo, change.path, change.data)
+    return _Prepared(blobs, modes)
+
+
+def _tree_for(repo: Repo, base: str | None, prepared: _Prepared) -> str:
+    import pygit2
+
+    base_tree = repo.raw[base].peel(pygit2.Tree) if base else None
+    items = {
+        path: ((blob.oid if blob is not None else None), prepared.modes[path])
+        for path, blob in prepared.blobs.items()
+    }
+    return _build_tree(repo, base_tree, items)
+
+
+def _create_commit(repo: Repo, ident: Identity, message: str, tree: str, parent: str | None) -> str:
+    import pygit2
+
+    when, offset = clock.git_time()
+    author = pygit2.Signature(ident.author[0], ident.author[1], when, offset)
+    committer = pygit2.Signature(ident.committer[0], ident.committer[1], when, offset)
+    parents = [pygit2.Oid(hex=parent)] if parent else []
+    tree_oid = pygit2.Oid(hex=tree)
+    if signing.signing_enabled(repo):
+        payload = repo.raw.create_commit_string(author, committer, message, tree_oid, parents)
+        signature = signing.sign(repo, payload, f"{ident.committer[0]} <{ident.committer[1]}>")
+        return str(repo.raw.create_commit_with_signature(payload, signature))
+    return str(repo.raw.create_commit(None, author, committer, message, tree_oid, parents))
+
+
+# --- journal ---------------------------------------------------------------------------
+
+
+@dataclass
+class Journal:
+    """The record that lets `repair()` finish an interrupted sync."""
+
+    git_dir: str
+    ref: str
+    base: str | None
+    new: str
+    paths: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def journal_path(repo: Repo) -> Path:
+    """This worktree's journal file under `<git-common-dir>/gitdream/journal/`."""
+    key = hashlib.sha1(str(repo.git_dir).encode()).hexdigest()[:16]
+    return paths.state_dir(repo.common_dir) / "journal" / f"{key}.json"
+
+
+def _write_journal(repo: Repo, journal: Journal) -> None:
+    path = journal_path(repo)
+    paths.ensure_dir(path.parent)
+    atomic_write(path, json.dumps(asdict(journal), indent=1).encode())
+
+
+def _drop_journal(repo: Repo) -> None:
+    try:
+        journal_path(repo).unlink()
+    except FileNotFoundError:
+        pass
+
+
+# --- working tree and index -------------------------------------------------------------
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o666) -> None:
+    """Write `data` to `path` through a temporary file in the same folder, fsync and
+    `os.replace`, so readers see the old bytes or the new, never a mix. `mode` is masked
+    by the umask, as git's checkout does."""
+    tmp = path.with_name(f".{path.name}.gitdream-{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _index_entry(repo: Repo, path: str) -> tuple[str, int] | None:
+    index = repo.raw.index
+    index.read(False)
+    try:
+        entry = index[path]
+    except KeyError:
+        return None
+    return str(entry.id), int(entry.mode)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _update_index(repo: Repo, lines: list[str]) -> None:
+    """Apply `--index-info` lines; retries while another git process holds index.lock."""
+    if not lines:
+        return
+    payload = ("\n".join(lines) + "\n").encode("utf-8")
+    deadline = time.monotonic() + 10
+    while True:
+        proc = repo.git("update-index", "--index-info", input=payload, check=False)
+        if proc.returncode == 0:
+            return
+        locked = b"index.lock" in proc.stderr
+        if not locked or time.monotonic() > deadline:
+            raise GitdreamError(
+                "the dream's commit is in place, but its index entries could not be updated: "
+                + proc.stderr.decode("utf-8", "replace").strip(),
+                hint="make sure no other git command is running; "
+                "the next gitdream command finishes the update",
+            )
+        time.sleep(0.05)
+
+
+def _sync(repo: Repo, journal: Journal) -> list[str]:
+    """Bring each journaled path that is still at its pre-dream state to the new commit:
+    working-tree file first (atomic replace), then the index entries. Returns warnings for
+    paths left alone because the user changed them."""
+    warnings: list[str] = []
+    lines: list[str] = []
+    first = True
+    for path, info in journal.paths.items():
+        if not first:
+            faults.point("mid-worktree-update")
+        first = False
+        target = repo.workdir / path
+        current_sha = writegate.file_sha256(target) if not target.is_symlink() else "symlink"
+        wt_ok = current_sha == info["old_worktree_sha256"]
+        wt_done = current_sha == info["new_worktree_sha256"]
+        if wt_ok and not wt_done:
+            if info["new_oid"] is None:
+                target.unlink()
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                data = convert.to_worktree(repo, path, info["new_oid"])
+                atomic_write(target, data, 0o777 if info["mode"] == 0o100755 else 0o666)
+        elif not wt_done:
+            warnings.append(
+                f"{path} was changed in the working tree while the dream ran; your bytes were "
+                "kept, and they differ from the dream's commit"
+            )
+        entry = _index_entry(repo, path)
+        old = (info["old_oid"], info["old_mode"]) if info["old_oid"] else None
+        new = (info["new_oid"], info["mode"]) if info["new_oid"] else None
+        if entry == old and entry != new:
+            if new is None:
+                lines.append(f"0 {_ZERO}\t{path}")
+            else:
+                lines.append(f"{info['mode']:o} {info['new_oid']}\t{path}")
+        elif entry != new:
+            warnings.append(f"{path} was staged while the dream ran; your index entry was kept")
+    faults.point("before-index-update")
+    _update_index(repo, lines)
+    return warnings
+
+
+def repair(repo: Repo) -> list[str]:
+    """Finish a sync that a crash interrupted (see the module docstring).
+
+    Returns warnings (empty when there was nothing to do). Safe to call at any time:
+    a journal whose branch never moved, or whose worktree is now on another branch, is
+    dropped without touching anything.
+    """
+    path = journal_path(repo)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        journal = Journal(**data)
+    except FileNotFoundError:
+        return []
+    except (ValueError, TypeError):
+        _drop_journal(repo)
+        return [f"dropped an unreadable commit journal at {path}"]
+    head = repo.head()
+    ref = repo.raw.references.get(journal.ref)
+    if ref is None or str(ref.target) == journal.base or head.branch != journal.ref:
+        _drop_journal(repo)
+        return []
+    if not repo.raw.descendant_of(ref.target, journal.new) and str(ref.target) != journal.new:
+        _drop_journal(repo)
+        return [f"dropped the journal of commit {journal.new[:12]}: {journal.ref} no longer contains it"]
+    warnings = _sync(repo, journal)
+    _drop_journal(repo)
+    return [f"finished updating the working tree for dream commit {journal.new[:12]}", *warnings]
+
+
+# --- the whole commit ----------------------------------------------------------------
+
+
+def _recheck(repo: Repo, verdicts: dict[str, writegate.Verdict]) -> None:
+    """Before moving the branch: every path must still be what the gate saw."""
+    changed = []
+    for path, verdict in verdicts.items():
+        seen = verdict.seen
+        assert seen is not None
+        target = repo.workdir / path
+        if seen.state == "absent":
+            ok = not os.path.lexists(target) and _index_entry(repo, path) is None
+        else:
+            ok = (
+                not target.is_symlink()
+                and writegate.file_sha256(target) == seen.worktree_sha256
+                and _index_entry(repo, path) == (seen.head_oid, seen.head_mode)
+            )
+        if not ok:
+            changed.append(path)
+    if changed:
+        raise WriteRefused(
+            "refusing to commit: " + ", ".join(changed) + " changed while the dream ran",
+            hint="nothing was written; commit or stash your change, then run again",
+            paths=changed,
+        )
+
+
+def _changed_between(repo: Repo, old: str, new: str, wanted: Sequence[str]) -> list[str]:
+    import pygit2
+
+    old_tree = repo.raw[old].peel(pygit2.Tree)
+    new_tree = repo.raw[new].peel(pygit2.Tree)
+    changed = []
+    for path in wanted:
+        a = old_tree[path].id if path in old_tree else None
+        b = new_tree[path].id if path in new_tree else None
+        if a != b:
+            changed.append(path)
+    return changed
+
+
+def _move_ref(
+    repo: Repo, ref: str, expected: str | None, new: str, message: str, lock_head: bool
+) -> str | None:
+    """Compare-and-swap `ref` from `expected` to `new`. Returns None on success, else the
+    ref's actual target (hex, or "" when it does not exist). Locks HEAD too when the
+    branch is checked out, so a concurrent checkout cannot switch it meanwhile."""
+    import pygit2
+
+    with repo.raw.transaction() as txn:
+        if lock_head:
+            txn.lock_ref("HEAD")
+            head_target = repo.raw.references["HEAD"].target
+            if head_target != ref:
+                raise HeadMoved(
+                    f"HEAD switched from {ref} to {head_target} while the dream ran",
+                    hint="nothing was written; run again on the branch you want to dream on",
+                )
+        txn.lock_ref(ref)
+        current = repo.raw.references.get(ref)
+        actual = str(current.target) if current is not None else None
+        if actual != expected:
+            return actual or ""
+        txn.set_target(ref, pygit2.Oid(hex=new), message=message)
+    return None
+
+
+def commit(
+    repo: Repo,
+    agent: Agent | None,
+    kind: str,
+    changes: Sequence[Change],
+    message: str,
+    ident: Identity,
+    target: Target | None = None,
+) -> CommitResult:
+    """Commit `changes` for `agent` as a `kind` ("experience"/"definition") commit.
+
+    Returns a CommitResult. Raises RepoStateError (repository not writable),
+    WriteRefused (gate refusal, or a target changed during the run), HeadMoved (the
+    branch moved and touched one of the paths, or HEAD switched branch) and
+    SigningError; in each of those cases nothing was changed. Raises ValueError for an
+    empty change list.
+    """
+    if not changes:
+        raise ValueError("commit() needs at least one change")
+    target = target or Target.head()
+    review = target.review_branch is not None
+    paths_ = [c.path for c in changes]
+    if len(set(paths_)) != len(paths_):
+        raise ValueError("duplicate paths in one commit")
+
+    if review:
+        ref = f"refs/heads/{target.review_branch}"
+        import pygit2
+
+        if not pygit2.reference_is_valid_name(ref):
+            raise ConfigError(
+                f"'{target.review_branch}' is not a valid branch name",
+                hint="choose a name git accepts (see `git check-ref-format --branch`)",
+            )
+        existing = repo.raw.references.get(ref)
+        if target.create:
+            if existing is not None:
+                raise WriteRefused(
+                    f"branch {target.review_branch} already exists",
+                    hint="choose another --branch name, or delete that branch first",
+                )
+            base = target.start
+        else:
+            base = str(existing.target) if existing is not None else target.start
+        if base is None:
+            raise RepoStateError("the repository has no commits yet", hint="commit something first")
+    else:
+        repo.require_own_index()
+        warnings = repair(repo)
+        head = repo.head()
+        if head.detached:
+            raise repo.state_problem() or RepoStateError("HEAD is detached")
+        if repo.in_progress():
+            raise repo.state_problem()  # type: ignore[misc]
+        ref = head.branch  # type: ignore[assignment]
+        base = head.oid
+
+    verdicts = writegate.require(repo, agent, paths_, kind, tree_only=review)
+    prepared = _prepare(repo, changes, verdicts)
+    faults.point("after-blobs")
+    tree = _tree_for(repo, base, prepared)
+    faults.point("after-tree")
+    new = _create_commit(repo, ident, message, tree, base)
+    faults.point("after-commit-object")
+    subject = message.splitlines()[0]
+
+    rebuilt = False
+    for _attempt in range(MAX_REBUILDS + 1):
+        if not review:
+            _recheck(repo, verdicts)
+            journal = Journal(str(repo.git_dir), ref, base, new)
+            for path, blob in prepared.blobs.items():
+                seen = verdicts[path].seen
+                assert seen is not None
+                journal.paths[path] = {
+                    "old_oid": seen.head_oid,
+                    "old_mode": seen.head_mode,
+                    "old_worktree_sha256": seen.worktree_sha256,
+                    "new_oid": blob.oid if blob else None,
+                    "new_worktree_sha256": _sha(blob.worktree) if blob else None,
+                    "mode": prepared.modes[path],
+                }
+            _write_journal(repo, journal)
+        faults.point("before-ref-move")
+        try:
+            actual = _move_ref(repo, ref, base, new, f"commit: {subject}", lock_head=not review)
+        except BaseException:
+            if not review:
+                _drop_journal(repo)
+            raise
+        if actual is None:
+            break
+        if not review:
+            _drop_journal(repo)
+        if not actual or base is None:
+            raise HeadMoved(f"{ref} disappeared while the dream ran", hint="nothing was written; run again")
+        clash = _changed_between(repo, base, actual, paths_)
+        if clash:
+            raise HeadMoved(
+                f"{ref} moved while the dream ran and changed its own paths: " + ", ".join(clash),
+                hint="nothing was written; run again to dream on top of the new commits",
+                paths=clash,
+            )
+        base = actual
+        tree = _tree_for(repo, base, prepared)
+        new = _create_commit(repo, ident, message, tree, base)
+        rebuilt = True
+    else:
+        raise HeadMoved(f"{ref} kept moving while the dream ran", hint="nothing was written; run again later")
+    faults.point("after-ref-move")
+
+    if review:
+        return CommitResult(new, base, ref, rebuilt, tuple(paths_))
+    sync_warnings = _sync(repo, journal)
+    _drop_journal(repo)
+    return CommitResult(new, base, ref, rebuilt, tuple(paths_), tuple(warnings + sync_warnings))

@@ -1,0 +1,279 @@
+"""The repository model: the only place gitdream opens a repository with pygit2.
+
+Discovery follows git: from the current directory upwards (any sub-folder, a linked
+worktree's folder), or, when the process inherited them, from `GIT_DIR` and
+`GIT_WORK_TREE` (as git itself honours them; inside a hook they name the same repository
+git is working on). `GIT_INDEX_FILE` is *not* used for writing: inside a commit hook it
+names a temporary or locked index (STYLE A), so write commands refuse to run while it
+points anywhere but the repository's own index (`Repo.require_own_index`); only
+`gitdream check --staged` reads it, explicitly.
+
+A bare repository is refused at open; a repository with no commits, an operation in
+progress (merge, rebase, cherry-pick, revert, bisect, am) and a detached HEAD are reported
+by `in_progress()`/`head()` and refused by `require_writable()` with the next step.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitdream.errors import ConfigError, RepoStateError
+from gitdream.git import gitcmd
+
+if TYPE_CHECKING:
+    import subprocess
+
+    import pygit2
+
+_IN_PROGRESS_HINTS = {
+    "merge": "finish the merge with `git commit`, or abort it with `git merge --abort`",
+    "rebase": "finish the rebase with `git rebase --continue`, or abort it with `git rebase --abort`",
+    "cherry-pick": "finish it with `git cherry-pick --continue`, or `git cherry-pick --abort`",
+    "revert": "finish it with `git revert --continue`, or `git revert --abort`",
+    "bisect": "end the bisect with `git bisect reset`",
+    "am": "finish it with `git am --continue`, or `git am --abort`",
+}
+
+
+@dataclass(frozen=True)
+class Head:
+    """Where HEAD points: `branch` is a full ref name (None when detached), `oid` the
+    commit id as hex (None when the branch is unborn)."""
+
+    branch: str | None
+    oid: str | None
+
+    @property
+    def detached(self) -> bool:
+        return self.branch is None
+
+    @property
+    def unborn(self) -> bool:
+        return self.oid is None
+
+    @property
+    def short_branch(self) -> str | None:
+        if self.branch is None:
+            return None
+        return self.branch.removeprefix("refs/heads/")
+
+
+def _common_dir(git_dir: Path, env: dict[str, str] | os._Environ[str]) -> Path:
+    """The common dir, as git finds it: `GIT_COMMON_DIR`, else the `commondir` file of a
+    linked worktree's git dir (relative to that dir), else the git dir itself
+    (gitrepository-layout(5), "commondir"). No subprocess: this is on the idle path."""
+    if env.get("GIT_COMMON_DIR"):
+        return Path(env["GIT_COMMON_DIR"]).resolve()
+    marker = git_dir / "commondir"
+    try:
+        text = marker.read_text(encoding="utf-8").strip()
+    except OSError:
+        return git_dir
+    path = Path(text)
+    return (path if path.is_absolute() else git_dir / path).resolve()
+
+
+class Repo:
+    """An open repository with a working tree.
+
+    Attributes: `raw` (the pygit2.Repository), `workdir` (working-tree root, absolute
+    Path), `git_dir` (this worktree's git dir), `common_dir` (shared by all worktrees),
+    `inherited_index` (absolute path from an inherited GIT_INDEX_FILE, or None).
+    """
+
+    def __init__(
+        self,
+        raw: pygit2.Repository,
+        workdir: Path,
+        git_dir: Path,
+        common_dir: Path,
+        inherited_index: Path | None,
+    ) -> None:
+        self.raw = raw
+        self.workdir = workdir
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+        self.inherited_index = inherited_index
+
+    # --- opening -------------------------------------------------------------------
+    @classmethod
+    def open(cls, start: Path | str | None = None, env: dict[str, str] | None = None) -> Repo:
+        """Discover and open the repository containing `start` (default: the cwd).
+
+        Raises RepoStateError when there is no repository, when it is bare, or when it
+        cannot be opened (e.g. `safe.directory`), each with the next step.
+        """
+        import pygit2
+
+        environ = os.environ if env is None else env
+        start_path = Path(start if start is not None else os.getcwd()).absolute()
+        inherited_git_dir = environ.get("GIT_DIR")
+        if inherited_git_dir:
+            candidate = Path(inherited_git_dir)
+            git_dir_str = str(candidate if candidate.is_absolute() else start_path / candidate)
+        else:
+            found = pygit2.discover_repository(str(start_path))
+            if found is None:
+                raise RepoStateError(
+                    f"not a git repository (or any parent up to /): {start_path}",
+                    hint="run gitdream inside a git repository, or create one with `git init`",
+                )
+            git_dir_str = found
+        try:
+            raw = pygit2.Repository(git_dir_str)
+        except pygit2.GitError as exc:
+            message = str(exc)
+            hint = "check that the folder is a readable git repository"
+            if "owner" in message or "safe" in message:
+                hint = (
+                    "the repository is owned by another user; if you trust it, run "
+                    f"`git config --global --add safe.directory {start_path}`"
+                )
+            raise RepoStateError(f"cannot open the repository: {message}", hint=hint) from exc
+        if raw.is_bare:
+            raise RepoStateError(
+                f"{raw.path.rstrip('/')} is a bare repository: gitdream needs a working tree",
+                hint="run gitdream in a clone with a working tree (git clone <repo>)",
+            )
+        if environ.get("GIT_WORK_TREE"):
+            work = Path(environ["GIT_WORK_TREE"])
+            raw.workdir = str(work if work.is_absolute() else start_path / work)
+        workdir = Path(raw.workdir).resolve()
+        git_dir = Path(raw.path).resolve()
+        inherited_index = None
+        if environ.get("GIT_INDEX_FILE"):
+            index = Path(environ["GIT_INDEX_FILE"])
+            inherited_index = (index if index.is_absolute() else workdir / index).resolve()
+        return cls(raw, workdir, git_dir, _common_dir(git_dir, environ), inherited_index)
+
+    # --- state -------------------------------------------------------------------------
+    def head(self) -> Head:
+        """Where HEAD points (see `Head`). Reads refs only."""
+        raw = self.raw
+        if raw.head_is_detached:
+            return Head(None, str(raw.head.target))
+        target = raw.references["HEAD"].target
+        branch = target if isinstance(target, str) else None
+        if raw.head_is_unborn:
+            return Head(branch, None)
+        return Head(branch, str(raw.head.target))
+
+    def in_progress(self) -> str | None:
+        """The operation in progress ("merge", "rebase", "cherry-pick", "revert",
+        "bisect", "am"), or None. Read from this worktree's git dir."""
+        from pygit2.enums import RepositoryState as S
+
+        state = self.raw.state()
+        mapping = {
+            S.MERGE: "merge",
+            S.REVERT: "revert",
+            S.REVERT_SEQUENCE: "revert",
+            S.CHERRYPICK: "cherry-pick",
+            S.CHERRYPICK_SEQUENCE: "cherry-pick",
+            S.BISECT: "bisect",
+            S.REBASE: "rebase",
+            S.REBASE_INTERACTIVE: "rebase",
+            S.REBASE_MERGE: "rebase",
+            S.APPLY_MAILBOX: "am",
+            S.APPLY_MAILBOX_OR_REBASE: "rebase",
+        }
+        return mapping.get(state)
+
+    def state_problem(self) -> RepoStateError | None:
+        """The reason this repository cannot take a dream commit now, or None.
+
+        Checked in order: operation in progress, detached HEAD, no commits.
+        """
+        op = self.in_progress()
+        if op is not None:
+            return RepoStateError(
+                f"a {op} is in progress in {self.workdir}", hint=_IN_PROGRESS_HINTS[op] + ", then run again"
+            )
+        head = self.head()
+        if head.detached:
+            return RepoStateError(
+                f"HEAD is detached at {head.oid[:12] if head.oid else '?'}: gitdream commits onto a branch",
+                hint="check out a branch (git switch <branch>), "
+                "or use --branch NAME to write a review branch",
+            )
+        if head.unborn:
+            return RepoStateError(
+                f"the repository has no commits yet (branch {head.short_branch} is unborn)",
+                hint="commit your agent files first (for a new repository: gitdream init --commit)",
+            )
+        return None
+
+    def require_writable(self) -> Head:
+        """Return `head()` or raise the RepoStateError of `state_problem()`."""
+        problem = self.state_problem()
+        if problem is not None:
+            raise problem
+        return self.head()
+
+    def require_own_index(self) -> None:
+        """Refuse to write when an inherited GIT_INDEX_FILE names another index.
+
+        Inside a commit hook git points GIT_INDEX_FILE at `index.lock` or a temporary
+        index (STYLE A); writing the real index then would race git's own commit.
+        """
+        if self.inherited_index is None:
+            return
+        own = (self.git_dir / "index").resolve()
+        if self.inherited_index != own:
+            raise RepoStateError(
+                f"GIT_INDEX_FILE is set to {self.inherited_index}, not this repository's index; "
+                "gitdream writes the repository's own index and will not race a git command",
+                hint="run gitdream outside git hooks, or unset GIT_INDEX_FILE",
+            )
+
+    # --- helpers ------------------------------------------------------------------------
+    def git(self, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+        """Run the git command on this repository (see gitcmd.run)."""
+        return gitcmd.run(
+            list(args), cwd=self.workdir, git_dir=self.git_dir, work_tree=self.workdir, **kwargs
+        )
+
+    def config_value(self, name: str) -> str | None:
+        """A git config value as a string, or None when unset."""
+        try:
+            return self.raw.config[name]
+        except KeyError:
+            return None
+
+    def config_bool(self, name: str, default: bool = False) -> bool:
+        """A git config boolean (git's spellings: true/yes/on/1, false/no/off/0)."""
+        try:
+            return self.raw.config.get_bool(name)
+        except KeyError:
+            return default
+        except Exception:  # pygit2 raises GitError for a value that is not a boolean
+            value = self.config_value(name)
+            raise ConfigError(
+                f"git config {name} has the value {value!r}, which is not a boolean",
+                hint=f"fix it with `git config {name} true` or `false`",
+            ) from None
+
+    def relpath(self, path: Path | str) -> str:
+        """`path` (absolute or cwd-relative) as a repository-relative POSIX path."""
+        absolute = Path(path).absolute()
+        try:
+            rel = absolute.resolve().relative_to(self.workdir)
+        except ValueError:
+            rel = Path(os.path.relpath(absolute, self.workdir))
+        return rel.as_posix()
+
+    def index_path(self) -> Path:
+        """This worktree's index file."""
+        return self.git_dir / "index"
+
+    def shallow(self) -> bool:
+        """True for a shallow clone."""
+        return self.raw.is_shallow
+
+
+def open_repo(start: Path | str | None = None) -> Repo:
+    """Shorthand for `Repo.open(start)`."""
+    return Repo.open(start)

@@ -1,0 +1,37 @@
+"""Run ids: short, unique, sortable.
+
+A run id is 12 characters of Crockford base32 (lower case): 9 for the run's start time in
+milliseconds since the epoch (good until the year 3084) and 3 random (32 768 values per
+millisecond). Ids sort by start time as plain strings, and like git object names they can
+be given by any unique prefix.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from gitdream import clock
+
+ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32: no i, l, o, u
+TIME_CHARS = 9
+RANDOM_CHARS = 3
+LENGTH = TIME_CHARS + RANDOM_CHARS
+
+
+def _encode(value: int, width: int) -> str:
+    chars = []
+    for _ in range(width):
+        value, digit = divmod(value, 32)
+        chars.append(ALPHABET[digit])
+    return "".join(reversed(chars))
+
+
+def new_run_id() -> str:
+    """Return a new run id for the current time (see the module docstring)."""
+    millis = int(clock.epoch() * 1000)
+    return _encode(millis, TIME_CHARS) + _encode(secrets.randbelow(32**RANDOM_CHARS), RANDOM_CHARS)
+
+
+def is_run_id_prefix(text: str) -> bool:
+    """True when `text` could be a run id or a prefix of one (1 to 12 base32 characters)."""
+    return 0 < len(text) <= LENGTH and all(c in ALPHABET for c in text)

@@ -1,0 +1,55 @@
+"""Where gitdream keeps files outside the tracked tree.
+
+- Per user (platformdirs): the user config file and the log directory. `GITDREAM_HOME`
+  overrides both (`$GITDREAM_HOME/config.toml`, `$GITDREAM_HOME/logs/`), which tests use,
+  since platformdirs ignores `XDG_*` on macOS.
+- Per repository: `<git-common-dir>/gitdream/`, never tracked (DESIGN §2.1). It holds the
+  lock, the stamp, machine-local state and the commit journal, and can be rebuilt.
+
+Nothing here creates a directory at import time; `ensure_dir()` does, when a caller that
+is allowed side effects (gitdream enabled) needs it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP = "gitdream"
+STATE_DIRNAME = "gitdream"
+
+
+def _home_override() -> Path | None:
+    value = os.environ.get("GITDREAM_HOME")
+    return Path(value) if value else None
+
+
+def user_config_file() -> Path:
+    """Path of the user config file (may not exist)."""
+    home = _home_override()
+    if home is not None:
+        return home / "config.toml"
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP)) / "config.toml"
+
+
+def user_log_dir() -> Path:
+    """Directory for logs of detached runs and crash logs (may not exist)."""
+    home = _home_override()
+    if home is not None:
+        return home / "logs"
+    import platformdirs
+
+    return Path(platformdirs.user_log_dir(APP))
+
+
+def state_dir(common_dir: Path) -> Path:
+    """`<git-common-dir>/gitdream/`: machine-local state shared by all worktrees."""
+    return common_dir / STATE_DIRNAME
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create `path` (and parents) if missing and return it."""
+    path.mkdir(parents=True, exist_ok=True)
+    return path

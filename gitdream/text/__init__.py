@@ -1,0 +1,1 @@
+"""Pure text rules: managed blocks, the agent.md prefix guard, front matter."""
