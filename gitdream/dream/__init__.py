@@ -1,0 +1,1 @@
+"""The dream: sources → material → engine → verify/screen → integrate → commits → receipt."""

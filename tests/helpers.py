@@ -1,0 +1,120 @@
+"""Plain helper functions for tests: drive real git, write files, snapshot state."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import gitdream
+
+GITCONFIG = """[user]
+\tname = Test User
+\temail = test@example.invalid
+[init]
+\tdefaultBranch = main
+[commit]
+\tgpgsign = false
+[core]
+\tautocrlf = false
+[advice]
+\tdetachedHead = false
+[protocol "file"]
+\tallow = always
+"""
+
+PACKAGE_ROOT = Path(gitdream.__file__).resolve().parent.parent
+SHARED = PACKAGE_ROOT.parent / "shared"
+
+
+def git(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True, input: bytes | None = None
+) -> str:
+    """Run git in `cwd` and return stdout as text; raises on failure when `check`."""
+    full = dict(os.environ)
+    if env:
+        full.update(env)
+    proc = subprocess.run(["git", *args], cwd=cwd, env=full, capture_output=True, input=input)
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout.decode()}\n{proc.stderr.decode()}"
+        )
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def init_repo(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    return root
+
+
+def write(root: Path, rel: str, content: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, str):
+        path.write_text(content, encoding="utf-8", newline="")
+    else:
+        path.write_bytes(content)
+    return path
+
+
+def commit_all(root: Path, message: str, date: str | None = None) -> str:
+    """`git add -A && git commit`; returns the new HEAD id."""
+    env = {}
+    if date:
+        env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--allow-empty", "-m", message, env=env)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def head(root: Path) -> str:
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def snapshot(root: Path) -> dict[str, object]:
+    """Index entries, `git status`, and the bytes of every working-tree file outside .git."""
+    files = {}
+    for path in sorted(root.rglob("*")):
+        if ".git" in path.relative_to(root).parts or not path.is_file() or path.is_symlink():
+            continue
+        files[path.relative_to(root).as_posix()] = path.read_bytes()
+    return {
+        "index": git(root, "ls-files", "-s"),
+        "status": git(root, "status", "--porcelain=v1", "--untracked-files=all"),
+        "files": files,
+    }
+
+
+def gitdream_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for a gitdream subprocess that imports this source tree."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_gitdream(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m gitdream ARGS` in a subprocess (real process, real signals)."""
+    return subprocess.run(
+        [sys.executable, "-m", "gitdream", *args],
+        cwd=cwd,
+        env=gitdream_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def cli(cwd: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None):
+    """Run the click CLI in-process from `cwd` (-C), stdout and stderr kept apart."""
+    from click.testing import CliRunner
+
+    from gitdream.cli import cli as group
+
+    runner = CliRunner()
+    return runner.invoke(group, ["-C", str(cwd), *args], input=input, env=env, catch_exceptions=False)
