@@ -97,7 +97,7 @@ class GitdreamGroup(click.Group):
 @click.option(
     "-C",
     "directory",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Run as if gitdream was started in this directory (like git -C).",
 )
 @click.pass_context
@@ -116,10 +116,7 @@ def cli(ctx: click.Context, directory: Path | None) -> None:
     2 usage, 3 internal error, 75 another dream holds the lock, 130 interrupted.
     """
     ctx.ensure_object(dict)
-    start = directory.resolve() if directory else Path.cwd()
-    if directory is not None and not directory.is_dir():
-        raise errors.GitdreamError(f"cannot change to {directory}: no such directory")
-    ctx.obj["start"] = start
+    ctx.obj["start"] = directory.resolve() if directory else Path.cwd()
 
 
 def _start(ctx: click.Context) -> Path:

@@ -20,6 +20,17 @@ from tests.helpers import GITCONFIG, commit_all, git, init_repo, write
 ISOLATED_PREFIXES = ("GITDREAM_", "ANTHROPIC_", "_GITDREAM_")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # freezegun's default ignore list has "gi" (PyGObject) and matches it as a *prefix* of
+    # module names, so every call from "gitdream.*" would get the real time. Keep the
+    # list, but name PyGObject precisely.
+    import freezegun
+    from freezegun.config import DEFAULT_IGNORE_LIST
+
+    ignore = [name for name in DEFAULT_IGNORE_LIST if name != "gi"] + ["gi.repository"]
+    freezegun.configure(default_ignore_list=ignore)
+
+
 @pytest.fixture(autouse=True)
 def isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     import pygit2

@@ -477,8 +477,10 @@ def commit(
                     hint="choose another --branch name, or delete that branch first",
                 )
             base = target.start
+            expected: str | None = None
         else:
             base = str(existing.target) if existing is not None else target.start
+            expected = str(existing.target) if existing is not None else None
         if base is None:
             raise RepoStateError("the repository has no commits yet", hint="commit something first")
     else:
@@ -491,6 +493,7 @@ def commit(
             raise repo.state_problem()  # type: ignore[misc]
         ref = head.branch  # type: ignore[assignment]
         base = head.oid
+        expected = base
 
     verdicts = writegate.require(repo, agent, paths_, kind, tree_only=review)
     prepared = _prepare(repo, changes, verdicts)
@@ -520,7 +523,7 @@ def commit(
             _write_journal(repo, journal)
         faults.point("before-ref-move")
         try:
-            actual = _move_ref(repo, ref, base, new, f"commit: {subject}", lock_head=not review)
+            actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=not review)
         except BaseException:
             if not review:
                 _drop_journal(repo)
@@ -530,7 +533,10 @@ def commit(
         if not review:
             _drop_journal(repo)
         if not actual or base is None:
-            raise HeadMoved(f"{ref} disappeared while the dream ran", hint="nothing was written; run again")
+            raise HeadMoved(
+                f"{ref} was created, deleted or moved by someone else while the dream ran",
+                hint="nothing was written; run again",
+            )
         clash = _changed_between(repo, base, actual, paths_)
         if clash:
             raise HeadMoved(
@@ -538,7 +544,7 @@ def commit(
                 hint="nothing was written; run again to dream on top of the new commits",
                 paths=clash,
             )
-        base = actual
+        base = expected = actual
         tree = _tree_for(repo, base, prepared)
         new = _create_commit(repo, ident, message, tree, base)
         rebuilt = True

@@ -1,0 +1,183 @@
+"""The repository model: discovery, states, common dir, inherited hook variables, agents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gitdream import config
+from gitdream.agents import list_agents, select
+from gitdream.errors import ConfigError, RepoStateError
+from gitdream.git.repo import Repo
+from tests.helpers import cli, commit_all, git, head, init_repo, write
+
+
+def test_discovers_from_a_subfolder(agent_repo: Path) -> None:
+    repo = Repo.open(agent_repo / "agents" / "ops" / "memory")
+    assert repo.workdir == agent_repo.resolve()
+    assert repo.common_dir == (agent_repo / ".git").resolve()
+    assert repo.head().branch == "refs/heads/main"
+
+
+def test_linked_worktree_uses_the_common_dir(agent_repo: Path, tmp_path: Path) -> None:
+    other = tmp_path / "linked"
+    git(agent_repo, "worktree", "add", "-q", "-b", "side", str(other))
+    repo = Repo.open(other / "agents")
+    assert repo.workdir == other.resolve()
+    assert repo.common_dir == (agent_repo / ".git").resolve()
+    assert repo.git_dir != repo.common_dir
+    assert repo.head().short_branch == "side"
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    with pytest.raises(RepoStateError) as info:
+        Repo.open(tmp_path)
+    assert "not a git repository" in info.value.message
+    assert "git init" in (info.value.hint or "")
+
+
+def test_bare_repository_is_refused(tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    with pytest.raises(RepoStateError, match="bare repository"):
+        Repo.open(bare)
+    result = cli(bare, "init")
+    assert result.exit_code == 1
+    assert "bare repository" in result.stderr
+
+
+def test_repository_without_commits(tmp_path: Path) -> None:
+    root = init_repo(tmp_path / "empty")
+    repo = Repo.open(root)
+    problem = repo.state_problem()
+    assert problem is not None and "no commits yet" in problem.message
+    assert "gitdream init --commit" in (problem.hint or "")
+
+
+def test_detached_head(agent_repo: Path) -> None:
+    git(agent_repo, "checkout", "-q", "--detach")
+    repo = Repo.open(agent_repo)
+    assert repo.head().detached
+    problem = repo.state_problem()
+    assert problem is not None and "HEAD is detached" in problem.message
+
+
+def _conflict(root: Path) -> None:
+    write(root, "c.txt", "base\n")
+    commit_all(root, "base")
+    git(root, "checkout", "-q", "-b", "other")
+    write(root, "c.txt", "other\n")
+    commit_all(root, "other")
+    git(root, "checkout", "-q", "main")
+    write(root, "c.txt", "main\n")
+    commit_all(root, "main")
+
+
+@pytest.mark.parametrize(
+    ("command", "state", "hint"),
+    [
+        (["merge", "other"], "merge", "git merge --abort"),
+        (["rebase", "other"], "rebase", "git rebase --abort"),
+        (["cherry-pick", "other"], "cherry-pick", "git cherry-pick --abort"),
+        (["revert", "--no-edit", "HEAD"], "revert", "git revert --abort"),
+    ],
+)
+def test_operation_in_progress(git_repo: Path, command: list[str], state: str, hint: str) -> None:
+    _conflict(git_repo)
+    if state == "revert":
+        write(git_repo, "c.txt", "main2\n")
+        commit_all(git_repo, "main2")
+        git(git_repo, "revert", "--no-edit", "HEAD~1", check=False)
+    else:
+        git(git_repo, *command, check=False)
+    repo = Repo.open(git_repo)
+    assert repo.in_progress() == state
+    problem = repo.state_problem()
+    assert problem is not None
+    assert f"a {state} is in progress" in problem.message
+    assert hint in (problem.hint or "")
+
+
+def test_bisect_in_progress(git_repo: Path) -> None:
+    first = head(git_repo)
+    write(git_repo, "x", "1")
+    commit_all(git_repo, "x")
+    git(git_repo, "bisect", "start", "HEAD", first)
+    assert Repo.open(git_repo).in_progress() == "bisect"
+
+
+def test_inherited_git_dir_and_work_tree_are_honoured(agent_repo: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"GIT_DIR": str(agent_repo / ".git"), "GIT_WORK_TREE": str(agent_repo)}
+    repo = Repo.open(elsewhere, env=env)
+    assert repo.workdir == agent_repo.resolve()
+    # Relative GIT_DIR, as git exports it to hooks (cwd = worktree root).
+    repo = Repo.open(agent_repo, env={"GIT_DIR": ".git"})
+    assert repo.workdir == agent_repo.resolve()
+
+
+def test_inherited_index_file_refuses_writes(agent_repo: Path) -> None:
+    repo = Repo.open(agent_repo, env={"GIT_INDEX_FILE": ".git/index.lock"})
+    with pytest.raises(RepoStateError, match="GIT_INDEX_FILE is set to"):
+        repo.require_own_index()
+    same = Repo.open(agent_repo, env={"GIT_INDEX_FILE": ".git/index"})
+    same.require_own_index()  # its own index: fine
+
+
+def test_cli_write_refused_inside_commit_hook_environment(agent_repo: Path) -> None:
+    """`gitdream init --commit` run with a hook's GIT_INDEX_FILE must not write the index."""
+    before = git(agent_repo, "ls-files", "-s")
+    result = cli(
+        agent_repo,
+        "init",
+        "--agent",
+        "x",
+        "--commit",
+        "--json",
+        env={"GIT_INDEX_FILE": str(agent_repo / ".git" / "index.lock")},
+    )
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"]["type"] == "repo_state"
+    assert git(agent_repo, "ls-files", "-s") == before
+
+
+def test_list_agents_from_globs(agent_repo: Path) -> None:
+    write(agent_repo, "agents/qa/agent.md", "# qa\n")
+    write(agent_repo, "agents/not-a-dir.md", "x")
+    (agent_repo / "agents" / "linked").symlink_to(agent_repo / "agents" / "qa")
+    cfg = config.load(agent_repo, env={})
+    agents = list_agents(agent_repo, cfg)
+    assert [a.id for a in agents] == ["ops", "qa"]
+    ops = agents[0]
+    assert ops.memory_dir == "agents/ops/memory"
+    assert ops.definition_files == ("agents/ops/agent.md", "agents/ops/soul.md", "agents/ops/SKILL.md")
+    assert ops.is_memory_target("agents/ops/memory/topic.md")
+    assert not ops.is_memory_target("agents/ops/memory/logs/2026/03/2026-03-01.md")
+    assert ops.is_source("agents/ops/memory/logs/2026/03/2026-03-01.md")
+    assert ops.is_source("agents/ops/sessions/a/b.jsonl")
+    assert select(agents, ["qa"]) == [agents[1]]
+    with pytest.raises(ConfigError, match="no agent with id 'nope'"):
+        select(agents, ["nope"])
+
+
+def test_single_agent_repository(git_repo: Path) -> None:
+    write(git_repo, "gitdream.toml", 'agents = ["."]\n')
+    agents = list_agents(git_repo, config.load(git_repo, env={}))
+    assert [(a.id, a.dir, a.memory_dir) for a in agents] == [("default", "", "memory")]
+
+
+def test_duplicate_agent_ids_are_an_error(git_repo: Path) -> None:
+    write(git_repo, "agents/ops/agent.md", "")
+    write(git_repo, "teams/ops/agent.md", "")
+    write(git_repo, "gitdream.toml", 'agents = ["agents/*", "teams/*"]\n')
+    with pytest.raises(ConfigError, match="two agents share the id 'ops'"):
+        list_agents(git_repo, config.load(git_repo, env={}))
+
+
+def test_agent_glob_leaving_the_repository_is_an_error(git_repo: Path) -> None:
+    write(git_repo, "gitdream.toml", 'agents = ["../*"]\n')
+    with pytest.raises(ConfigError, match="leaves the repository"):
+        list_agents(git_repo, config.load(git_repo, env={}))
