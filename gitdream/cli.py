@@ -238,6 +238,163 @@ def config_show(ctx: click.Context, json_: bool) -> None:
         output.out(line)
 
 
+# --- run ----------------------------------------------------------------------------------
+
+
+class _Progress:
+    """Per-phase progress on stderr, shown only on a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def phase(self, agent: str, phase: str, detail: str = "") -> None:
+        if self.enabled:
+            output.err(f"{agent}: {phase}{' — ' + detail if detail else ''}")
+
+
+def _render_run(result: Any, json_: bool, quiet: bool) -> None:
+    for warning in result.warnings:
+        output.warn(warning)
+    if json_:
+        output.json_out(result.to_json())
+    if result.disabled:
+        if not json_:
+            output.err(f"gitdream is disabled (enabled = false, from {result.disabled}); nothing to do")
+        return
+    for outcome in result.outcomes:
+        for warning in outcome.receipt.get("warnings", []):
+            output.warn(f"{outcome.agent}: {warning}")
+        error = outcome.receipt.get("error")
+        if outcome.diff and not json_:
+            output.out(outcome.diff.rstrip("\n"))
+        if outcome.estimate is not None and not json_:
+            est = outcome.estimate
+            output.out(
+                f"{outcome.agent}: {est.get('calls', 0)} model calls, about "
+                f"{est.get('input_tokens', 0)} input tokens for {est.get('entries', 0)} entries (nothing sent)"
+            )
+            continue
+        if error:
+            output.err(f"error: {outcome.summary}")
+            if error.get("hint"):
+                output.err(f"hint: {error['hint']}")
+        elif not quiet and not json_:
+            output.out(outcome.summary)
+        for phase, info in outcome.receipt.get("phases", {}).items():
+            if info.get("status") == "refused" and not json_:
+                output.warn(
+                    f"{outcome.agent}: {phase} refused: {info.get('error', {}).get('message') if isinstance(info.get('error'), dict) else info.get('refused')}"
+                )
+
+
+@cli.command(name="run")
+@click.option(
+    "--agent", "agent_ids", multiple=True, metavar="ID", help="Dream for this agent only (repeatable)."
+)
+@click.option("--dry-run", is_flag=True, help="Print the diff it would commit; change nothing.")
+@click.option("--branch", metavar="NAME", help="Commit onto a new review branch NAME started at HEAD.")
+@click.option(
+    "--engine", type=click.Choice(["offline", "anthropic"]), help="Engine (default: config `engine`)."
+)
+@click.option("--since", metavar="REV", help="Read material since REV instead of the watermark.")
+@click.option("--full", is_flag=True, help="Read all material, ignoring the watermark.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors.")
+@json_option
+@click.pass_context
+def run_cmd(
+    ctx: click.Context,
+    agent_ids: tuple[str, ...],
+    dry_run: bool,
+    branch: str | None,
+    engine: str | None,
+    since: str | None,
+    full: bool,
+    quiet: bool,
+    json_: bool,
+) -> None:
+    """Dream now: consolidate what was committed since the last dream, as commits.
+
+    For each agent (all, or those named with --agent), one after another: read the raw
+    material committed since its watermark, distill it into units, verify and screen
+    them, then commit the experience (memory files) and the definitions (managed blocks
+    in agent.md, soul.md, SKILL.md) as two separate commits, move the watermark and write
+    the receipt. One agent's failure does not stop the others; the exit status is 1 when
+    any failed.
+
+    \b
+    Examples:
+      gitdream run                         every agent
+      gitdream run --agent ops --dry-run   show the diff, change nothing
+      gitdream run --branch dream/review   commit onto a review branch
+      gitdream run --since HEAD~20         re-read material since a revision
+    """
+    from gitdream.commands.run import run
+    from gitdream.dream.pipeline import RunOptions
+
+    if since and full:
+        raise click.UsageError("--since and --full cannot be used together")
+    repo = open_repo(ctx)
+    cfg = load_config(ctx, repo.workdir, {"engine": (engine, "flag --engine")})
+    opts = RunOptions(trigger="manual", engine=engine, dry_run=dry_run, branch=branch, since=since, full=full)
+    progress = _Progress(output.stderr_is_terminal() and not quiet and not json_)
+    result = run(repo, cfg, agent_ids, opts, progress)
+    _render_run(result, json_, quiet)
+    ctx.exit(result.exit_code)
+
+
+# --- demo ---------------------------------------------------------------------------------
+
+
+@cli.command(name="demo")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@json_option
+@click.pass_context
+def demo_cmd(ctx: click.Context, directory: Path | None, json_: bool) -> None:
+    """Try gitdream on a generated agent repository, offline.
+
+    Builds a small repository (agent `ops`: definitions, a human-written memory, a week
+    of daily logs and a session transcript, committed day by day) in DIRECTORY (default:
+    a new temporary folder), runs one dream with the offline engine, and shows the
+    commits, the memory it wrote, and how to review and undo it.
+
+    \b
+    Examples:
+      gitdream demo
+      gitdream demo ./try-gitdream
+    """
+    from gitdream.commands.demo import run_demo
+
+    result = run_demo(directory)
+    if json_:
+        output.json_out(result.to_json())
+        ctx.exit(result.run.exit_code if result.run else 1)
+    _render_run(result.run, False, False)
+    where = result.path
+    output.out("")
+    output.out(f"Demo repository: {where}")
+    output.out("")
+    output.out("The dream's commits (newest first):")
+    for line in result.log_stat.rstrip().splitlines():
+        output.out(f"  {line}")
+    for path, text in result.files.items():
+        output.out("")
+        output.out(f"--- {path} ---")
+        lines = text.rstrip().splitlines()
+        for line in lines[:30]:
+            output.out(f"  {line}")
+        if len(lines) > 30:
+            output.out(f"  … ({len(lines) - 30} more lines)")
+    output.out("")
+    output.out("Review and undo:")
+    output.out(f"  cd {where}")
+    output.out("  git log -p -2              # the experience and definition commits, as diffs")
+    output.out("  gitdream log               # every dream, with its receipt")
+    output.out("  gitdream show last         # units, sources and rejected units of the last dream")
+    output.out("  gitdream audit ops         # every fact beside the log text it cites")
+    output.out("  gitdream revert last       # undo the last dream, keeping everything else")
+    ctx.exit(result.run.exit_code if result.run else 1)
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="gitdream")

@@ -1,0 +1,109 @@
+"""`gitdream run`: dream for every agent (or the selected ones), one after another.
+
+Each agent is isolated: one agent's failure is recorded and reported, and the others go
+on. The whole invocation holds the repository lock (except `--dry-run` and `--estimate`,
+which write nothing) and repairs an interrupted commit first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitdream import config, ids
+from gitdream.agents import list_agents, select
+from gitdream.dream.pipeline import Outcome, Reporter, RunOptions, run_agent
+from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
+from gitdream.git.repo import Repo
+
+
+@dataclass
+class RunResult:
+    """Outcomes per agent, warnings of the invocation, and whether gitdream was disabled
+    (`disabled` names the setting's source)."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    disabled: str | None = None
+    gate: dict[str, Any] | None = None
+
+    @property
+    def exit_code(self) -> int:
+        if any(o.status == "aborted" for o in self.outcomes):
+            return EXIT_INTERRUPTED
+        if any(o.problem for o in self.outcomes):
+            return EXIT_FAILURE
+        return EXIT_OK
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "runs": [o.receipt for o in self.outcomes],
+            "warnings": self.warnings,
+        }
+        if self.disabled:
+            document["disabled"] = self.disabled
+        if self.gate is not None:
+            document["gate"] = self.gate
+        if any(o.estimate is not None for o in self.outcomes):
+            document["estimates"] = {o.agent: o.estimate for o in self.outcomes}
+        return document
+
+
+def run(
+    repo: Repo,
+    cfg: config.Config,
+    agent_ids: Sequence[str],
+    opts: RunOptions,
+    reporter: Reporter | None = None,
+) -> RunResult:
+    """Dream for the selected agents (all when `agent_ids` is empty).
+
+    Raises ConfigError (unknown agent, bad config), RepoStateError (repository state),
+    LockHeld (another dream runs). Per-agent failures do not raise: they are in the
+    outcomes' receipts.
+    """
+    from gitdream.git import commitbuilder
+    from gitdream.trigger import interrupt, lock
+
+    result = RunResult()
+    if not cfg["enabled"]:
+        result.disabled = cfg.source("enabled")
+        return result
+    repo.require_own_index()
+    agents = select(list_agents(repo.workdir, cfg), list(agent_ids))
+    if not agents:
+        result.warnings.append(
+            f"no agents found (agents = {cfg['agents']}); create one with `gitdream init --agent ID`"
+        )
+        return result
+    ident = commitbuilder.identity(repo, cfg)
+    writes = not (opts.dry_run or opts.estimate)
+    shared: dict[str, Any] = {}
+    held = None
+    if writes:
+        held = lock.acquire(repo.common_dir, ids.new_run_id(), float(cfg["lock_ttl_minutes"]))
+        result.warnings.extend(held.warnings)
+    try:
+        if writes:
+            result.warnings.extend(commitbuilder.repair(repo))
+        with interrupt.catch():
+            for agent in agents:
+                outcome = run_agent(
+                    repo,
+                    agent,
+                    cfg,
+                    opts,
+                    ids.new_run_id(),
+                    ident,
+                    reporter=reporter,
+                    checkpoint=interrupt.checkpoint,
+                    target_state=shared,
+                )
+                result.outcomes.append(outcome)
+                if outcome.status == "aborted":
+                    break
+    finally:
+        if held is not None:
+            held.release()
+    return result

@@ -1,0 +1,253 @@
+"""New material: what was committed to an agent's raw sources since its watermark.
+
+The watermark of an agent is the ref `refs/gitdream/watermark/<agent>`, pointing at the
+input commit of its last completed dream (DESIGN §4). New material is found by a
+tree-to-tree diff of the agent's directory between the watermark and the input commit —
+never by mtimes — and costs O(changed files), not O(history), because libgit2 skips
+subtrees whose ids are equal:
+
+- a source file added since the watermark counts whole;
+- a modified source file contributes only its added lines (`+` lines of the diff);
+- a deleted file, and a file that was only renamed, add nothing;
+- only files matching the agent's `log_globs`/`session_globs` are sources, and the dream's
+  own outputs (MEMORY.md, topic files at the top of the memory directory, `archive/`,
+  the definition files) never are, whatever the globs say;
+- when the watermark is not an ancestor of the input commit (history was rewritten), the
+  merge base is used, with a warning; in a shallow clone a watermark that cannot be reached
+  is an error with the fix, never a silent "everything is new";
+- paths that a previous run could not process ("pending", from its receipt) are read
+  again, from the base that run used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gitdream.errors import RepoStateError
+
+if TYPE_CHECKING:
+    import pygit2
+
+    from gitdream.agents import Agent
+    from gitdream.git.repo import Repo
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One raw source file with new material.
+
+    `path` is repository-relative; `kind` is "log" or "transcript"; `status` is "added"
+    (the whole file is new) or "modified"; `blob` is its id at the input commit;
+    `added_lines` holds the 1-based line numbers added since the base (None: every line).
+    """
+
+    path: str
+    kind: str
+    status: str
+    blob: str
+    added_lines: frozenset[int] | None
+
+
+@dataclass
+class Material:
+    """The new material of one agent: the base commit (None: from nothing, as with
+    `--full` or before the first dream), the input commit, the source files, warnings."""
+
+    base: str | None
+    input_commit: str
+    files: list[SourceFile] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def sessions(self) -> int:
+        """Source files added or changed: the unit of the `min_sessions` gate."""
+        return len(self.files)
+
+
+def read_watermark(repo: Repo, agent: Agent) -> str | None:
+    """The watermark's commit id (hex), or None when the agent never dreamed."""
+    ref = repo.raw.references.get(agent.watermark_ref)
+    return str(ref.target) if ref is not None else None
+
+
+def resolve_base(
+    repo: Repo, agent: Agent, input_commit: str, *, since: str | None = None, full: bool = False
+) -> tuple[str | None, list[str]]:
+    """The commit new material is measured from, and warnings.
+
+    `full` → None (everything is new). `since` → that revision (RepoStateError when it
+    does not resolve). Otherwise the watermark: None before the first dream; the merge
+    base (with a warning) when it is not an ancestor of the input commit. Raises
+    RepoStateError when the watermark's commit is missing (shallow clone).
+    """
+    import pygit2
+
+    if full:
+        return None, []
+    if since is not None:
+        try:
+            commit = repo.raw.revparse_single(since).peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise RepoStateError(
+                f"--since {since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
+            ) from None
+        return str(commit.id), []
+    mark = read_watermark(repo, agent)
+    if mark is None:
+        return None, []
+    if repo.raw.get(mark) is None:
+        raise RepoStateError(
+            f"the watermark of agent {agent.id} points at {mark[:12]}, which is not in this "
+            + ("shallow clone" if repo.shallow() else "repository"),
+            hint="fetch more history and gitdream's refs: "
+            "`git fetch --unshallow origin '+refs/gitdream/*:refs/gitdream/*' "
+            "'+refs/notes/gitdream:refs/notes/gitdream'`, or run with --full to read everything again",
+        )
+    if mark == input_commit or repo.raw.descendant_of(input_commit, mark):
+        return mark, []
+    try:
+        merge_base = repo.raw.merge_base(mark, input_commit)
+    except pygit2.GitError:
+        merge_base = None
+    if merge_base is None:
+        return None, [
+            f"the watermark of agent {agent.id} ({mark[:12]}) shares no history with HEAD; "
+            "reading all material again"
+        ]
+    return str(merge_base), [
+        f"the watermark of agent {agent.id} ({mark[:12]}) is not an ancestor of HEAD "
+        f"(history was rewritten?); reading material since the merge base {str(merge_base)[:12]}"
+    ]
+
+
+def _own_output(agent: Agent, path: str) -> bool:
+    """The dream's own outputs: never material, whatever the globs say."""
+    if path in agent.definition_files:
+        return True
+    prefix = agent.memory_dir + "/" if agent.memory_dir else ""
+    if not path.startswith(prefix):
+        return False
+    rest = path[len(prefix) :]
+    return "/" not in rest or rest.startswith("archive/")
+
+
+def _kind(agent: Agent, path: str) -> str | None:
+    if _own_output(agent, path):
+        return None
+    if agent.is_session(path):
+        return "transcript"
+    if agent.is_source(path):
+        return "log"
+    return None
+
+
+def _subtree(repo: Repo, commit: str | None, folder: str) -> pygit2.Tree | None:
+    import pygit2
+
+    if commit is None:
+        return None
+    tree = repo.raw[commit].peel(pygit2.Tree)
+    if not folder:
+        return tree
+    try:
+        sub = tree[folder]
+    except KeyError:
+        return None
+    return sub if isinstance(sub, pygit2.Tree) else None
+
+
+def _diff(old: pygit2.Tree | None, new: pygit2.Tree) -> pygit2.Diff:
+    """Tree-to-tree diff with no context lines and rename detection (a file that was
+    only renamed then shows as RENAMED with similarity 100)."""
+    from pygit2.enums import DiffFind
+
+    if old is None:
+        diff = new.diff_to_tree(context_lines=0, swap=True)
+    else:
+        diff = old.diff_to_tree(new, context_lines=0)
+    diff.find_similar(flags=DiffFind.FIND_RENAMES)
+    return diff
+
+
+def changed_sources(
+    repo: Repo,
+    agent: Agent,
+    base: str | None,
+    input_commit: str,
+    pending: Iterable[tuple[str, str | None]] = (),
+) -> Material:
+    """The new material of `agent` between `base` and `input_commit` (see module doc).
+
+    `pending` holds `(path, base)` pairs that a previous run failed to process: each is
+    diffed again from its own base and merged in. Returns a Material; reads objects only.
+    """
+    from pygit2.enums import DeltaStatus
+
+    material = Material(base, input_commit)
+    found: dict[str, SourceFile] = {}
+
+    def collect(from_commit: str | None, wanted: set[str] | None) -> None:
+        old = _subtree(repo, from_commit, agent.dir)
+        new = _subtree(repo, input_commit, agent.dir)
+        if new is None:
+            return
+        diff = _diff(old, new)
+        for patch in diff:
+            delta = patch.delta
+            status = delta.status
+            if status in (DeltaStatus.DELETED, DeltaStatus.UNMODIFIED, DeltaStatus.IGNORED):
+                continue
+            rel = delta.new_file.path
+            path = f"{agent.dir}/{rel}" if agent.dir else rel
+            if wanted is not None and path not in wanted:
+                continue
+            kind = _kind(agent, path)
+            if kind is None:
+                continue
+            if delta.new_file.mode not in (0o100644, 0o100755):
+                material.warnings.append(f"{path}: not a regular file (symlink or submodule); skipped")
+                continue
+            if status == DeltaStatus.RENAMED and delta.similarity == 100:
+                continue
+            blob = str(delta.new_file.id)
+            if status == DeltaStatus.ADDED:
+                item = SourceFile(path, kind, "added", blob, None)
+            else:
+                lines = {
+                    line.new_lineno
+                    for hunk in patch.hunks
+                    for line in hunk.lines
+                    if line.origin == "+" and line.new_lineno > 0
+                }
+                if not lines and not delta.is_binary:
+                    continue
+                item = SourceFile(
+                    path, kind, "modified", blob, frozenset(lines) if not delta.is_binary else None
+                )
+            previous = found.get(path)
+            if previous is not None:
+                item = _merge(previous, item)
+            found[path] = item
+
+    collect(base, None)
+    by_base: dict[str | None, set[str]] = {}
+    for path, pending_base in pending:
+        by_base.setdefault(pending_base, set()).add(path)
+    for pending_base, paths in by_base.items():
+        if pending_base is not None and repo.raw.get(pending_base) is None:
+            material.warnings.append(
+                f"pending paths from an earlier run refer to {pending_base[:12]}, which is gone; "
+                "reading them whole"
+            )
+            pending_base = None
+        collect(pending_base, paths)
+    material.files = [found[p] for p in sorted(found)]
+    return material
+
+
+def _merge(a: SourceFile, b: SourceFile) -> SourceFile:
+    lines = None if a.added_lines is None or b.added_lines is None else a.added_lines | b.added_lines
+    status = "added" if "added" in (a.status, b.status) else "modified"
+    return SourceFile(a.path, a.kind, status, b.blob, lines)

@@ -1,0 +1,652 @@
+"""One dream of one agent, phase by phase (DESIGN §5).
+
+    orient → gather → distill → verify → screen → experience (integrate + commit)
+           → definitions (integrate + check + commit) → finish (watermark + receipt)
+
+Each phase is isolated: a failure is recorded in the receipt with its reason, and the
+run goes on only where that is safe (a refused experience commit stops the run; a refused
+definition commit does not undo the experience commit). Material that was not consumed
+(an engine batch that failed, units over `max_units`, definition units whose file was
+refused) is named in the receipt as `pending` and read again by the next run.
+
+The watermark moves to the input commit, and the receipt note is written, after the
+commits — also for a no-op run. A failed or aborted run leaves the watermark where it was.
+SIGINT/SIGTERM (see `gitdream.trigger.interrupt`) stop the run before its next write.
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Any
+
+from gitdream import clock, faults
+from gitdream.dream import receipts
+from gitdream.errors import GitdreamError, Interrupted
+from gitdream.units import DEFINITION_TARGETS
+
+if TYPE_CHECKING:
+    from gitdream.agents import Agent
+    from gitdream.config import Config
+    from gitdream.git.commitbuilder import Identity
+    from gitdream.git.repo import Repo
+    from gitdream.units import Entry
+
+MAX_RECEIPT_UNITS = 500
+MAX_MESSAGE_UNITS = 40
+
+
+@dataclass
+class RunOptions:
+    """How to run: `trigger` (manual, post-merge, schedule), `engine` (None: config),
+    `dry_run`, review `branch`, `since` (revision) or `full`, `estimate` (count model
+    calls and tokens, call nothing)."""
+
+    trigger: str = "manual"
+    engine: str | None = None
+    dry_run: bool = False
+    branch: str | None = None
+    since: str | None = None
+    full: bool = False
+    estimate: bool = False
+
+
+class Reporter:
+    """Receives progress; the CLI renders it on stderr. The default ignores it."""
+
+    def phase(self, agent: str, phase: str, detail: str = "") -> None:  # pragma: no cover - default no-op
+        pass
+
+
+@dataclass
+class Outcome:
+    """The result of one agent's run: its receipt (a JSON-able dict), the unified diff
+    for --dry-run, the estimate for --estimate, and the one-line summary."""
+
+    agent: str
+    receipt: dict[str, Any]
+    summary: str
+    diff: str = ""
+    estimate: dict[str, Any] | None = None
+
+    @property
+    def status(self) -> str:
+        return str(self.receipt["status"])
+
+    @property
+    def problem(self) -> bool:
+        """True when the run failed, was aborted, or a phase was refused."""
+        if self.status in ("failed", "aborted"):
+            return True
+        return any(p.get("status") == "refused" for p in self.receipt.get("phases", {}).values())
+
+
+@dataclass
+class _State:
+    run_id: str
+    agent: Agent
+    cfg: Config
+    opts: RunOptions
+    started: datetime
+    receipt: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+
+
+# --- reading the input commit -----------------------------------------------------------
+
+
+def _files_at(repo: Repo, commit: str, folder: str, keep: Callable[[str], bool]) -> dict[str, str]:
+    """Text of the files under `folder` at `commit` for which `keep(path)` holds (UTF-8,
+    invalid bytes replaced)."""
+    import pygit2
+
+    out: dict[str, str] = {}
+    tree = repo.raw[commit].peel(pygit2.Tree)
+    try:
+        top = tree[folder] if folder else tree
+    except KeyError:
+        return out
+    if not isinstance(top, pygit2.Tree):
+        return out
+    stack: list[tuple[str, pygit2.Tree]] = [(folder, top)]
+    while stack:
+        prefix, node = stack.pop()
+        for item in node:
+            path = f"{prefix}/{item.name}" if prefix else item.name
+            if isinstance(item, pygit2.Tree):
+                stack.append((path, item))
+            elif isinstance(item, pygit2.Blob) and item.filemode in (0o100644, 0o100755) and keep(path):
+                out[path] = item.data.decode("utf-8", "replace")
+    return out
+
+
+def memory_view(repo: Repo, agent: Agent, commit: str) -> dict[str, str]:
+    """The agent's memory (index, topics, archive; no raw sources) and definition files
+    at `commit`, as `{path: text}`."""
+    files = _files_at(repo, commit, agent.memory_dir, lambda p: p.endswith(".md") and not agent.is_source(p))
+    for path in agent.definition_files:
+        files.update(
+            _files_at(repo, commit, path.rsplit("/", 1)[0] if "/" in path else "", lambda p, t=path: p == t)
+        )
+    return files
+
+
+def _commit_date(repo: Repo, commit: str) -> date:
+    import pygit2
+
+    obj = repo.raw[commit].peel(pygit2.Commit)
+    return datetime.fromtimestamp(obj.commit_time, UTC).date()
+
+
+# --- phases -------------------------------------------------------------------------------
+
+
+def _phase(state: _State, name: str, **details: Any) -> None:
+    entry = state.receipt["phases"].setdefault(name, {"status": "ok"})
+    entry.update(details)
+
+
+def _check_time(state: _State) -> None:
+    limit = float(state.cfg["max_run_minutes"]) * 60
+    if (clock.now() - state.started).total_seconds() > limit:
+        raise GitdreamError(
+            f"the run has taken longer than max_run_minutes ({state.cfg['max_run_minutes']:g})",
+            hint="raise max_run_minutes, or dream more often so each run has less material",
+        )
+
+
+def _gather(repo: Repo, state: _State, input_commit: str) -> tuple[list[Entry], Any]:
+    from gitdream.dream import material as material_mod
+    from gitdream.dream import noise, readers
+
+    agent = state.agent
+    watermark = material_mod.read_watermark(repo, agent)
+    state.receipt["watermark_before"] = watermark
+    base, warnings = material_mod.resolve_base(
+        repo, agent, input_commit, since=state.opts.since, full=state.opts.full
+    )
+    state.warnings += warnings
+    state.receipt["base"] = base
+    pending_in: list[dict[str, Any]] = []
+    if not state.opts.full and state.opts.since is None:
+        last = receipts.latest(repo, agent.id, watermark)
+        if last:
+            pending_in = [p for p in last.get("pending", []) if isinstance(p, dict) and "path" in p]
+    material = material_mod.changed_sources(
+        repo, agent, base, input_commit, [(p["path"], p.get("since")) for p in pending_in]
+    )
+    state.warnings += material.warnings
+    only_ids: dict[str, set[str]] = {}
+    for item in pending_in:
+        if item.get("entries") and item["path"] not in only_ids:
+            only_ids[item["path"]] = set(item["entries"])
+    fallback = _commit_date(repo, input_commit)
+    entries: list[Entry] = []
+    dropped: dict[str, int] = {}
+    skipped_files: list[dict[str, str]] = []
+    for source in material.files:
+        data = bytes(repo.raw[source.blob].data)
+        result = readers.read_source(
+            source.path,
+            data,
+            kind=source.kind,
+            fallback_date=fallback,
+            added_lines=set(source.added_lines) if source.added_lines is not None else None,
+            max_file_bytes=int(state.cfg["max_file_bytes"]),
+        )
+        state.warnings += result.warnings
+        for key, count in result.dropped.items():
+            dropped[key] = dropped.get(key, 0) + count
+        if result.skipped:
+            skipped_files.append({"path": source.path, "reason": result.skipped})
+        found = result.entries
+        # A path pending with explicit entries, and not otherwise new: only those entries.
+        if source.path in only_ids and base is not None:
+            wanted = only_ids[source.path]
+            found = [e for e in found if e.id in wanted] if wanted else found
+        entries.extend(found)
+    kept, noise_counts = noise.filter_noise(entries)
+    _phase(
+        state,
+        "gather",
+        files=len(material.files),
+        entries=len(entries),
+        kept=len(kept),
+        noise=noise_counts,
+        dropped=dropped,
+        skipped_files=skipped_files,
+    )
+    state.receipt["sessions"] = material.sessions
+    return kept, material
+
+
+def _pend(state: _State, entry_ids: list[str], material: Any, reason: str) -> None:
+    """Name entries (by id) whose material must be read again by the next run."""
+    from gitdream.units import parse_entry_id
+
+    by_path: dict[str, list[str]] = {}
+    for entry_id in entry_ids:
+        parsed = parse_entry_id(entry_id)
+        if parsed is not None:
+            by_path.setdefault(parsed[0], []).append(entry_id)
+    for path, ids in sorted(by_path.items()):
+        state.pending.append(
+            {"path": path, "since": material.base, "entries": sorted(set(ids)), "reason": reason}
+        )
+
+
+def _commit_message(
+    agent: Agent, kind: str, subject_tail: str, facts: list[dict[str, Any]], trailers: list[tuple[str, str]]
+) -> str:
+    from gitdream.git.commitbuilder import format_message
+
+    lines = []
+    for item in facts[:MAX_MESSAGE_UNITS]:
+        text = str(item.get("text", ""))
+        if len(text) > 160:
+            text = text[:159] + "…"
+        sources = ", ".join(item.get("sources", [])[:3])
+        more = len(item.get("sources", [])) - 3
+        lines.append(f"- {text}\n  sources: {sources}{f' (+{more} more)' if more > 0 else ''}")
+    if len(facts) > MAX_MESSAGE_UNITS:
+        lines.append(f"- … and {len(facts) - MAX_MESSAGE_UNITS} more (see `gitdream show`)")
+    return format_message(f"dream({agent.id}): {kind} — {subject_tail}", "\n".join(lines), trailers)
+
+
+def _diff_text(old: dict[str, str], changes: dict[str, str | None]) -> str:
+    out: list[str] = []
+    for path in sorted(changes):
+        before = old.get(path)
+        after = changes[path]
+        out.extend(
+            difflib.unified_diff(
+                (before or "").splitlines(keepends=True),
+                (after or "").splitlines(keepends=True),
+                fromfile=f"a/{path}" if before is not None else "/dev/null",
+                tofile=f"b/{path}" if after is not None else "/dev/null",
+            )
+        )
+    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
+    return text
+
+
+def run_agent(
+    repo: Repo,
+    agent: Agent,
+    cfg: Config,
+    opts: RunOptions,
+    run_id: str,
+    ident: Identity,
+    *,
+    reporter: Reporter | None = None,
+    checkpoint: Callable[[], None] = lambda: None,
+    target_state: dict[str, Any] | None = None,
+) -> Outcome:
+    """Dream once for `agent` and return its Outcome (receipt, summary, diff).
+
+    Never raises for a failure of the run itself: the receipt says `failed` (or
+    `aborted` for Interrupted) with the error. Raises only for what must stop all agents
+    (FaultInjected in tests). `checkpoint()` is called before every write and raises
+    Interrupted when a stop was requested. `target_state` is shared between agents of one
+    invocation (the review branch is created once).
+    """
+    from gitdream.git import commitbuilder
+    from gitdream.git.refs import compare_and_swap
+
+    reporter = reporter or Reporter()
+    started = clock.now()
+    t0 = time.monotonic()
+    engine_name = opts.engine or cfg["engine"]
+    receipt: dict[str, Any] = {
+        "type": "receipt",
+        "version": receipts.SCHEMA_VERSION,
+        "run": run_id,
+        "agent": agent.id,
+        "agent_dir": agent.dir or ".",
+        "trigger": opts.trigger,
+        "engine": engine_name,
+        "status": "failed",
+        "started": clock.iso(started),
+        "phases": {},
+        "commits": {"experience": None, "definition": None},
+        "counts": {},
+        "units": [],
+        "rejected": [],
+        "skipped": {},
+        "pending": [],
+        "calls": [],
+        "tokens": {"input": 0, "output": 0, "cache_creation": 0, "cache_read": 0},
+        "warnings": [],
+        "error": None,
+        "dry_run": opts.dry_run,
+        "branch": None,
+    }
+    state = _State(run_id, agent, cfg, opts, started, receipt)
+    outcome = Outcome(agent.id, receipt, "")
+    current = "orient"
+    try:
+        head = repo.head()
+        if opts.branch is None or head.unborn or repo.in_progress():
+            head = repo.require_writable()
+        input_commit = head.oid
+        assert input_commit is not None
+        receipt["input_commit"] = input_commit
+        receipt["branch"] = f"refs/heads/{opts.branch}" if opts.branch else head.branch
+
+        reporter.phase(agent.id, "orient")
+        memory = memory_view(repo, agent, input_commit)
+        _phase(state, "orient", files=len(memory))
+
+        current = "gather"
+        reporter.phase(agent.id, "gather")
+        entries, material = _gather(repo, state, input_commit)
+        _check_time(state)
+
+        if not material.files:
+            receipt["status"] = "noop"
+            receipt["counts"] = {"entries": 0, "units": 0, "created": 0, "corroborated": 0, "rejected": 0}
+            outcome.summary = (
+                f"Nothing new for agent {agent.id} since {str(material.base or '')[:7] or 'the beginning'}"
+            )
+            if not opts.dry_run and not opts.estimate:
+                current = "finish"
+                _finish(repo, state, input_commit, ident, checkpoint, compare_and_swap)
+            return _close(outcome, state, t0)
+
+        from gitdream.engines import DistillContext, MemoryView, get_engine
+
+        current = "distill"
+        engine = get_engine(engine_name, cfg)
+        context = DistillContext(agent, entries, MemoryView(memory), cfg, input_commit, clock.now().date())
+        if opts.estimate:
+            estimator = getattr(engine, "estimate", None)
+            outcome.estimate = (
+                estimator(context) if estimator else {"calls": 0, "input_tokens": 0, "entries": len(entries)}
+            )
+            receipt["status"] = "noop"
+            outcome.summary = f"Estimate for agent {agent.id}: {outcome.estimate}"
+            return _close(outcome, state, t0)
+        _prepare_engine(repo, engine, cfg)
+        reporter.phase(agent.id, "distill", f"{len(entries)} entries")
+        distilled = engine.distill(context)
+        receipt["calls"].extend(distilled.calls)
+        for reason in distilled.skipped:
+            receipt["skipped"][reason[1]] = receipt["skipped"].get(reason[1], 0) + 1
+        _phase(state, "distill", units=len(distilled.units), stats=distilled.stats, errors=distilled.errors)
+        if distilled.errors:
+            state.receipt["phases"]["distill"]["status"] = "partial"
+        if distilled.failed_entries:
+            _pend(state, distilled.failed_entries, material, "not processed by the engine")
+        _check_time(state)
+
+        current = "verify"
+        from gitdream.dream import screen, verify
+
+        existing_fact_ids = verify.fact_ids(memory)
+        kept, rejected = verify.verify(distilled.units, {e.id for e in entries}, existing_fact_ids)
+        _phase(state, "verify", kept=len(kept), rejected=len(rejected))
+
+        current = "screen"
+        reporter.phase(agent.id, "screen", f"{len(kept)} units")
+        screened = screen.screen_units(kept, cfg)
+        kept, rejected = screened.kept, rejected + screened.rejected
+        engine_screen = getattr(engine, "screen", None)
+        if engine_screen is not None and kept:
+            second = engine_screen(kept)
+            receipt["calls"].extend(second.calls)
+            kept, rejected = second.kept, rejected + second.rejected
+        _phase(state, "screen", kept=len(kept), rejected=len(screened.rejected))
+        if len(kept) > int(cfg["max_units"]):
+            over = kept[int(cfg["max_units"]) :]
+            kept = kept[: int(cfg["max_units"])]
+            _pend(state, [s for u in over for s in u.sources], material, "over max_units")
+        receipt["rejected"] = [r.to_json() for r in rejected]
+        _check_time(state)
+
+        experience_units = [u for u in kept if u.target == "experience"]
+        definition_units = [u for u in kept if u.target in DEFINITION_TARGETS]
+        counts = {
+            "entries": len(entries),
+            "units": len(kept),
+            "created": 0,
+            "corroborated": 0,
+            "definition": len(definition_units),
+            "rejected": len(rejected),
+        }
+        receipt["counts"] = counts
+
+        current = "experience"
+        from gitdream.dream import integrate
+
+        reporter.phase(agent.id, "experience", f"{len(experience_units)} units")
+        today = clock.now().date()
+        exp = integrate.integrate_experience(
+            agent, memory, experience_units, input_commit=input_commit, today=today, cfg=cfg
+        )
+        exp_json = exp.to_json()
+        counts["created"] = int(exp_json.get("created", 0))
+        counts["corroborated"] = int(exp_json.get("corroborated", 0))
+        counts["demoted"] = int(exp_json.get("demoted", 0))
+        state.warnings += list(exp_json.get("warnings", []))
+        written = list(exp_json.get("facts_written", []))
+        receipt["units"] = written[:MAX_RECEIPT_UNITS]
+        if len(written) > MAX_RECEIPT_UNITS:
+            receipt["units_truncated"] = len(written) - MAX_RECEIPT_UNITS
+        exp_changes = {p: t for p, t in exp.changes.items()}
+        trailers_base = [
+            ("Gitdream-Run", run_id),
+            ("Gitdream-Agent", agent.id),
+            ("Gitdream-Input", input_commit),
+            ("Gitdream-Engine", engine_name),
+        ]
+        target = _target(repo, opts, input_commit, target_state)
+        diff_parts = []
+        if exp_changes:
+            if opts.dry_run:
+                diff_parts.append(_diff_text(memory, exp_changes))
+            else:
+                checkpoint()
+                message = _commit_message(
+                    agent,
+                    "experience",
+                    f"improved {counts['created'] + counts['corroborated']} memories",
+                    written,
+                    [trailers_base[0], ("Gitdream-Kind", "experience"), *trailers_base[1:]],
+                )
+                change_list = [
+                    commitbuilder.Change(p, t.encode("utf-8") if t is not None else None)
+                    for p, t in sorted(exp_changes.items())
+                ]
+                done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, target)
+                receipt["commits"]["experience"] = done.oid
+                state.warnings += list(done.warnings)
+                _advance(target, done.oid, target_state)
+                faults.point("after-experience-commit")
+        _phase(state, "experience", changes=len(exp_changes))
+        _check_time(state)
+
+        current = "definitions"
+        from gitdream.commands.check import definition_problems
+
+        reporter.phase(agent.id, "definitions", f"{len(definition_units)} units")
+        defs = integrate.integrate_definitions(
+            agent,
+            memory,
+            definition_units,
+            input_commit=input_commit,
+            check=lambda path, text: definition_problems(path, text, cfg),
+        )
+        defs_json = defs.to_json()
+        def_changes = dict(defs.changes)
+        refused = list(defs_json.get("refused", []))
+        if refused:
+            _phase(state, "definitions", status="refused", refused=refused)
+            refused_ids = [s for item in refused for s in item.get("sources", [])]
+            if refused_ids:
+                _pend(state, refused_ids, material, "definition refused")
+        if def_changes:
+            if opts.dry_run:
+                diff_parts.append(_diff_text(memory, dict(def_changes)))
+            else:
+                checkpoint()
+                names = ", ".join(p.rsplit("/", 1)[-1] for p in sorted(def_changes))
+                message = _commit_message(
+                    agent,
+                    "definitions",
+                    names,
+                    list(defs_json.get("facts_written", [])),
+                    [trailers_base[0], ("Gitdream-Kind", "definition"), *trailers_base[1:]],
+                )
+                change_list = [
+                    commitbuilder.Change(p, t.encode("utf-8")) for p, t in sorted(def_changes.items())
+                ]
+                try:
+                    done = commitbuilder.commit(
+                        repo, agent, "definition", change_list, message, ident, target
+                    )
+                except (Interrupted, faults.FaultInjected):
+                    raise
+                except GitdreamError as exc:
+                    _phase(state, "definitions", status="refused", error=exc.to_json())
+                    state.warnings.append(f"definitions not written: {exc.message}")
+                    _pend(
+                        state,
+                        [s for u in definition_units for s in u.sources],
+                        material,
+                        "definition refused",
+                    )
+                else:
+                    receipt["commits"]["definition"] = done.oid
+                    state.warnings += list(done.warnings)
+                    _advance(target, done.oid, target_state)
+        _phase(state, "definitions", changes=len(def_changes))
+        receipt["status"] = "ok"
+        outcome.diff = "".join(diff_parts)
+        outcome.summary = _summary(agent, receipt)
+        if not opts.dry_run:
+            current = "finish"
+            _finish(repo, state, input_commit, ident, checkpoint, compare_and_swap)
+    except Interrupted as exc:
+        receipt["status"] = "aborted"
+        receipt["error"] = exc.to_json()
+        _phase(state, current, status="aborted")
+        outcome.summary = f"Dream for agent {agent.id} aborted before its next write"
+        _write_receipt_quietly(repo, state, ident)
+    except GitdreamError as exc:
+        receipt["status"] = "failed"
+        receipt["error"] = exc.to_json()
+        _phase(state, current, status="failed", error=exc.message)
+        outcome.summary = f"Dream for agent {agent.id} failed in {current}: {exc.message}"
+        if not opts.dry_run and not opts.estimate:
+            _write_receipt_quietly(repo, state, ident)
+    return _close(outcome, state, t0)
+
+
+def _prepare_engine(repo: Repo, engine: Any, cfg: Config) -> None:
+    """Tell an engine with a daily budget how many tokens this repository used today."""
+    if hasattr(engine, "used_today"):
+        midnight = clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
+        engine.used_today = receipts.tokens_used_since(repo, clock.iso(midnight))
+
+
+def _target(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, Any] | None) -> Any:
+    from gitdream.git.commitbuilder import Target
+
+    if opts.branch is None:
+        return Target.head()
+    shared = shared if shared is not None else {}
+    tip = shared.get("tip")
+    if tip is None:
+        return Target.review(opts.branch, input_commit, True)
+    return Target.review(opts.branch, tip, False)
+
+
+def _advance(target: Any, oid: str, shared: dict[str, Any] | None) -> None:
+    if shared is not None and target.review_branch is not None:
+        shared["tip"] = oid
+
+
+def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
+    counts = receipt["counts"]
+    improved = counts.get("created", 0) + counts.get("corroborated", 0) + counts.get("definition", 0)
+    parts = []
+    commits = receipt["commits"]
+    if commits.get("experience"):
+        parts.append(f"experience {commits['experience'][:7]}")
+    if commits.get("definition"):
+        parts.append(f"definition {commits['definition'][:7]}")
+    detail = f"{counts.get('created', 0)} new, {counts.get('corroborated', 0)} corroborated"
+    if counts.get("definition"):
+        detail += f", {counts['definition']} to definitions"
+    if counts.get("rejected"):
+        detail += f", {counts['rejected']} rejected"
+    tail = " — " + ", ".join(parts) if parts else " — no commit"
+    noun = "memory" if improved == 1 else "memories"
+    return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}"
+
+
+def _finish(
+    repo: Repo,
+    state: _State,
+    input_commit: str,
+    ident: Identity,
+    checkpoint: Callable[[], None],
+    compare_and_swap: Callable[..., None],
+) -> None:
+    receipt = state.receipt
+    checkpoint()
+    faults.point("before-watermark")
+    expected = receipt.get("watermark_before")
+    compare_and_swap(
+        repo, state.agent.watermark_ref, expected, input_commit, f"gitdream: dream {state.run_id}"
+    )
+    receipt["watermark_after"] = input_commit
+    faults.point("before-receipt")
+    _write_receipt(repo, state, ident)
+
+
+def _write_receipt(repo: Repo, state: _State, ident: Identity) -> None:
+    receipt = state.receipt
+    receipt["pending"] = state.pending
+    receipt["warnings"] = list(dict.fromkeys(state.warnings))[:200]
+    receipt["finished"] = clock.iso(clock.now())
+    receipt["duration_seconds"] = round((clock.now() - state.started).total_seconds(), 3)
+    _totals(receipt)
+    receipts.append(repo, receipt["input_commit"], receipt, ident)
+    receipt["receipt_written"] = True
+
+
+def _write_receipt_quietly(repo: Repo, state: _State, ident: Identity) -> None:
+    """Write the receipt of a failed/aborted run; a failure to write it is a warning."""
+    if "input_commit" not in state.receipt:
+        return
+    try:
+        _write_receipt(repo, state, ident)
+    except GitdreamError as exc:
+        state.warnings.append(f"could not write the receipt: {exc.message}")
+
+
+def _totals(receipt: dict[str, Any]) -> None:
+    tokens = {"input": 0, "output": 0, "cache_creation": 0, "cache_read": 0}
+    for call in receipt.get("calls", []):
+        tokens["input"] += int(call.get("input_tokens", 0) or 0)
+        tokens["output"] += int(call.get("output_tokens", 0) or 0)
+        tokens["cache_creation"] += int(call.get("cache_creation_input_tokens", 0) or 0)
+        tokens["cache_read"] += int(call.get("cache_read_input_tokens", 0) or 0)
+    receipt["tokens"] = tokens
+
+
+def _close(outcome: Outcome, state: _State, t0: float) -> Outcome:
+    receipt = state.receipt
+    receipt.setdefault("duration_seconds", round(time.monotonic() - t0, 3))
+    receipt["pending"] = state.pending
+    receipt["warnings"] = list(dict.fromkeys(state.warnings))[:200]
+    receipt.setdefault("finished", clock.iso(clock.now()))
+    _totals(receipt)
+    if not outcome.summary:
+        outcome.summary = _summary(state.agent, receipt)
+    return outcome

@@ -1,0 +1,1 @@
+"""Deciding *when* to dream: gates, the lock, the stamp, interruption, hooks, schedules."""
