@@ -1,0 +1,108 @@
+"""Receipts as git notes: append-only JSON lines, concurrent appends, token totals."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from gitdream.dream import receipts
+from gitdream.git.commitbuilder import Identity
+from gitdream.git.repo import Repo
+from tests.helpers import git, head
+
+IDENT = Identity(("gitdream", "g@gitdream.invalid"), ("gitdream", "g@gitdream.invalid"))
+
+
+def test_append_and_read(agent_repo: Path) -> None:
+    repo = Repo.open(agent_repo)
+    commit = head(agent_repo)
+    receipts.append(repo, commit, {"type": "receipt", "run": "a", "agent": "ops", "status": "ok"}, IDENT)
+    receipts.append(repo, commit, {"type": "receipt", "run": "b", "agent": "qa", "status": "failed"}, IDENT)
+    receipts.append(repo, commit, {"type": "annotation", "run": "a", "reverted_by": "c"}, IDENT)
+    assert [r["run"] for r in receipts.read(repo, commit)] == ["a", "b", "a"]
+    listed = receipts.receipts(repo)
+    assert [r["run"] for r in listed] == ["b", "a"]
+    assert listed[1]["annotations"] == [{"type": "annotation", "run": "a", "reverted_by": "c"}]
+    # The note is visible to git itself.
+    assert '"run":"a"' in git(agent_repo, "notes", "--ref", "gitdream", "show", commit)
+
+
+def test_latest_ignores_failed_runs_and_other_agents(agent_repo: Path) -> None:
+    repo = Repo.open(agent_repo)
+    commit = head(agent_repo)
+    for run, agent, status in [
+        ("1", "ops", "ok"),
+        ("2", "ops", "failed"),
+        ("3", "qa", "ok"),
+        ("0", "ops", "noop"),
+    ]:
+        receipts.append(
+            repo, commit, {"type": "receipt", "run": run, "agent": agent, "status": status}, IDENT
+        )
+    assert receipts.latest(repo, "ops", commit)["run"] == "1"
+    assert receipts.latest(repo, "ops", None) is None
+
+
+def test_garbage_lines_in_a_note_are_skipped(agent_repo: Path) -> None:
+    commit = head(agent_repo)
+    git(
+        agent_repo,
+        "notes",
+        "--ref",
+        "gitdream",
+        "add",
+        "-m",
+        'not json\n{"type":"receipt","run":"x"}\n[1,2]',
+        commit,
+    )
+    assert receipts.read(Repo.open(agent_repo), commit) == [{"type": "receipt", "run": "x"}]
+
+
+def test_concurrent_appends_lose_nothing(agent_repo: Path) -> None:
+    commit = head(agent_repo)
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        try:
+            repo = Repo.open(agent_repo)
+            for i in range(5):
+                receipts.append(repo, commit, {"type": "receipt", "run": f"{n}-{i}", "agent": "ops"}, IDENT)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(receipts.read(Repo.open(agent_repo), commit)) == 20
+
+
+def test_tokens_used_since(agent_repo: Path) -> None:
+    repo = Repo.open(agent_repo)
+    commit = head(agent_repo)
+    receipts.append(
+        repo,
+        commit,
+        {
+            "type": "receipt",
+            "run": "a",
+            "finished": "2026-03-01T10:00:00Z",
+            "tokens": {"input": 100, "output": 20},
+        },
+        IDENT,
+    )
+    receipts.append(
+        repo,
+        commit,
+        {
+            "type": "receipt",
+            "run": "b",
+            "finished": "2026-03-02T01:00:00Z",
+            "tokens": {"input": 5, "output": 1},
+        },
+        IDENT,
+    )
+    assert receipts.tokens_used_since(repo, "2026-03-02T00:00:00Z") == 6
+    assert receipts.tokens_used_since(repo, "2026-03-01T00:00:00Z") == 126
