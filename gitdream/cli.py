@@ -298,6 +298,14 @@ def _render_run(result: Any, json_: bool, quiet: bool) -> None:
 )
 @click.option("--since", metavar="REV", help="Read material since REV instead of the watermark.")
 @click.option("--full", is_flag=True, help="Read all material, ignoring the watermark.")
+@click.option("--auto", is_flag=True, help="Dream only if the gates are open (for hooks and schedules).")
+@click.option(
+    "--trigger",
+    type=click.Choice(["manual", "post-merge", "schedule"]),
+    default=None,
+    help="What started this run (recorded in the receipt); default manual, or schedule with --auto.",
+)
+@click.option("--verbose", "-v", is_flag=True, help="Say which gate is closed, and why.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but warnings and errors.")
 @json_option
 @click.pass_context
@@ -309,6 +317,9 @@ def run_cmd(
     engine: str | None,
     since: str | None,
     full: bool,
+    auto: bool,
+    trigger: str | None,
+    verbose: bool,
     quiet: bool,
     json_: bool,
 ) -> None:
@@ -327,6 +338,11 @@ def run_cmd(
       gitdream run --agent ops --dry-run   show the diff, change nothing
       gitdream run --branch dream/review   commit onto a review branch
       gitdream run --since HEAD~20         re-read material since a revision
+      gitdream run --auto --trigger schedule   what cron and the hooks run
+
+    With --auto the gates decide first (enabled, repository state, min_hours since the
+    last run, the scan throttle, min_sessions new sessions, the lock); a closed gate exits
+    0 silently (--verbose or --json say which and why).
     """
     from gitdream.commands.run import run
     from gitdream.dream.pipeline import RunOptions
@@ -335,9 +351,16 @@ def run_cmd(
         raise click.UsageError("--since and --full cannot be used together")
     repo = open_repo(ctx)
     cfg = load_config(ctx, repo.workdir, {"engine": (engine, "flag --engine")})
-    opts = RunOptions(trigger="manual", engine=engine, dry_run=dry_run, branch=branch, since=since, full=full)
+    trigger = trigger or ("schedule" if auto else "manual")
+    opts = RunOptions(trigger=trigger, engine=engine, dry_run=dry_run, branch=branch, since=since, full=full)
     progress = _Progress(output.stderr_is_terminal() and not quiet and not json_)
-    result = run(repo, cfg, agent_ids, opts, progress)
+    result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+    if result.gate is not None and not result.gate.get("open"):
+        if json_:
+            output.json_out(result.to_json())
+        elif verbose:
+            output.err(f"gate '{result.gate['gate']}' is closed: {result.gate['reason']}")
+        ctx.exit(0)
     _render_run(result, json_, quiet)
     ctx.exit(result.exit_code)
 
@@ -393,6 +416,82 @@ def demo_cmd(ctx: click.Context, directory: Path | None, json_: bool) -> None:
     output.out("  gitdream audit ops         # every fact beside the log text it cites")
     output.out("  gitdream revert last       # undo the last dream, keeping everything else")
     ctx.exit(result.run.exit_code if result.run else 1)
+
+
+# --- status -------------------------------------------------------------------------------
+
+
+@cli.command(name="status")
+@json_option
+@click.pass_context
+def status_cmd(ctx: click.Context, json_: bool) -> None:
+    """Show, per agent, the last dream and when the next one can start.
+
+    Per agent: last run (time, run id, status), when the time gate opens, new sessions
+    since the watermark against min_sessions, raw files not committed yet (the next dream
+    ignores them), back-off; for the repository: the lock holder, installed hooks, the
+    engine and whether it is usable. Reads only; rewrites the stamp the hooks read.
+
+    \b
+    Examples:
+      gitdream status
+      gitdream status --json | jq '.agents[] | {id, sessions}'
+    """
+    from gitdream.commands.status import status
+
+    repo = open_repo(ctx)
+    cfg = load_config(ctx, repo.workdir)
+    result = status(repo, cfg)
+    if json_:
+        output.json_out(result.to_json())
+        return
+    engine = result.engine
+    usable = "usable" if engine["usable"] else f"NOT usable: {engine['reason']}"
+    output.out(
+        f"gitdream {'enabled' if result.enabled else 'DISABLED'} ({result.enabled_source}); "
+        f"engine {engine['name']} ({usable})"
+    )
+    repo_info = result.repository
+    output.out(
+        f"branch {repo_info['branch'] or '(detached)'} at {str(repo_info['head'] or '')[:7] or '(no commits)'}"
+    )
+    if repo_info["problem"]:
+        output.out(f"repository: {repo_info['problem']}")
+    if result.lock:
+        stale = f" (stale: {result.lock['stale']})" if result.lock["stale"] else ""
+        output.out(
+            f"lock: run {result.lock['run']}, pid {result.lock['pid']} on {result.lock['host']} since {result.lock['since']}{stale}"
+        )
+    else:
+        output.out("lock: free")
+    if result.hooks:
+        installed = [
+            name for name, info in result.hooks.items() if isinstance(info, dict) and info.get("installed")
+        ]
+        output.out(
+            "hooks: " + (", ".join(installed) if installed else "none installed (gitdream hooks install)")
+        )
+    output.out("")
+    rows = []
+    for agent in result.agents:
+        last = agent["last_run"]
+        gate = agent["time_gate"]
+        sessions = agent["sessions"]
+        rows.append(
+            [
+                agent["id"],
+                (last["time"] or "never") + (f" {last['status']}" if last["status"] else ""),
+                "now" if gate["open"] else f"in {gate['hours_until_open']:g} h",
+                f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}",
+                str(agent["backoff"]["failures"]),
+                str(len(agent["uncommitted_raw"])),
+            ]
+        )
+    for line in output.table(rows, ["AGENT", "LAST RUN", "NEXT", "SESSIONS", "FAILURES", "UNCOMMITTED RAW"]):
+        output.out(line)
+    for agent in result.agents:
+        for path in agent["uncommitted_raw"][:10]:
+            output.out(f"  {agent['id']}: not committed, ignored by the next dream: {path}")
 
 
 def main() -> None:

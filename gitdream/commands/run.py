@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitdream import config, ids
+from gitdream import clock, config, ids
 from gitdream.agents import list_agents, select
 from gitdream.dream.pipeline import Outcome, Reporter, RunOptions, run_agent
 from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
@@ -56,15 +56,23 @@ def run(
     agent_ids: Sequence[str],
     opts: RunOptions,
     reporter: Reporter | None = None,
+    *,
+    auto: bool = False,
 ) -> RunResult:
     """Dream for the selected agents (all when `agent_ids` is empty).
 
-    Raises ConfigError (unknown agent, bad config), RepoStateError (repository state),
-    LockHeld (another dream runs). Per-agent failures do not raise: they are in the
-    outcomes' receipts.
+    `auto` applies the gates of `gitdream.trigger.gates` first; a closed gate returns a
+    result with `gate` set (exit 0), and so does a held lock. With `enabled = false`
+    nothing is read or written beyond the configuration.
+
+    Raises ConfigError (unknown agent, bad config), RepoStateError (repository state,
+    manual mode), LockHeld (manual mode). Per-agent failures do not raise: they are in
+    the outcomes' receipts.
     """
+    from gitdream.errors import LockHeld
     from gitdream.git import commitbuilder
-    from gitdream.trigger import interrupt, lock
+    from gitdream.trigger import gates, interrupt, lock
+    from gitdream.trigger import state as state_mod
 
     result = RunResult()
     if not cfg["enabled"]:
@@ -77,33 +85,68 @@ def run(
             f"no agents found (agents = {cfg['agents']}); create one with `gitdream init --agent ID`"
         )
         return result
-    ident = commitbuilder.identity(repo, cfg)
     writes = not (opts.dry_run or opts.estimate)
+    state = state_mod.load(repo.common_dir)
+    ids_all = [a.id for a in agents]
+    if auto:
+        verdict = gates.evaluate(repo, cfg, agents, state)
+        if writes:
+            _save(repo, cfg, state, ids_all)
+        if not verdict.open:
+            result.gate = verdict.to_json()
+            return result
+        result.gate = verdict.to_json()
+        agents = verdict.ready
+    elif opts.branch is None:
+        repo.require_writable()
+    ident = commitbuilder.identity(repo, cfg)
     shared: dict[str, Any] = {}
     held = None
     if writes:
-        held = lock.acquire(repo.common_dir, ids.new_run_id(), float(cfg["lock_ttl_minutes"]))
+        try:
+            held = lock.acquire(repo.common_dir, ids.new_run_id(), float(cfg["lock_ttl_minutes"]))
+        except LockHeld as exc:
+            if not auto:
+                raise
+            result.gate = {"open": False, "gate": "lock", "reason": exc.message, "agents": {}}
+            return result
         result.warnings.extend(held.warnings)
     try:
         if writes:
             result.warnings.extend(commitbuilder.repair(repo))
         with interrupt.catch():
             for agent in agents:
+                started = clock.now()
+                run_id = ids.new_run_id()
                 outcome = run_agent(
                     repo,
                     agent,
                     cfg,
                     opts,
-                    ids.new_run_id(),
+                    run_id,
                     ident,
                     reporter=reporter,
                     checkpoint=interrupt.checkpoint,
                     target_state=shared,
                 )
                 result.outcomes.append(outcome)
+                if writes:
+                    state_mod.record_run(state, agent.id, run_id, outcome.status, started)
+                    _save(repo, cfg, state, ids_all)
                 if outcome.status == "aborted":
                     break
     finally:
         if held is not None:
             held.release()
     return result
+
+
+def _save(repo: Repo, cfg: config.Config, state: Any, agent_ids: list[str]) -> None:
+    """Persist the state and rewrite the stamp the hooks read."""
+    from gitdream.trigger import state as state_mod
+
+    state_mod.save(repo.common_dir, state)
+    opening = state_mod.next_opening(
+        state, agent_ids, float(cfg["min_hours"]), float(cfg["scan_interval_minutes"])
+    )
+    state_mod.write_stamp(repo.common_dir, opening)

@@ -251,3 +251,25 @@ def _merge(a: SourceFile, b: SourceFile) -> SourceFile:
     lines = None if a.added_lines is None or b.added_lines is None else a.added_lines | b.added_lines
     status = "added" if "added" in (a.status, b.status) else "modified"
     return SourceFile(a.path, a.kind, status, b.blob, lines)
+
+
+def count_sessions(repo: Repo, agent: Agent, base: str | None, input_commit: str) -> int:
+    """How many source files were added or changed between `base` and `input_commit`
+    (the `min_sessions` gate). Like `changed_sources` but from the diff's deltas only —
+    no patches are computed — so it stays cheap for the idle path."""
+    from pygit2.enums import DeltaStatus
+
+    old = _subtree(repo, base, agent.dir)
+    new = _subtree(repo, input_commit, agent.dir)
+    if new is None:
+        return 0
+    count = 0
+    for delta in _diff(old, new).deltas:
+        if delta.status in (DeltaStatus.DELETED, DeltaStatus.UNMODIFIED, DeltaStatus.IGNORED):
+            continue
+        if delta.status == DeltaStatus.RENAMED and delta.similarity == 100:
+            continue
+        rel = delta.new_file.path
+        if _kind(agent, f"{agent.dir}/{rel}" if agent.dir else rel) is not None:
+            count += 1
+    return count

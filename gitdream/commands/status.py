@@ -1,0 +1,174 @@
+"""`gitdream status`: per agent, when it last dreamed and when it will dream next.
+
+On the idle path: reads refs, the state file, the lock and the working tree of the
+agents' folders; imports neither the engines nor the anthropic SDK. When gitdream is
+enabled it rewrites the stamp the hooks read (DESIGN: "rewritten by every run and by
+status"); when disabled it writes nothing at all.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gitdream import clock
+from gitdream.agents import Agent, list_agents
+from gitdream.errors import GitdreamError
+
+if TYPE_CHECKING:
+    from gitdream.config import Config
+    from gitdream.git.repo import Repo
+
+
+@dataclass
+class StatusResult:
+    """The whole status document (see `to_json` for its shape)."""
+
+    enabled: bool
+    enabled_source: str
+    repository: dict[str, Any] = field(default_factory=dict)
+    engine: dict[str, Any] = field(default_factory=dict)
+    lock: dict[str, Any] | None = None
+    hooks: dict[str, Any] = field(default_factory=dict)
+    agents: list[dict[str, Any]] = field(default_factory=list)
+    stamp: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "enabled": self.enabled,
+            "enabled_source": self.enabled_source,
+            "repository": self.repository,
+            "engine": self.engine,
+            "lock": self.lock,
+            "hooks": self.hooks,
+            "agents": self.agents,
+            "stamp": self.stamp,
+        }
+
+
+def engine_status(cfg: Config) -> dict[str, Any]:
+    """`{"name", "usable", "reason"}` for the configured engine, without importing it."""
+    name = cfg["engine"]
+    if name == "anthropic" and not cfg["anthropic.api_key"]:
+        return {
+            "name": name,
+            "usable": False,
+            "reason": "no API key: set ANTHROPIC_API_KEY (or anthropic.api_key)",
+        }
+    return {"name": name, "usable": True, "reason": None}
+
+
+def _uncommitted_sources(repo: Repo, agent: Agent) -> list[str]:
+    """Raw source files of `agent` that differ from HEAD (untracked, modified or staged):
+    the next dream ignores them, since it reads committed content only."""
+    root = repo.workdir / agent.dir if agent.dir else repo.workdir
+    found: list[str] = []
+    if not root.is_dir():
+        return found
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            full = os.path.join(folder, name)
+            rel = os.path.relpath(full, repo.workdir).replace(os.sep, "/")
+            if not agent.is_source(rel):
+                continue
+            try:
+                flags = repo.raw.status_file(rel)
+            except KeyError:
+                continue
+            from pygit2.enums import FileStatus
+
+            if flags & FileStatus.IGNORED:
+                continue
+            if flags != 0:
+                found.append(rel)
+    return sorted(found)
+
+
+def status(repo: Repo, cfg: Config) -> StatusResult:
+    """Collect the status of every agent. Writes only the stamp (when enabled)."""
+    from gitdream.dream import material
+    from gitdream.trigger import lock
+    from gitdream.trigger import state as state_mod
+
+    result = StatusResult(bool(cfg["enabled"]), cfg.source("enabled"))
+    head = repo.head()
+    problem = repo.state_problem()
+    result.repository = {
+        "workdir": str(repo.workdir),
+        "common_dir": str(repo.common_dir),
+        "branch": head.short_branch,
+        "head": head.oid,
+        "problem": problem.message if problem else None,
+        "hint": problem.hint if problem else None,
+    }
+    result.engine = engine_status(cfg)
+    holder = lock.read(repo.common_dir)
+    if holder is not None:
+        result.lock = {
+            "run": holder.run,
+            "pid": holder.pid,
+            "host": holder.host,
+            "since": holder.started,
+            "stale": lock.stale_reason(holder, float(cfg["lock_ttl_minutes"])),
+        }
+    result.hooks = _hooks(repo)
+    state = state_mod.load(repo.common_dir)
+    base_hours = float(cfg["min_hours"])
+    now = clock.now()
+    agents = list_agents(repo.workdir, cfg)
+    for agent in agents:
+        entry = state.agents.get(agent.id) or state_mod.AgentState()
+        mark = material.read_watermark(repo, agent)
+        sessions: int | None = None
+        sessions_error = None
+        if head.oid is not None:
+            try:
+                base, _ = material.resolve_base(repo, agent, head.oid)
+                sessions = material.count_sessions(repo, agent, base, head.oid)
+            except GitdreamError as exc:  # a status must still print; the run reports it properly
+                sessions_error = exc.message
+        opens = state_mod.time_gate_opens(entry, base_hours)
+        result.agents.append(
+            {
+                "id": agent.id,
+                "dir": agent.dir or ".",
+                "watermark": mark,
+                "last_run": {
+                    "run": entry.last_run,
+                    "time": entry.last_attempt,
+                    "status": entry.last_status,
+                },
+                "time_gate": {
+                    "open": opens is None or opens <= now,
+                    "opens": clock.iso(opens) if opens else None,
+                    "hours_until_open": round(max(0.0, (opens - now).total_seconds() / 3600), 2)
+                    if opens
+                    else 0.0,
+                },
+                "sessions": {"new": sessions, "needed": int(cfg["min_sessions"]), "error": sessions_error},
+                "uncommitted_raw": _uncommitted_sources(repo, agent),
+                "backoff": {
+                    "failures": entry.failures,
+                    "interval_hours": state_mod.interval_hours(base_hours, entry.failures),
+                },
+            }
+        )
+    if result.enabled:
+        opening = state_mod.next_opening(
+            state, [a.id for a in agents], base_hours, float(cfg["scan_interval_minutes"])
+        )
+        state_mod.write_stamp(repo.common_dir, opening)
+        result.stamp = state_mod.read_stamp(repo.common_dir)
+    return result
+
+
+def _hooks(repo: Repo) -> dict[str, Any]:
+    """Which gitdream hooks are installed (empty when the hook installer is unavailable)."""
+    try:
+        from gitdream.trigger import hookscripts
+    except ImportError:  # pragma: no cover - the installer ships with gitdream
+        return {}
+    describe = getattr(hookscripts, "status_summary", None)
+    return describe(repo) if describe else {}

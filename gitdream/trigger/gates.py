@@ -1,0 +1,151 @@
+"""Auto mode's gates, cheapest first (DESIGN §5).
+
+    enabled → repository state → time since the last run (min_hours, stretched by
+    back-off) → scan throttle (scan_interval_minutes) → new sessions since the watermark
+    (min_sessions) → lock
+
+The first two are checked for the repository, the next three per agent; the lock is taken
+by `gitdream run` once some agent passes. A closed gate is not an error: `run --auto`
+exits 0 and names the gate and its reason under --verbose and in --json. A manual run
+skips the time, throttle and session gates, never the repository state, lock or write
+gates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gitdream import clock
+from gitdream.errors import GitdreamError
+from gitdream.trigger import state as state_mod
+
+if TYPE_CHECKING:
+    from gitdream.agents import Agent
+    from gitdream.config import Config
+    from gitdream.git.repo import Repo
+
+GATES = ("enabled", "repository", "time", "throttle", "sessions", "lock")
+
+
+@dataclass
+class AgentGate:
+    """One agent's verdict: `gate` is None when all its gates are open, else the name of
+    the first closed one, with the reason; `sessions` when they were counted."""
+
+    agent: str
+    gate: str | None
+    reason: str
+    sessions: int | None = None
+    opens: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gate": self.gate, "reason": self.reason, "sessions": self.sessions, "opens": self.opens}
+
+
+@dataclass
+class GateResult:
+    """Which agents may dream now; `gate`/`reason` describe why none may (when closed)."""
+
+    ready: list[Agent] = field(default_factory=list)
+    agents: list[AgentGate] = field(default_factory=list)
+    gate: str | None = None
+    reason: str = ""
+
+    @property
+    def open(self) -> bool:
+        return bool(self.ready)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "open": self.open,
+            "gate": self.gate,
+            "reason": self.reason,
+            "agents": {a.agent: a.to_json() for a in self.agents},
+        }
+
+
+def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.State) -> GateResult:
+    """Evaluate the gates for `agents`; updates `state` (scan times) in place.
+
+    Does not check `enabled` (the caller returns before any side effect) nor take the
+    lock. Never raises for a repository problem: that is the closed `repository` gate.
+    """
+    result = GateResult()
+    problem = repo.state_problem()
+    if problem is not None:
+        result.gate, result.reason = "repository", problem.message
+        return result
+    head = repo.head()
+    assert head.oid is not None
+    now = clock.now()
+    base_hours = float(cfg["min_hours"])
+    throttle = float(cfg["scan_interval_minutes"])
+    minimum = int(cfg["min_sessions"])
+    for agent in agents:
+        entry = state.agent(agent.id)
+        opens = state_mod.time_gate_opens(entry, base_hours)
+        if opens is not None and now < opens:
+            hours = (opens - now).total_seconds() / 3600
+            result.agents.append(
+                AgentGate(
+                    agent.id,
+                    "time",
+                    f"the last run was less than {state_mod.interval_hours(base_hours, entry.failures):g} h ago "
+                    f"(opens in {hours:.1f} h)",
+                    opens=clock.iso(opens),
+                )
+            )
+            continue
+        throttle_at = state_mod.throttle_opens(entry, throttle)
+        if throttle_at is not None and now < throttle_at:
+            result.agents.append(
+                AgentGate(
+                    agent.id,
+                    "throttle",
+                    f"sessions were scanned less than {throttle:g} min ago "
+                    f"({entry.last_sessions} of {minimum} needed)",
+                    entry.last_sessions,
+                    clock.iso(throttle_at),
+                )
+            )
+            continue
+        sessions = _sessions(repo, agent, head.oid)
+        entry.last_scan = clock.iso(now)
+        entry.last_sessions = sessions
+        if sessions is not None and sessions < minimum:
+            result.agents.append(
+                AgentGate(
+                    agent.id,
+                    "sessions",
+                    f"{sessions} new session{'s' if sessions != 1 else ''} since the "
+                    f"watermark, {minimum} needed",
+                    sessions,
+                )
+            )
+            continue
+        result.agents.append(AgentGate(agent.id, None, "all gates open", sessions))
+        result.ready.append(agent)
+    if not result.ready:
+        names = {a.gate for a in result.agents}
+        if not result.agents:
+            result.gate, result.reason = "sessions", "no agents"
+        elif len(names) == 1:
+            result.gate = result.agents[0].gate
+            result.reason = "; ".join(f"{a.agent}: {a.reason}" for a in result.agents)
+        else:
+            result.gate = "mixed"
+            result.reason = "; ".join(f"{a.agent}: {a.gate} — {a.reason}" for a in result.agents)
+    return result
+
+
+def _sessions(repo: Repo, agent: Agent, head: str) -> int | None:
+    """New sessions since the watermark (None when that cannot be told cheaply; the run
+    then goes ahead and reports the problem itself)."""
+    from gitdream.dream import material
+
+    try:
+        base, _warnings = material.resolve_base(repo, agent, head)
+        return material.count_sessions(repo, agent, base, head)
+    except GitdreamError:
+        return None
