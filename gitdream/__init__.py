@@ -2,12 +2,20 @@
 
 It consolidates what was committed since the last dream into durable memory and records
 everything as ordinary, separately revertible commits. Importing this package has no side
-effects and imports no submodule (the idle path of the hooks depends on that).
+effects and imports no submodule (the idle path of the hooks depends on that); even the
+version is looked up only when asked for, since importlib.metadata costs tens of
+milliseconds to import.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("gitdream")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("gitdream")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+            return "0+unknown"
+    raise AttributeError(name)
