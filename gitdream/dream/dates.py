@@ -58,7 +58,7 @@ def date_from_path(path: str) -> date | None:
     """The first valid YYYY-MM-DD in the file name (last `/` or `\\` component) of `path`.
 
     `memory/logs/2026/03/2026-03-01.md` → 2026-03-01; a date only in a folder name does not
-    count; None when there is none.
+    count; None when there is none. Never raises.
     """
     name = re.split(r"[/\\]", path)[-1]
     return date_in(name)

@@ -67,6 +67,7 @@ def read_markdown_log(
     `path` is repository-relative (it becomes part of every entry id and is the file name
     the date may come from); `data` the file's bytes at the input commit. Entries get
     `kind="log"`, `role=None`, `context` = heading path, `tags` from `tags.find_tags`.
+    Never raises for any `data`: problems are `warnings` or `skipped`.
     """
     decoded = decode_lines(path, data)
     result = ReadResult(warnings=list(decoded.warnings), skipped=decoded.skipped)
@@ -100,6 +101,7 @@ def read_transcript(
 
     Formats and what is dropped: see `transcript`. Entries get `kind="transcript"`, `role`
     "user"/"assistant", `context=()`, the message text whole (never truncated here).
+    Never raises for any `data`: a bad line is a warning, a bad file `skipped`.
     """
     decoded = decode_lines(path, data)
     result = ReadResult(warnings=list(decoded.warnings), skipped=decoded.skipped)
