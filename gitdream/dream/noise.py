@@ -1,0 +1,89 @@
+"""Drop only certain noise from raw material (DESIGN §5 "Gather"); never guess importance.
+
+An entry is noise when, after removing its list marker, checkbox, `[date]` prefix, the noise
+tokens below, arrows, separators and whitespace, nothing of substance is left. Substance is
+any letter, digit or symbol (an emoji answer such as "✅" stays). The entry is counted under
+the most specific rule whose token it held:
+
+- "tool_call": tool-call markers and bare call ids — `🔧 [TOOL_CALL] Bash (ID: toolu_01Rs…)`,
+  `[TOOL_RESULT]`, a line that is only `toolu_…` / `call_…`.
+- "heartbeat": `[SYSTEM HEARTBEAT]`, `HEARTBEAT_OK`, `[heartbeat]`, `HEARTBEAT` (any case).
+- "empty": nothing but markers, dates and separators ("- [2026-03-01]", "→ ") or an empty
+  result: "(no output)", "(no content)", "(no result)", "(no response)", "(empty)",
+  "(empty output)", `NO_REPLY`.
+
+Length is never a rule. Source: seed 004 §1.1 and §5.1 — the raw memory held heartbeat lines
+whose "result" was a tool-call id (`- [2026-08-20] [SYSTEM HEARTBEAT] → 🔧 [TOOL_CALL] Bash (ID:
+toolu_01RsQ3gh5niCFyUZMFZj2hxF)`), and a first filter that also dropped task/result pairs
+shorter than 8 characters silently lost a whole Chinese record ("结果甲甲甲甲甲", 7
+characters): "any rule that uses length as a proxy for information must first ask which
+script it counted in". Entries are dropped whole, never edited: an entry that holds a tool
+call and anything else is kept as it is.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from gitdream.dream.tags import strip_prefix
+from gitdream.units import Entry
+
+_TOOL_CALL = re.compile(
+    # The marker may carry the tool's name: removing that word is safe, because any other
+    # word left over still counts as substance.
+    r"(?:🔧\s*)?\[TOOL_(?:CALL|USE|RESULT)\](?:[ \t]+[\w.:/-]+)?"
+    r"|\(?\s*\bID:\s*(?:toolu|tooluse|call)_[A-Za-z0-9_-]+\s*\)?"
+    r"|\b(?:toolu|tooluse|call)_(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{8,}\b",
+    re.IGNORECASE,
+)
+_HEARTBEAT = re.compile(
+    r"\[\s*(?:system[ _])?heartbeat(?:[ _](?:ok|ack|ping|check))?\s*\]"
+    r"|\b(?:system[ _])?heartbeat(?:[ _](?:ok|ack|ping|check))?\b",
+    re.IGNORECASE,
+)
+_EMPTY = re.compile(
+    r"\(\s*(?:no (?:output|content|result|response)|empty(?: output)?)\s*\)|\bNO_REPLY\b",
+    re.IGNORECASE,
+)
+RULES = ("tool_call", "heartbeat", "empty")
+
+
+def _substance(text: str) -> bool:
+    """True when `text` holds a letter, digit or symbol (not just punctuation and spaces)."""
+    return any(ch.isalnum() or (not ch.isspace() and _is_symbol(ch)) for ch in text)
+
+
+def _is_symbol(ch: str) -> bool:
+    # So/Sk/Sc/Sm: emoji, ©, currency, math. Arrows (→, ⇒) are Sm but only separate here.
+    return unicodedata.category(ch).startswith("S") and ch not in "→←⇒⇐↦➜➔|+<>=~^`"
+
+
+def noise_rule(text: str) -> str | None:
+    """The rule ("tool_call", "heartbeat", "empty") that makes `text` noise, or None."""
+    rest = "\n".join(strip_prefix(line)[0] for line in text.split("\n"))
+    found = None
+    for name, pattern in (("tool_call", _TOOL_CALL), ("heartbeat", _HEARTBEAT), ("empty", _EMPTY)):
+        rest, count = pattern.subn(" ", rest)
+        if count and found is None:
+            found = name
+    if _substance(rest):
+        return None
+    return found or "empty"
+
+
+def filter_noise(entries: Iterable[Entry]) -> tuple[list[Entry], dict[str, int]]:
+    """`(kept entries in order, {rule: number dropped})`; see the module docstring.
+
+    Only rules that dropped something appear in the counts. Never raises.
+    """
+    kept: list[Entry] = []
+    counts: dict[str, int] = {}
+    for entry in entries:
+        rule = noise_rule(entry.text)
+        if rule is None:
+            kept.append(entry)
+        else:
+            counts[rule] = counts.get(rule, 0) + 1
+    return kept, counts

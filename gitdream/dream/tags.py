@@ -1,0 +1,74 @@
+"""Explicit tags in a raw entry's text: `#tag` words and leading `[tag]` brackets.
+
+- `#tag`: `#` then Unicode letters, digits, `-` and `_`, with at least one letter (so issue
+  and PR numbers like `#123` are not tags), at the start of the text or after a character that
+  is not a letter, digit, `_`, `&` or `/` (so `C#`, `PR#12`, `&#123;`, `page#anchor` and
+  `/#/route` are not tags). Hex colours with a digit (`#1a2b3c`, `#0f0`) are not tags.
+  Nothing inside code spans, fenced code blocks, URLs or e-mail-like words counts. `# Heading` (with a space)
+  is a heading, never a tag. Trailing `-`/`_` are dropped (`#deploy-` → `deploy`).
+- `[tag]`: at the start of the entry, after the list marker, an optional task checkbox
+  (`[ ]`, `[x]`) and an optional date/time `[YYYY-MM-DD]` / `[YYYY-MM-DD HH:MM]`, each
+  following `[word]` made of letters, digits, `-`, `_` (at least one letter) is a tag:
+  `- [2026-03-01] [deploy] [infra] ...` → ("deploy", "infra"). A bracket followed by `(` or
+  `[` is a Markdown link, not a tag; `[SYSTEM HEARTBEAT]` (a space) is not a tag.
+
+Tags are lower-cased, in order of appearance (leading brackets first), without repeats.
+`#skill`, `#soul` and `#agent` route an entry to a definition (DESIGN §9).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitdream.text.prose import prose_only
+
+_HASH_TAG = re.compile(r"(?<![\w&/#])#([\w-]+)")
+_HEX_COLOUR = re.compile(r"(?=[0-9a-f]*[0-9])(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})")
+_EMAIL = re.compile(r"\S+@\S+")
+
+LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
+CHECKBOX = re.compile(r"^\[[ xX]\](?:[ \t]+|$)")
+DATE_PREFIX = re.compile(
+    r"^\[(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})(?:[ T][0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?"
+    r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?\](?:[ \t]+|$)"
+)
+_BRACKET_TAG = re.compile(r"^\[([\w-]+)\](?![(\[])[ \t]*")
+
+
+def strip_prefix(text: str) -> tuple[str, str | None]:
+    """`(rest, date)`: the text after a list marker, a task checkbox and a `[date]` prefix.
+
+    `date` is the "YYYY-MM-DD" string of the prefix (not validated here), or None.
+    """
+    rest = text.lstrip()
+    match = LIST_MARKER.match(rest)
+    if match:
+        rest = rest[match.end() :]
+    match = CHECKBOX.match(rest)
+    if match:
+        rest = rest[match.end() :]
+    match = DATE_PREFIX.match(rest)
+    day = None
+    if match:
+        day = match["date"]
+        rest = rest[match.end() :]
+    return rest, day
+
+
+def _is_word(word: str) -> bool:
+    return any(ch.isalpha() for ch in word)
+
+
+def find_tags(text: str) -> tuple[str, ...]:
+    """Explicit tags of one entry's text (see module docstring), lower-cased, in order."""
+    found: list[str] = []
+    rest, _ = strip_prefix(text)
+    while (match := _BRACKET_TAG.match(rest)) is not None and _is_word(match[1]):
+        found.append(match[1].strip("-_").lower())
+        rest = rest[match.end() :]
+    prose = _EMAIL.sub(" ", prose_only(text))
+    for match in _HASH_TAG.finditer(prose):
+        word = match[1].rstrip("-_")
+        if _is_word(word) and not _HEX_COLOUR.fullmatch(word.lower()):
+            found.append(word.lower())
+    return tuple(dict.fromkeys(word for word in found if word))

@@ -1,0 +1,167 @@
+"""Session transcripts (JSON Lines) → user and assistant messages; everything else is counted.
+
+Each line is read on its own and its format detected on its own:
+
+- **Claude Code** (`~/.claude/projects/*/*.jsonl`): records with `type` "user" or
+  "assistant" and `message.content` a string or a list of blocks. Only `text` blocks are kept;
+  `tool_use`, `tool_result` (and its nested text), `thinking`, `redacted_thinking`, `image`,
+  `document` and other blocks are dropped and counted by block type. Records with
+  `isMeta: true` (harness feedback) count as "meta", `isCompactSummary: true` as "summary";
+  slash-command records (`<command-name>`, `<local-command-stdout>`...) as "command"; a text
+  block that is only a `<system-reminder>` as "system_reminder". Other record types
+  (`queue-operation`, `summary`, `system`, `progress`, `file-history-snapshot`...) are
+  counted under their type; types gitdream does not know count as "unknown".
+  Claude Code writes one record per content block, all with the same `message.id`: the
+  text-bearing records of one message that follow each other (other records in between
+  are ignored) are one message spanning their lines.
+- **Plain**: `{"role": "user"|"assistant", "text": "...", "ts": ...}` (`content` is read
+  when `text` is missing; other roles are counted under the role, or "unknown").
+
+A blank line is ignored; a line that is not JSON, or not a JSON object, is skipped with a
+warning "path:LINE: ..." and counted as "malformed". Nothing here raises.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+_KNOWN_RECORDS = frozenset(
+    {"queue-operation", "summary", "system", "progress", "file-history-snapshot", "result", "attachment"}
+)
+_KNOWN_BLOCKS = frozenset(
+    {
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "image",
+        "document",
+        "server_tool_use",
+        "web_search_tool_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+    }
+)
+_COMMAND = re.compile(r"^\s*<(?:command-name|command-message|local-command-stdout|local-command-stderr)>")
+_REMINDER = re.compile(r"^\s*<system-reminder>.*</system-reminder>\s*$", re.S)
+ROLES = ("user", "assistant")
+
+
+@dataclass
+class Message:
+    """One message: lines `start..end` (1-based, inclusive) of the JSONL file, its role,
+    its text blocks joined by a blank line, and the first record's raw timestamp."""
+
+    start: int
+    end: int
+    role: str
+    text: str
+    timestamp: object = None
+    key: str | None = None
+
+
+@dataclass
+class Parsed:
+    messages: list[Message] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def drop(self, what: str, count: int = 1) -> None:
+        self.dropped[what] = self.dropped.get(what, 0) + count
+
+
+def _texts(content: object, parsed: Parsed) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    texts = []
+    for block in content:
+        if isinstance(block, str):
+            texts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            if _REMINDER.match(block["text"]):
+                parsed.drop("system_reminder")
+            else:
+                texts.append(block["text"])
+        else:
+            kind = block.get("type") if isinstance(block, dict) else None
+            parsed.drop(kind if kind in _KNOWN_BLOCKS else "unknown")
+    return texts
+
+
+def _record(record: dict[str, object], parsed: Parsed) -> tuple[str, list[str], object, str | None] | None:
+    """`(role, texts, timestamp, message id)` of a message record, or None (counted)."""
+    kind = record.get("type")
+    if isinstance(kind, str) and "role" not in record:
+        if kind not in ROLES:
+            parsed.drop(kind if kind in _KNOWN_RECORDS else "unknown")
+            return None
+        if record.get("isMeta") is True:
+            parsed.drop("meta")
+            return None
+        if record.get("isCompactSummary") is True:
+            parsed.drop("summary")
+            return None
+        message = record.get("message")
+        if not isinstance(message, dict):
+            parsed.drop("empty")
+            return None
+        role = message.get("role") if message.get("role") in ROLES else kind
+        ident = message.get("id") if isinstance(message.get("id"), str) else None
+        return str(role), _texts(message.get("content"), parsed), record.get("timestamp"), ident
+    role = record.get("role")
+    if isinstance(role, str):
+        if role not in ROLES:
+            parsed.drop(role if role in ("system", "tool", "developer") else "unknown")
+            return None
+        content = record.get("text", record.get("content"))
+        stamp = record.get("ts", record.get("timestamp"))
+        return role, _texts(content, parsed), stamp, None
+    parsed.drop("unknown")
+    return None
+
+
+def parse_messages(path: str, lines: list[str]) -> Parsed:
+    """Messages, drop counts and warnings of a JSONL transcript given as decoded lines."""
+    parsed = Parsed()
+    current: Message | None = None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            parsed.warnings.append(f"{path}:{number}: not valid JSON (malformed or truncated); line skipped")
+            parsed.drop("malformed")
+            continue
+        if not isinstance(record, dict):
+            parsed.warnings.append(f"{path}:{number}: not a JSON object; line skipped")
+            parsed.drop("malformed")
+            continue
+        counted = sum(parsed.dropped.values())
+        found = _record(record, parsed)
+        if found is None:
+            continue
+        role, texts, stamp, ident = found
+        texts = [t for t in texts if t.strip()]
+        if texts and role == "user" and all(_COMMAND.match(t) for t in texts):
+            parsed.drop("command")
+            continue
+        if not texts:
+            if sum(parsed.dropped.values()) == counted:
+                parsed.drop("empty")
+            continue
+        key = f"{role}:{ident}" if ident else None
+        if current is not None and key is not None and current.key == key:
+            current.end = number
+            current.text += "\n\n" + "\n\n".join(texts)
+            continue
+        if current is not None:
+            parsed.messages.append(current)
+        current = Message(number, number, role, "\n\n".join(texts), stamp, key)
+    if current is not None:
+        parsed.messages.append(current)
+    return parsed

@@ -1,0 +1,130 @@
+from datetime import date
+
+import pytest
+
+from gitdream.dream.noise import filter_noise, noise_rule
+from gitdream.dream.readers import read_source
+from gitdream.units import Entry
+from tests.helpers import SHARED
+
+
+def entry(text: str, line: int = 1, kind: str = "log", role: str | None = None) -> Entry:
+    return Entry("m.md", line, line, text, date(2026, 8, 20), (), kind, role)
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        # seed 004 §1.1: the exact lines the raw memory held
+        (
+            "- [2026-08-20] [SYSTEM HEARTBEAT] → 🔧 [TOOL_CALL] Bash (ID: toolu_01RsQ3gh5niCFyUZMFZj2hxF)",
+            "tool_call",
+        ),
+        ("- [2026-08-18] [SYSTEM HEARTBEAT] → 🔧 [TOOL_CALL] Bash (ID: toolu_01M1t4...)", "tool_call"),
+        ("🔧 [TOOL_CALL] Read", "tool_call"),
+        ("[TOOL_RESULT]", "tool_call"),
+        ("toolu_01RsQ3gh5niCFyUZMFZj2hxF", "tool_call"),
+        ("  call_9fJ2kLmN0pQ  ", "tool_call"),
+        ("(ID: call_abc123def456)", "tool_call"),
+        ("[SYSTEM HEARTBEAT]", "heartbeat"),
+        ("- [2026-08-20] [SYSTEM HEARTBEAT] →", "heartbeat"),
+        ("HEARTBEAT_OK", "heartbeat"),
+        ("heartbeat_ok.", "heartbeat"),
+        ("- [heartbeat]", "heartbeat"),
+        ("Heartbeat", "heartbeat"),
+        ("- [2026-08-20] [SYSTEM HEARTBEAT] → (no output)", "heartbeat"),
+        ("- [2026-03-01]", "empty"),
+        ("- [2026-03-01 09:30] → ", "empty"),
+        ("→ ", "empty"),
+        ("->", "empty"),
+        ("- ", "empty"),
+        ("**", "empty"),
+        ("(no output)", "empty"),
+        ("- (No Content)", "empty"),
+        ("(empty)", "empty"),
+        ("NO_REPLY", "empty"),
+        ("- [ ]", "empty"),
+        ("```\n(no output)\n```", "empty"),
+    ],
+)
+def test_noise_rule_drops_only_certain_noise(text: str, rule: str) -> None:
+    assert noise_rule(text) == rule
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "结果甲甲甲甲甲",  # seed 004 §5.1: a 7-character Chinese result is a whole record
+        "- [2026-08-20] 结果甲甲甲甲甲",
+        "- [2026-08-20] [TASK from ceo] → ..._global/ 下不新增 `callback-*` 目录。",
+        "済み",
+        "好",
+        "ok",
+        "a",
+        "42",
+        "✅",
+        "👍",
+        "- [2026-03-01] [deploy]",  # a bare tag is a statement
+        "🔧 [TOOL_CALL] Bash fixed the flaky test",  # a tool call plus words: kept whole
+        "- did the deploy\n  🔧 [TOOL_CALL] Bash (ID: toolu_01RsQ3gh5niCFyUZMFZj2hxF)",
+        "HEARTBEAT_OK but the disk is 95% full",
+        "Heartbeat ~00:33 UTC",
+        "call_me_maybe",  # not an id (no digit)
+        "the heartbeat monitor flapped",
+        "(no output) from the cron job, which is the bug",
+        "$",
+    ],
+)
+def test_noise_rule_keeps_anything_of_substance(text: str) -> None:
+    assert noise_rule(text) is None
+
+
+def test_filter_noise_keeps_order_and_counts_per_rule() -> None:
+    entries = [
+        entry("- kept one", 1),
+        entry(
+            "- [2026-08-20] [SYSTEM HEARTBEAT] → 🔧 [TOOL_CALL] Bash (ID: toolu_01RsQ3gh5niCFyUZMFZj2hxF)", 2
+        ),
+        entry("HEARTBEAT_OK", 3, "transcript", "assistant"),
+        entry("结果甲甲甲甲甲", 4),
+        entry("(no output)", 5),
+        entry("[SYSTEM HEARTBEAT]", 6),
+        entry("- kept two", 7),
+    ]
+    kept, counts = filter_noise(entries)
+    assert [e.start for e in kept] == [1, 4, 7]
+    assert kept[1].text == "结果甲甲甲甲甲"
+    assert counts == {"tool_call": 1, "heartbeat": 2, "empty": 1}
+    assert filter_noise([]) == ([], {})
+    assert filter_noise(iter(entries[:1])) == ([entries[0]], {})
+
+
+def test_filter_noise_never_drops_for_length() -> None:
+    """Seed 004 §5.1: a length threshold lost a whole Chinese record; no rule may use length."""
+    short = [entry(t, n) for n, t in enumerate(["甲", "乙丙", "はい", "да", "ja", "x", "1", "é"], start=1)]
+    kept, counts = filter_noise(short)
+    assert kept == short and counts == {}
+
+
+REAL = SHARED / "realdata"
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason=f"real-data corpus not found at {REAL}")
+def test_filter_noise_drops_nothing_from_real_logs_and_transcripts() -> None:
+    """The real corpus holds no certain noise: a rule that drops any of it is too eager."""
+    paths = [
+        *sorted(REAL.glob("KitTheFox123__workspace/memory/2026-*.md")),
+        *sorted(REAL.glob("palimondo__BookMinder/claude-dev-log-diary/day-*.md")),
+        *sorted(REAL.glob("DRMacIver__claude-reliability/**/*.jsonl")),
+    ]
+    assert paths
+    total = 0
+    for path in paths:
+        kind = "transcript" if path.suffix == ".jsonl" else "log"
+        result = read_source(
+            path.name, path.read_bytes(), kind=kind, fallback_date=None, max_file_bytes=10**7
+        )
+        kept, counts = filter_noise(result.entries)
+        assert counts == {}, (path, [e.text for e in result.entries if e not in kept][:5])
+        total += len(kept)
+    assert total > 500
