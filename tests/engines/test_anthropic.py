@@ -327,6 +327,17 @@ def test_network_error_is_an_engine_error() -> None:
     assert "ANTHROPIC_BASE_URL" in (info.value.hint or "")
 
 
+def test_network_retries_are_capped_by_the_wait_budget_too() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cfg = make_cfg(None, max_retries=3, max_retry_wait_seconds=0.1, base_url=f"http://127.0.0.1:{port}")
+    started = time.monotonic()
+    with pytest.raises(ApiCallFailed, match=r"could not connect and the next retry would wait 0\.5 s"):
+        AnthropicEngine(cfg).distill(context(cfg, ENTRIES))
+    assert time.monotonic() - started < 2
+
+
 # --- batches, schema, max_tokens ------------------------------------------------------------
 
 
