@@ -122,3 +122,22 @@ def agent_repo(git_repo: Path) -> Path:
     commit_all(git_repo, "add agent ops")
     git(git_repo, "status", "--short")
     return git_repo
+
+
+# --- anthropic_api: a loopback fake of the Messages API (tests/fakeapi.py) ---------------
+
+
+@pytest.fixture
+def anthropic_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """A FakeAnthropic server for this test, with ANTHROPIC_BASE_URL pointing at it and a
+    fake ANTHROPIC_API_KEY set. Fails the test when a request found no scripted reply."""
+    from tests.fakeapi import FakeAnthropic
+
+    server = FakeAnthropic().start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+    try:
+        yield server
+    finally:
+        server.stop()
+    assert server.unscripted == 0, f"{server.unscripted} request(s) found no scripted reply"

@@ -1,0 +1,103 @@
+"""Hard budgets on model spend (DESIGN §9): calls per run, tokens per run, tokens per day.
+
+This module does not import the SDK, so the pipeline can sum receipts and `status` can
+show budgets on the idle path.
+
+Tokens of a call are `input_tokens + cache_creation_input_tokens +
+cache_read_input_tokens + output_tokens` — everything the API bills, cached or not.
+A call is made only if its worst case (the estimated input plus `max_tokens` of output)
+fits in what is left of every budget; otherwise `BudgetExceeded` is raised before any
+request, and the pipeline ends the run as `failed` with its message.
+
+The daily budget is per repository and per UTC day: the pipeline sums the tokens of the
+day's receipts (`total_tokens(calls)` over each receipt's recorded calls) and hands the
+sum to the engine as `used_today`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gitdream.errors import EngineError
+
+TOKEN_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+
+
+class BudgetExceeded(EngineError):
+    """A hard budget (`anthropic.max_calls_per_run`, `max_tokens_per_run` or
+    `max_tokens_per_day`) would be exceeded by the next model call. `budget` names the key."""
+
+    kind = "budget"
+
+    def __init__(self, message: str, hint: str | None = None, budget: str = "") -> None:
+        super().__init__(message, hint)
+        self.budget = budget
+
+
+def call_tokens(call: Mapping[str, Any]) -> int:
+    """Tokens billed for one recorded call (see module docstring); missing fields are 0."""
+    return sum(int(call.get(name) or 0) for name in TOKEN_FIELDS)
+
+
+def total_tokens(calls: Iterable[Mapping[str, Any]]) -> int:
+    """Sum of `call_tokens` over `calls`."""
+    return sum(call_tokens(c) for c in calls)
+
+
+class Budget:
+    """The spend of one run against the configured limits.
+
+    `max_calls`, `max_tokens_run`, `max_tokens_day`: the limits; `used_today`: tokens
+    already spent today by earlier runs of this repository (from receipts).
+    """
+
+    def __init__(self, *, max_calls: int, max_tokens_run: int, max_tokens_day: int, used_today: int = 0):
+        self.max_calls = max_calls
+        self.max_tokens_run = max_tokens_run
+        self.max_tokens_day = max_tokens_day
+        self.used_today = used_today
+        self.calls = 0
+        self.tokens = 0
+
+    @classmethod
+    def from_config(cls, cfg: Any, used_today: int = 0) -> Budget:
+        """The limits of `cfg` (`anthropic.max_calls_per_run`, `…max_tokens_per_run`,
+        `…max_tokens_per_day`)."""
+        return cls(
+            max_calls=cfg["anthropic.max_calls_per_run"],
+            max_tokens_run=cfg["anthropic.max_tokens_per_run"],
+            max_tokens_day=cfg["anthropic.max_tokens_per_day"],
+            used_today=used_today,
+        )
+
+    def check(self, purpose: str, worst_case_tokens: int) -> None:
+        """Raise BudgetExceeded unless one more call of at most `worst_case_tokens` tokens
+        fits every limit. `purpose` ("distill", "screen") goes into the message."""
+        if self.calls + 1 > self.max_calls:
+            raise BudgetExceeded(
+                f"budget reached: a {purpose} call would be call {self.calls + 1} of this run, "
+                f"over anthropic.max_calls_per_run = {self.max_calls}",
+                hint="raise anthropic.max_calls_per_run, or raise anthropic.max_input_tokens for fewer, larger batches",
+                budget="anthropic.max_calls_per_run",
+            )
+        if self.tokens + worst_case_tokens > self.max_tokens_run:
+            raise BudgetExceeded(
+                f"budget reached: this run used {self.tokens} tokens and the next {purpose} call may use up to "
+                f"{worst_case_tokens}, over anthropic.max_tokens_per_run = {self.max_tokens_run}",
+                hint="raise anthropic.max_tokens_per_run; material not consumed is read again next run",
+                budget="anthropic.max_tokens_per_run",
+            )
+        if self.used_today + self.tokens + worst_case_tokens > self.max_tokens_day:
+            raise BudgetExceeded(
+                f"budget reached: {self.used_today + self.tokens} tokens used today (UTC) and the next "
+                f"{purpose} call may use up to {worst_case_tokens}, over anthropic.max_tokens_per_day = "
+                f"{self.max_tokens_day}",
+                hint="wait until tomorrow (UTC) or raise anthropic.max_tokens_per_day",
+                budget="anthropic.max_tokens_per_day",
+            )
+
+    def record(self, call: Mapping[str, Any]) -> None:
+        """Count one call that was made (whatever its outcome) and its tokens."""
+        self.calls += 1
+        self.tokens += call_tokens(call)

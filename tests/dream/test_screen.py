@@ -1,0 +1,220 @@
+"""The deterministic scanner: a corpus of secret formats that must be found, and ordinary
+notes that must not be.
+
+Secret-shaped values are generated at test time from a fixed seed, so this file holds no
+string that looks like a credential (and no real key: every value is random)."""
+
+from __future__ import annotations
+
+import hashlib
+import string
+
+import pytest
+
+from gitdream import config
+from gitdream.dream.screen import RULES, entropy, mask, scan_text, screen_units
+from gitdream.errors import ConfigError
+from gitdream.units import Unit
+
+ALNUM = string.ascii_letters + string.digits
+B64URL = ALNUM + "-_"
+HEX = "0123456789abcdef"
+UPPER_NUM = string.ascii_uppercase + string.digits
+B64 = ALNUM + "+/"
+
+
+def rnd(n: int, alphabet: str = ALNUM, seed: str = "") -> str:
+    """n pseudo-random characters of `alphabet`, fixed by `seed` (deterministic)."""
+    out = []
+    counter = 0
+    while len(out) < n:
+        digest = hashlib.sha256(f"{seed}:{n}:{counter}".encode()).digest()
+        out.extend(alphabet[b % len(alphabet)] for b in digest)
+        counter += 1
+    return "".join(out[:n])
+
+
+def secrets() -> list[tuple[str, str, str]]:
+    """(expected rule, text containing the secret, the secret itself)."""
+    cases = []
+
+    def add(rule: str, template: str, secret: str) -> None:
+        cases.append((rule, template.format(s=secret), secret))
+
+    add("aws-access-key-id", "The deploy used {s} for the bucket.", "AKIA" + rnd(16, UPPER_NUM, "aws"))
+    add("aws-access-key-id", "session key {s}", "ASIA" + rnd(16, UPPER_NUM, "aws2"))
+    add("aws-secret-access-key", "aws_secret_access_key = {s}", rnd(40, B64, "awss"))
+    add("gcp-api-key", "maps key {s} in the config", "AIza" + rnd(35, B64URL, "gcp"))
+    add("google-oauth-token", "Authorization header had {s}", "ya29." + rnd(60, B64URL, "ya"))
+    add("github-token", "push with {s}", "ghp_" + rnd(36, ALNUM, "gh"))
+    add("github-token", "app token {s}", "ghs_" + rnd(36, ALNUM, "ghs"))
+    add("github-token", "fine-grained {s}", "github_pat_" + rnd(22, ALNUM, "p1") + "_" + rnd(59, ALNUM, "p2"))
+    add("gitlab-token", "CI used {s}", "glpat-" + rnd(20, B64URL, "gl"))
+    add("slack-token", "bot {s}", "xoxb-" + rnd(12, string.digits, "s1") + "-" + rnd(24, ALNUM, "s2"))
+    add(
+        "slack-webhook",
+        "alerts go to {s}",
+        "https://hooks.slack.com/services/T"
+        + rnd(8, UPPER_NUM, "w1")
+        + "/B"
+        + rnd(8, UPPER_NUM, "w2")
+        + "/"
+        + rnd(24, ALNUM, "w3"),
+    )
+    add(
+        "discord-webhook",
+        "posted to {s}",
+        "https://discord.com/api/webhooks/" + rnd(18, string.digits, "d1") + "/" + rnd(68, B64URL, "d2"),
+    )
+    add(
+        "discord-bot-token",
+        "bot login {s}",
+        "M" + rnd(23, ALNUM, "db1") + "." + rnd(6, B64URL, "db2") + "." + rnd(27, B64URL, "db3"),
+    )
+    add(
+        "telegram-bot-token",
+        "the bot {s} answered",
+        rnd(10, string.digits, "tg") + ":AA" + rnd(33, B64URL, "tg2"),
+    )
+    add("stripe-key", "charge with {s}", "sk_live_" + rnd(24, ALNUM, "st"))
+    add("stripe-key", "restricted {s}", "rk_live_" + rnd(24, ALNUM, "rk"))
+    add("openai-key", "OPENAI key {s} worked", "sk-proj-" + rnd(80, B64URL, "oa"))
+    add("openai-key", "legacy {s}", "sk-" + rnd(48, ALNUM, "oal"))
+    add("anthropic-key", "used {s} for the call", "sk-ant-api03-" + rnd(93, B64URL, "an") + "AA")
+    add("twilio-api-key", "twilio {s}", "SK" + rnd(32, HEX, "tw"))
+    add("twilio-account-sid", "account {s}", "AC" + rnd(32, HEX, "tw2"))
+    add("sendgrid-key", "mail via {s}", "SG." + rnd(22, B64URL, "sg1") + "." + rnd(43, B64URL, "sg2"))
+    add("npm-token", "publish with {s}", "npm_" + rnd(36, ALNUM, "npm"))
+    add("pypi-token", "upload with {s}", "pypi-AgEIcHlwaS5vcmc" + rnd(60, B64URL, "pypi"))
+    add(
+        "jwt",
+        "session cookie {s}",
+        "eyJhbGciOiJIUzI1NiJ9.eyJ" + rnd(40, B64URL, "j1") + "." + rnd(43, B64URL, "j2"),
+    )
+    add("private-key", "key:\n{s}\nMIIEvQ...\n", "-----BEGIN RSA PRIVATE KEY-----")
+    add("private-key", "{s}", "-----BEGIN OPENSSH PRIVATE KEY-----")
+    add("private-key", "{s}", "-----BEGIN PGP PRIVATE KEY BLOCK-----")
+    add("url-credentials", "connect to postgres://deploy:{s}@db.internal:5432/app", rnd(16, ALNUM, "pw"))
+    add("url-credentials", "clone https://bot:{s}@git.corp.local/x.git", rnd(20, ALNUM, "pw2"))
+    add("secret-assignment", "in .env:\nDB_PASSWORD={s}\n", rnd(12, ALNUM, "env"))
+    add("secret-assignment", "export API_KEY='{s}'", rnd(18, ALNUM, "env2"))
+    add("secret-assignment", "SECRET={s}", "hunter2-but-longer")
+    add("high-entropy-secret", '"signing_secret": "{s}"', rnd(64, HEX, "hex"))
+    add("bearer-token", "curl -H 'Authorization: Bearer {s}'", rnd(40, B64URL, "bt"))
+    add("email-address", "ask {s} about it", "jane.doe@acme-corp.com")
+    add("email-address", "cc {s}", "ops+alerts@mail.bigco.io")
+    add("home-path", "the file is in {s}/projects/x", "/home/alice")
+    add("home-path", "see {s}/Library/Logs", "/Users/bob.smith")
+    add("home-path", r"log at {s}\AppData\Local", r"C:\Users\carol")
+    return cases
+
+
+SECRETS = secrets()
+
+
+def test_the_corpus_covers_at_least_fifteen_formats() -> None:
+    assert len({rule for rule, _, _ in SECRETS}) >= 15
+    assert len({r.name for r in RULES}) == len(RULES)
+
+
+@pytest.mark.parametrize(
+    ("rule", "text", "secret"), SECRETS, ids=[f"{c[0]}-{i}" for i, c in enumerate(SECRETS)]
+)
+def test_secret_is_found_and_masked(rule: str, text: str, secret: str) -> None:
+    findings = scan_text(text)
+    assert [f.rule for f in findings] == [rule], findings
+    assert findings[0].text == secret
+    assert secret not in findings[0].masked
+    assert findings[0].masked.endswith(f"({len(secret)} chars)")
+
+
+CLEAN = [
+    "Rollbacks need the previous image tag; keep the last three tags in the registry.",
+    "部署前先确认验收脚本,回滚需要上一版的镜像标签。",
+    "デプロイの前にテストを実行すること。",
+    "Fixed in commit 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 after the review.",
+    "short sha 1a2b3c4 and tag v1.2.3",
+    "request id 123e4567-e89b-12d3-a456-426614174000 failed twice",
+    "On 2026-03-01 at 12:00:00Z the job ran; next on 2026-03-02.",
+    "See https://docs.python.org/3/library/re.html#re.search and https://example.com/home/about/",
+    "API base is https://api.anthropic.com/v1/messages (no key in the URL).",
+    "def scan(text: str) -> list[str]:\n    return [m.group(0) for m in RE.finditer(text)]\n",
+    "max_tokens=4096, timeout=120, retries=2",
+    "const token = getToken();  // read from the keychain",
+    "password = os.environ['DB_PASSWORD']",
+    "export API_KEY=$API_KEY",
+    "DB_PASSWORD=<password>",
+    "SECRET=changeme",
+    "TOKEN_COUNT=12",
+    "postgres://user:password@localhost/db is the documented example",
+    "postgres://localhost:5432/app has no credentials",
+    "contact jane@example.com or ops@service.test",
+    "git@github.com:org/repo.git is the remote",
+    "the asset icon@2x.png is blurry",
+    "Files live under ~/projects and /home/<USER>/projects and /Users/$USER/Library",
+    "CI paths look like /home/runner/work/repo",
+    r"Windows: C:\Users\%USERNAME%\AppData",
+    "Use the @property decorator and @dataclass(frozen=True).",
+    "npm install @scope/pkg@1.2.3",
+    "sk-learn is not a key, nor is sk-2024-release-notes-for-the-whole-team-and-friends",
+    "The token bucket refills at 10 tokens per second.",
+    "SHA-256 of the file: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "base64 of the logo: iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+    "The word Bearer alone, or bearer of bad news.",
+    "-----BEGIN PUBLIC KEY----- is fine to share",
+    "Model claude-sonnet-4-5 answered in 3.2 s with stop_reason tool_use.",
+]
+
+
+@pytest.mark.parametrize("text", CLEAN)
+def test_ordinary_text_is_not_flagged(text: str) -> None:
+    assert scan_text(text) == []
+
+
+def test_allow_drops_a_finding_and_deny_adds_one() -> None:
+    text = "ask jane.doe@acme-corp.com about PROJECT-FALCON"
+    assert [f.rule for f in scan_text(text)] == ["email-address"]
+    assert scan_text(text, allow=[r"@acme-corp\.com$"]) == []
+    found = scan_text(text, deny=[r"PROJECT-[A-Z]+"])
+    assert [f.rule for f in found] == ["email-address", "deny[0]"]
+
+
+def test_bad_pattern_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"screen\.deny"):
+        scan_text("x", deny=["("])
+
+
+def unit(title: str, body: str) -> Unit:
+    return Unit(title, body, "experience", "create", "deploy", ("a.md#L1-L1",))
+
+
+def test_screen_units_rejects_with_masked_reason() -> None:
+    token = "ghp_" + rnd(36, ALNUM, "unit")
+    units = [unit("Rollback", "Keep the previous tag."), unit("Token", f"push with {token}")]
+    result = screen_units(units, config.defaults())
+    assert result.kept == [units[0]]
+    [rejected] = result.rejected
+    assert rejected.stage == "screen"
+    assert rejected.reason.startswith("secret scanner: github-token in body (ghp_…")
+    assert token not in rejected.reason
+    assert token not in str(rejected.to_json())
+    assert result.calls == []
+
+
+def test_screen_units_uses_config_allow_and_deny() -> None:
+    cfg = config.defaults().with_overrides(
+        {"screen.allow": ([r"@acme\.io$"], "test"), "screen.deny": ([r"(?i)falcon"], "test")}
+    )
+    kept = unit("Mail", "write to ops@acme.io")
+    denied = unit("Codename", "Project Falcon ships Friday")
+    result = screen_units([kept, denied], cfg)
+    assert result.kept == [kept]
+    assert "deny[0]" in result.rejected[0].reason
+
+
+def test_mask_and_entropy() -> None:
+    assert mask("abcdefghijklmnopqrstuvwxyz") == "abcd… (26 chars)"
+    assert mask("abc") == "… (3 chars)"
+    assert entropy("") == 0
+    assert entropy("aaaa") == 0
+    assert entropy("abcd") == 2
