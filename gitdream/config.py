@@ -228,7 +228,7 @@ KEYS: tuple[Key, ...] = (
         maximum=1,
     ),
     # --- anthropic engine ------------------------------------------------------------------
-    Key("anthropic.model", "str", "claude-sonnet-4-5", "Model for distillation and screening."),
+    Key("anthropic.model", "str", "claude-sonnet-5-5", "Model for distillation and screening."),
     Key(
         "anthropic.api_key",
         "str",

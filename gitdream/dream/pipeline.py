@@ -94,6 +94,7 @@ class _State:
     receipt: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
+    engine: Any = None
 
 
 # --- reading the input commit -----------------------------------------------------------
@@ -360,16 +361,14 @@ def run_agent(
         from gitdream.engines import DistillContext, MemoryView, get_engine
 
         current = "distill"
-        engine = get_engine(engine_name, cfg)
         context = DistillContext(agent, entries, MemoryView(memory), cfg, input_commit, clock.now().date())
         if opts.estimate:
-            estimator = getattr(engine, "estimate", None)
-            outcome.estimate = (
-                estimator(context) if estimator else {"calls": 0, "input_tokens": 0, "entries": len(entries)}
-            )
+            outcome.estimate = _estimate(engine_name, context)
             receipt["status"] = "noop"
             outcome.summary = f"Estimate for agent {agent.id}: {outcome.estimate}"
             return _close(outcome, state, t0)
+        engine = get_engine(engine_name, cfg)
+        state.engine = engine
         _prepare_engine(repo, engine, cfg)
         reporter.phase(agent.id, "distill", f"{len(entries)} entries")
         distilled = engine.distill(context)
@@ -386,9 +385,10 @@ def run_agent(
         current = "verify"
         from gitdream.dream import screen, verify
 
-        existing_fact_ids = verify.fact_ids(memory)
-        kept, rejected = verify.verify(distilled.units, {e.id for e in entries}, existing_fact_ids)
-        _phase(state, "verify", kept=len(kept), rejected=len(rejected))
+        facts = verify.existing_facts(context.memory, agent)
+        notes: list[dict[str, Any]] = []
+        kept, rejected = verify.verify(distilled.units, [e.id for e in entries], [f.id for f in facts], notes=notes)
+        _phase(state, "verify", kept=len(kept), rejected=len(rejected), dropped_sources=notes[:50])
 
         current = "screen"
         reporter.phase(agent.id, "screen", f"{len(kept)} units")
@@ -547,10 +547,21 @@ def run_agent(
 
 
 def _prepare_engine(repo: Repo, engine: Any, cfg: Config) -> None:
-    """Tell an engine with a daily budget how many tokens this repository used today."""
+    """Tell an engine with a daily budget how many tokens this repository used today
+    (UTC day, summed from receipts)."""
     if hasattr(engine, "used_today"):
         midnight = clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
         engine.used_today = receipts.tokens_used_since(repo, clock.iso(midnight))
+
+
+def _estimate(engine_name: str, context: Any) -> dict[str, Any]:
+    """`--estimate`: model calls and input tokens the run would need; sends nothing and
+    needs no key."""
+    if engine_name == "anthropic":
+        from gitdream.engines.anthropic import estimate
+
+        return estimate(context)
+    return {"engine": engine_name, "calls": 0, "input_tokens": 0, "entries": len(context.entries)}
 
 
 def _target(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, Any] | None) -> Any:
@@ -611,6 +622,7 @@ def _finish(
 
 def _write_receipt(repo: Repo, state: _State, ident: Identity) -> None:
     receipt = state.receipt
+    _engine_calls(state)
     receipt["pending"] = state.pending
     receipt["warnings"] = list(dict.fromkeys(state.warnings))[:200]
     receipt["finished"] = clock.iso(clock.now())
@@ -630,6 +642,14 @@ def _write_receipt_quietly(repo: Repo, state: _State, ident: Identity) -> None:
         state.warnings.append(f"could not write the receipt: {exc.message}")
 
 
+def _engine_calls(state: _State) -> None:
+    """Every model call the engine made, failed ones included, so tokens spent before a
+    failure still count toward the daily budget."""
+    calls = getattr(state.engine, "calls", None)
+    if isinstance(calls, list) and calls:
+        state.receipt["calls"] = list(calls)
+
+
 def _totals(receipt: dict[str, Any]) -> None:
     tokens = {"input": 0, "output": 0, "cache_creation": 0, "cache_read": 0}
     for call in receipt.get("calls", []):
@@ -642,7 +662,11 @@ def _totals(receipt: dict[str, Any]) -> None:
 
 def _close(outcome: Outcome, state: _State, t0: float) -> Outcome:
     receipt = state.receipt
+    closer = getattr(state.engine, "close", None)
+    if closer is not None:
+        closer()
     receipt.setdefault("duration_seconds", round(time.monotonic() - t0, 3))
+    _engine_calls(state)
     receipt["pending"] = state.pending
     receipt["warnings"] = list(dict.fromkeys(state.warnings))[:200]
     receipt.setdefault("finished", clock.iso(clock.now()))

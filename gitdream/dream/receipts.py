@@ -131,8 +131,8 @@ def latest(repo: Repo, agent_id: str, commit: str | None) -> dict[str, Any] | No
 
 
 def tokens_used_since(repo: Repo, since_iso: str) -> int:
-    """Model tokens (input + output) of all receipts that finished at or after
-    `since_iso` (an ISO 8601 UTC time): the repository's daily budget counter."""
+    """Model tokens (input, output and cache tokens) of all receipts that finished at or
+    after `since_iso` (an ISO 8601 UTC time): the repository's daily budget counter."""
     total = 0
     for _commit, record in iter_records(repo):
         if record.get("type") != "receipt":
@@ -141,5 +141,5 @@ def tokens_used_since(repo: Repo, since_iso: str) -> int:
             continue
         tokens = record.get("tokens") or {}
         if isinstance(tokens, dict):
-            total += int(tokens.get("input", 0) or 0) + int(tokens.get("output", 0) or 0)
+            total += sum(int(tokens.get(k, 0) or 0) for k in ("input", "output", "cache_creation", "cache_read"))
     return total
