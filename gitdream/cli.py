@@ -241,6 +241,90 @@ def config_show(ctx: click.Context, json_: bool) -> None:
         output.out(line)
 
 
+# --- check --------------------------------------------------------------------------------
+
+
+def _repo_paths(ctx: click.Context, repo: Any, paths: tuple[Path, ...]) -> list[str]:
+    """PATH arguments (relative to the current directory or -C) as repository-relative
+    POSIX paths; a path outside the repository is a usage error."""
+    start = _start(ctx)
+    out = []
+    for path in paths:
+        rel = repo.relpath(path if path.is_absolute() else start / path)
+        if rel == ".." or rel.startswith("../"):
+            raise click.BadParameter(f"{path} is outside the repository {repo.workdir}", param_hint="PATH")
+        out.append("" if rel == "." else rel)
+    return out
+
+
+@cli.command(name="check")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--staged", is_flag=True, help="Check the staged content (the index), not the working tree.")
+@click.option(
+    "--index-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file to read (implies --staged); default: $GIT_INDEX_FILE, else the repository's index.",
+)
+@click.option(
+    "--changed", is_flag=True, help="Only files whose content differs from HEAD (the pre-commit hook's mode)."
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing when every file passes.")
+@json_option
+@click.pass_context
+def check_cmd(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    staged: bool,
+    index_file: Path | None,
+    changed: bool,
+    quiet: bool,
+    json_: bool,
+) -> None:
+    """Check agent.md prefixes, managed blocks and MEMORY.md limits; exit 1 on a problem.
+
+    Without PATHs, every agent's definition files (agent.md, soul.md, SKILL.md) and the
+    *.md files directly in its memory folder are checked. agent.md: the required
+    sections end within the first prefix_chars characters, and no managed block starts
+    before them. All: managed-block markers are well formed. MEMORY.md: within
+    memory_max_lines lines and memory_max_bytes bytes. Topic files: front matter is YAML.
+    Problems are printed as `path:line: rule: what is wrong: the fix`.
+
+    \b
+    Examples:
+      gitdream check                          the working tree, every agent
+      gitdream check agents/ops               one agent
+      gitdream check --staged                 what `git commit` would commit
+      gitdream check --staged --changed       only what this commit changes (the pre-commit hook)
+      gitdream check --json | jq '.files[] | select(.ok | not)'
+
+    Exit codes: 0 every file passes, 1 a problem was found (or an error), 2 usage.
+    """
+    from gitdream.commands.check import check_agents
+
+    repo = open_repo(ctx)
+    cfg = load_config(ctx, repo.workdir)
+    if index_file is not None:
+        staged = True
+        index_file = (index_file if index_file.is_absolute() else _start(ctx) / index_file).absolute()
+    result = check_agents(
+        repo, cfg, _repo_paths(ctx, repo, paths), staged=staged, index_file=index_file, changed=changed
+    )
+    if json_:
+        output.json_out(result.to_json())
+    else:
+        for checked in result.files:
+            for line in checked.lines():
+                output.out(line)
+    for checked in result.files:
+        for line in checked.warning_lines():
+            output.warn(line)
+    for line in result.warnings:
+        output.warn(line)
+    if not json_ and (not result.ok or not quiet):
+        output.out(f"gitdream check: {result.summary()}")
+    ctx.exit(result.exit_code)
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="gitdream")

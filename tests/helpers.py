@@ -25,7 +25,12 @@ GITCONFIG = """[user]
 """
 
 PACKAGE_ROOT = Path(gitdream.__file__).resolve().parent.parent
-SHARED = PACKAGE_ROOT.parent / "shared"
+# ../shared beside the repository (/work/main → /work/shared); a linked worktree one level
+# deeper (/work/wt/<name>) finds it one more level up.
+SHARED = next(
+    (p for p in (PACKAGE_ROOT.parent / "shared", PACKAGE_ROOT.parent.parent / "shared") if p.is_dir()),
+    PACKAGE_ROOT.parent / "shared",
+)
 
 
 def git(
