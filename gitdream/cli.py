@@ -325,6 +325,153 @@ def check_cmd(
     ctx.exit(result.exit_code)
 
 
+# --- hooks --------------------------------------------------------------------------------
+
+
+@cli.group(name="hooks", cls=GitdreamGroup)
+def hooks_group() -> None:
+    """Install, remove or inspect gitdream's git hooks.
+
+    \b
+    pre-commit    gitdream check --staged: a broken agent.md prefix blocks the commit
+    post-merge    new commits arrived (merge, fast-forward): dream, detached
+    post-rewrite  the same after `git pull --rebase` (rebase only, never amend)
+    post-commit   the same when a commit concludes a merge that had stopped
+    """
+
+
+def _hook_option(func: F) -> F:
+    from gitdream.trigger.hookscripts import HOOK_NAMES
+
+    return click.option(
+        "--hook",
+        "hooks",
+        multiple=True,
+        type=click.Choice(HOOK_NAMES),
+        help="Only this hook (repeatable); default: all four.",
+    )(func)
+
+
+def _allow_outside_option(func: F) -> F:
+    return click.option(
+        "--allow-outside",
+        is_flag=True,
+        help="Allow a hooks directory outside this repository (a shared core.hooksPath).",
+    )(func)
+
+
+def _render_hooks_result(result: Any, json_: bool) -> None:
+    if json_:
+        output.json_out(result.to_json())
+    else:
+        where = result.hooks_dir
+        output.out(f"hooks directory: {where.path} ({where.source})")
+        rows = []
+        for hook in result.hooks:
+            detail = hook.note
+            if hook.action == "chained" and hook.previous is not None:
+                detail = f"the hook that was there runs first, kept as {hook.previous.name}"
+            elif hook.action == "restored" and hook.previous is not None:
+                detail = detail or f"put back the hook saved as {hook.previous.name}"
+            elif hook.action == "foreign":
+                detail = "not gitdream's hook; left alone"
+            rows.append([hook.action, hook.name, detail])
+        for line in output.table(rows):
+            output.out(line)
+    for warning in result.warnings:
+        output.warn(warning)
+
+
+@hooks_group.command(name="install")
+@_hook_option
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(dir_okay=False),
+    help="Interpreter the hooks start gitdream with (default: the one running this command).",
+)
+@_allow_outside_option
+@json_option
+@click.pass_context
+def hooks_install(
+    ctx: click.Context, hooks: tuple[str, ...], python: str | None, allow_outside: bool, json_: bool
+) -> None:
+    """Install the hooks where git runs them (core.hooksPath, worktrees honoured).
+
+    A hook that is already there is kept, renamed to <hook>.gitdream-prev, and run
+    first with the same arguments; a failing previous pre-commit still blocks the
+    commit. Installing again changes nothing; `gitdream hooks uninstall` restores
+    exactly what was there.
+
+    \b
+    Examples:
+      gitdream hooks install
+      gitdream hooks install --hook pre-commit
+      gitdream hooks install --json
+    """
+    from gitdream.commands import hooks as hooks_cmd
+
+    repo = open_repo(ctx)
+    result = hooks_cmd.install(repo, hooks, python=python, allow_outside=allow_outside)
+    _render_hooks_result(result, json_)
+
+
+@hooks_group.command(name="uninstall")
+@_hook_option
+@_allow_outside_option
+@json_option
+@click.pass_context
+def hooks_uninstall(ctx: click.Context, hooks: tuple[str, ...], allow_outside: bool, json_: bool) -> None:
+    """Remove gitdream's hooks and put back the hooks they chained.
+
+    Hooks that are not gitdream's are left alone; nothing to remove is not an error.
+
+    \b
+    Examples:
+      gitdream hooks uninstall
+      gitdream hooks uninstall --hook post-commit
+    """
+    from gitdream.commands import hooks as hooks_cmd
+
+    repo = open_repo(ctx)
+    result = hooks_cmd.uninstall(repo, hooks, allow_outside=allow_outside)
+    _render_hooks_result(result, json_)
+
+
+@hooks_group.command(name="status")
+@json_option
+@click.pass_context
+def hooks_status(ctx: click.Context, json_: bool) -> None:
+    """Show where git runs hooks from and the state of each of gitdream's hooks.
+
+    States: installed, outdated, not-executable, broken, chained-by-other, foreign,
+    missing. Exit status 0 in every case.
+
+    \b
+    Examples:
+      gitdream hooks status
+      gitdream hooks status --json | jq .installed
+    """
+    from gitdream.commands import hooks as hooks_cmd
+    from gitdream.trigger.hookscripts import describe_state
+
+    repo = open_repo(ctx)
+    result = hooks_cmd.status(repo)
+    if json_:
+        output.json_out(result.to_json())
+        return
+    where = result.hooks_dir
+    output.out(f"hooks directory: {where.path} ({where.source})")
+    rows = []
+    for hook in result.hooks:
+        detail = describe_state(hook.state)
+        if hook.previous is not None:
+            detail += f"; runs {hook.previous.name} first"
+        rows.append([hook.name, detail])
+    for line in output.table(rows):
+        output.out(line)
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="gitdream")

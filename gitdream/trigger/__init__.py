@@ -1,0 +1,1 @@
+"""Deciding *when* to dream: gates, lock, stamp, hook scripts, schedules."""
