@@ -472,6 +472,94 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
         output.out(line)
 
 
+# --- schedule -----------------------------------------------------------------------------
+
+
+@cli.group(name="schedule", cls=GitdreamGroup)
+def schedule_group() -> None:
+    """Run gitdream on a schedule: cron, a systemd user timer, or CI.
+
+    A schedule only asks `gitdream run --auto --trigger schedule`; the gates decide.
+    """
+
+
+@schedule_group.command(name="show")
+@click.option("--cron", "kind", flag_value="cron", help="Only the crontab entry.")
+@click.option("--systemd", "kind", flag_value="systemd", help="Only the systemd service and timer.")
+@click.option("--ci", "kind", flag_value="ci", help="Only the GitHub Actions workflow.")
+@json_option
+@click.pass_context
+def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Print the schedules for this repository; write nothing.
+
+    \b
+    Examples:
+      gitdream schedule show
+      gitdream schedule show --cron
+      gitdream schedule show --ci > .github/workflows/gitdream.yml
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    repo = open_repo(ctx)
+    shown = schedule_cmd.show(repo.workdir)
+    if json_:
+        output.json_out(shown.to_json())
+        return
+    if kind == "cron":
+        output.out(shown.cron.rstrip("\n"))
+        return
+    if kind == "ci":
+        output.out(shown.ci.rstrip("\n"))
+        return
+    parts = []
+    if kind is None:
+        parts.append(("crontab entry (crontab -e, or gitdream schedule install --cron)", shown.cron))
+    for name, content in shown.systemd.items():
+        parts.append((f"{shown.systemd_dir}/{name}", content))
+    if kind is None:
+        parts.append((shown.ci_path, shown.ci))
+    for index, (title, content) in enumerate(parts):
+        if index:
+            output.out()
+        output.out(f"# ==> {title} <==")
+        output.out(content.rstrip("\n"))
+
+
+@schedule_group.command(name="install")
+@click.option("--cron", "kind", flag_value="cron", help="Add the entry to your crontab (crontab -l / -).")
+@click.option("--systemd", "kind", flag_value="systemd", help="Write a user service and timer.")
+@json_option
+@click.pass_context
+def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Install a schedule for this repository: --cron or --systemd.
+
+    --systemd writes <unit>.service and <unit>.timer (Persistent=true, a randomized
+    delay) into ~/.config/systemd/user (or $XDG_CONFIG_HOME/systemd/user) and prints
+    the systemctl commands to enable it. --cron adds one entry to your crontab and keeps
+    every other line. Installing again updates gitdream's own entry only.
+
+    \b
+    Examples:
+      gitdream schedule install --systemd
+      gitdream schedule install --cron
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    if kind is None:
+        raise click.UsageError("choose --cron or --systemd")
+    repo = open_repo(ctx)
+    result = schedule_cmd.install(repo.workdir, kind)
+    if json_:
+        output.json_out(result.to_json())
+        return
+    for item in result.written:
+        output.out(f"{item.action:<9}  {item.path}")
+    if result.next_steps:
+        output.out("next:")
+        for step in result.next_steps:
+            output.out(f"  {step}")
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="gitdream")

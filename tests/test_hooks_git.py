@@ -654,3 +654,37 @@ def test_husky_style_hooks_path_keeps_working(tmp_path: Path) -> None:
     hookscripts.uninstall(Repo.open(root))
     after = {p: p.read_bytes() for p in sorted((root / ".husky").rglob("*")) if p.is_file()}
     assert after == before
+
+
+PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
+
+
+@pytest.mark.skipif(not PRE_COMMIT.is_file(), reason="the pre-commit framework is not installed")
+@pytest.mark.parametrize("gitdream_first", [True, False])
+def test_coexists_with_the_pre_commit_framework(
+    committer: tuple[Path, dict[str, str]], gitdream_first: bool
+) -> None:
+    """Install both, in either order: both run; uninstalling gitdream leaves pre-commit's
+    hook working."""
+    root, env = committer
+    env = {**env, "PRE_COMMIT_ALLOW_NO_CONFIG": "1"}
+    hooks = root / ".git" / "hooks"
+    if not gitdream_first:
+        hookscripts.uninstall(Repo.open(root))
+    subprocess.run([str(PRE_COMMIT), "install"], cwd=root, env=env, check=True, capture_output=True)
+    theirs = (hooks / "pre-commit").read_bytes() if not gitdream_first else None
+    if not gitdream_first:
+        hookscripts.install(Repo.open(root), hooks=["pre-commit"], python=sys.executable)
+    write(root, "agents/ops/agent.md", BAD_AGENT_MD)
+    git(root, "add", "-A")
+    blocked = commit(root, env, "-m", "bad")
+    assert blocked.returncode == 1
+    assert "prefix-section" in blocked.stderr
+    result = hookscripts.uninstall(Repo.open(root), hooks=["pre-commit"])
+    assert result.hooks[0].action in ("removed", "restored")
+    if theirs is not None:
+        assert (hooks / "pre-commit").read_bytes() == theirs
+    assert not (hooks / "pre-commit.legacy").exists()
+    passed = commit(root, env, "-m", "now only pre-commit's hook runs")
+    assert passed.returncode == 0, passed.stderr
+    assert "Skipping `pre-commit`" in passed.stderr  # pre-commit's hook ran, and only it
