@@ -14,9 +14,10 @@ Rules (the same for every reader in gitdream):
   `---` or `...`. A first line `---` with no closing line is an *unterminated* front matter:
   `split()` raises FrontMatterError rather than guessing where it ends;
 - offsets are indexes into the `str` (Unicode code points), lines are 1-based;
-- parsing uses PyYAML's safe loader with three guards against hostile or accidental
-  blow-ups: at most `MAX_BYTES` of YAML, no aliases (`*name`, the "billion laughs" vector),
-  and a nesting-depth limit (deep nesting would otherwise raise RecursionError).
+- parsing uses PyYAML's safe loader (libyaml's when available) with three guards against
+  hostile or accidental blow-ups, checked on the event stream before anything is built:
+  at most `MAX_BYTES` of YAML, no aliases (`*name`, the "billion laughs" vector), and at
+  most `MAX_DEPTH` levels of nesting (deeper would end in RecursionError).
 """
 
 from __future__ import annotations
@@ -101,36 +102,35 @@ def split(text: str) -> tuple[FrontMatter | None, str]:
     return found, text[found.body_start :]
 
 
-def _loader_class() -> type:
+def _loader() -> type:
     import yaml
 
-    class GuardedLoader(yaml.SafeLoader):
-        """SafeLoader that refuses aliases and deep nesting."""
+    # libyaml's parser when PyYAML was built with it: ten times faster on real files.
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-        depth = 0
 
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            if self.check_event(yaml.AliasEvent):
-                event = self.peek_event()
+def _guard(yaml_text: str, first_line: int) -> None:
+    """Refuse aliases and deep nesting by reading the event stream before composing."""
+    import yaml
+
+    depth = 0
+    for event in yaml.parse(yaml_text, Loader=_loader()):
+        if isinstance(event, yaml.AliasEvent):
+            raise FrontMatterError(
+                "front matter uses a YAML alias (*name); gitdream does not expand aliases",
+                hint="write the value out instead of referring to an anchor",
+                line=event.start_mark.line + first_line,
+            )
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
                 raise FrontMatterError(
-                    "front matter uses a YAML alias (*name); gitdream does not expand aliases",
-                    hint="write the value out instead of referring to an anchor",
-                    line=event.start_mark.line + 1,
+                    f"front matter nests deeper than {MAX_DEPTH} levels",
+                    hint="flatten the front matter",
+                    line=event.start_mark.line + first_line,
                 )
-            self.depth += 1
-            try:
-                if self.depth > MAX_DEPTH:
-                    event = self.peek_event()
-                    raise FrontMatterError(
-                        f"front matter nests deeper than {MAX_DEPTH} levels",
-                        hint="flatten the front matter",
-                        line=event.start_mark.line + 1,
-                    )
-                return super().compose_node(parent, index)
-            finally:
-                self.depth -= 1
-
-    return GuardedLoader
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
 
 
 def parse_yaml(yaml_text: str, *, first_line: int = 2) -> Any:
@@ -148,13 +148,9 @@ def parse_yaml(yaml_text: str, *, first_line: int = 2) -> Any:
             hint="keep front matter to a few short keys; move long text into the body",
             line=first_line,
         )
-    loader = _loader_class()(yaml_text)
     try:
-        return loader.get_single_data()
-    except FrontMatterError as exc:
-        if exc.line is not None:
-            exc.line += first_line - 1
-        raise
+        _guard(yaml_text, first_line)
+        return yaml.load(yaml_text, Loader=_loader())  # a safe loader: plain data only
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + first_line if mark is not None else first_line
@@ -172,8 +168,6 @@ def parse_yaml(yaml_text: str, *, first_line: int = 2) -> Any:
         raise FrontMatterError(
             "front matter nests too deeply to parse", hint="flatten the front matter", line=first_line
         ) from None
-    finally:
-        loader.dispose()
 
 
 def load(text: str) -> tuple[Any, str]:

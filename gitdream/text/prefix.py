@@ -228,13 +228,16 @@ def count(text: str, unit: str = "chars") -> int:
 
 
 def _line_spans(text: str, start: int) -> list[tuple[int, int]]:
-    """(offset, end-without-newline) of each line from `start`."""
+    """(offset, end-without-line-break) of each line from `start`; lines end at "\n"
+    (a "\r" before it is not content), as git and the line numbers count them."""
     spans = []
     offset = start
-    for raw in text[start:].splitlines(keepends=True):
-        body = raw.rstrip("\r\n")
-        spans.append((offset, offset + len(body)))
-        offset += len(raw)
+    for line in text[start:].split("\n"):
+        length = len(line)
+        spans.append((offset, offset + length - (1 if line.endswith("\r") else 0)))
+        offset += length + 1
+    if spans and spans[-1][0] == len(text):
+        spans.pop()  # the empty "line" after a final newline
     return spans
 
 
@@ -256,7 +259,7 @@ def headings(text: str, start: int = 0, block_spans: list[tuple[int, int]] | Non
     first_line = text.count("\n", 0, start) + 1
     for number, (offset, end) in enumerate(_line_spans(text, start), start=first_line):
         body = text[offset:end]
-        if _in_blocks(offset, spans):
+        if spans and _in_blocks(offset, spans):
             state = None
             continue
         fence_match = _FENCE.match(body)
@@ -316,7 +319,7 @@ def _first_content(text: str, start: int, block_spans: list[tuple[int, int]]) ->
     HTML comment, nor inside a managed block."""
     first_line = text.count("\n", 0, start) + 1
     for number, (offset, end) in enumerate(_line_spans(text, start), start=first_line):
-        if _in_blocks(offset, block_spans):
+        if block_spans and _in_blocks(offset, block_spans):
             continue
         line = text[offset:end]
         if line.strip() and not _COMMENT_LINE.match(line):
