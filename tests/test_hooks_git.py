@@ -551,6 +551,21 @@ def test_commit_paths_judges_the_temporary_index(committer: tuple[Path, dict[str
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_pre_commit_in_a_linked_worktree(committer: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """git exports GIT_DIR and an absolute GIT_INDEX_FILE of the worktree's own index."""
+    root, env = committer
+    worktree = tmp_path / "wt"
+    git(root, "worktree", "add", "-q", str(worktree), "-b", "side")
+    write(worktree, "agents/ops/agent.md", BAD_AGENT_MD)
+    git(worktree, "add", "-A")
+    blocked = commit(worktree, env, "-m", "bad")
+    assert blocked.returncode == 1
+    assert "agents/ops/agent.md:1: prefix-section" in blocked.stderr
+    write(worktree, "agents/ops/agent.md", AGENT_MD + "\nfine\n")
+    git(worktree, "add", "-A")
+    assert commit(worktree, env, "-m", "good").returncode == 0
+
+
 def test_unrelated_commit_is_not_blocked_by_an_old_problem(committer: tuple[Path, dict[str, str]]) -> None:
     root, env = committer
     write(root, "agents/ops/agent.md", BAD_AGENT_MD)
