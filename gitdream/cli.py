@@ -297,7 +297,8 @@ def check_cmd(
       gitdream check --staged --changed       only what this commit changes (the pre-commit hook)
       gitdream check --json | jq '.files[] | select(.ok | not)'
 
-    Exit codes: 0 every file passes, 1 a problem was found (or an error), 2 usage.
+    Exit codes: 0 every file passes, 1 a problem was found (or an error), 2 usage,
+    3 internal error.
     """
     from gitdream.commands.check import check_agents
 
