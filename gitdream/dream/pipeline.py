@@ -387,7 +387,9 @@ def run_agent(
 
         facts = verify.existing_facts(context.memory, agent)
         notes: list[dict[str, Any]] = []
-        kept, rejected = verify.verify(distilled.units, [e.id for e in entries], [f.id for f in facts], notes=notes)
+        kept, rejected = verify.verify(
+            distilled.units, [e.id for e in entries], [f.id for f in facts], notes=notes
+        )
         _phase(state, "verify", kept=len(kept), rejected=len(rejected), dropped_sources=notes[:50])
 
         current = "screen"

@@ -141,5 +141,7 @@ def tokens_used_since(repo: Repo, since_iso: str) -> int:
             continue
         tokens = record.get("tokens") or {}
         if isinstance(tokens, dict):
-            total += sum(int(tokens.get(k, 0) or 0) for k in ("input", "output", "cache_creation", "cache_read"))
+            total += sum(
+                int(tokens.get(k, 0) or 0) for k in ("input", "output", "cache_creation", "cache_read")
+            )
     return total
