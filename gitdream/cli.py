@@ -464,13 +464,11 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
         )
     else:
         output.out("lock: free")
-    if result.hooks:
-        installed = [
-            name for name, info in result.hooks.items() if isinstance(info, dict) and info.get("installed")
-        ]
-        output.out(
-            "hooks: " + (", ".join(installed) if installed else "none installed (gitdream hooks install)")
-        )
+    hooks = result.hooks.get("hooks", [])
+    if any(h["state"] != "missing" for h in hooks):
+        output.out("hooks: " + ", ".join(f"{h['name']} {h['state']}" for h in hooks))
+    else:
+        output.out("hooks: not installed (gitdream hooks install)")
     output.out("")
     rows = []
     for agent in result.agents:

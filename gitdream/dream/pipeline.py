@@ -472,15 +472,16 @@ def run_agent(
         _check_time(state)
 
         current = "definitions"
-        from gitdream.commands.check import definition_problems
+        from gitdream.text.checks import Limits, check_text, kind_by_name
 
+        limits = Limits.from_config(cfg)
         reporter.phase(agent.id, "definitions", f"{len(definition_units)} units")
         defs = integrate.integrate_definitions(
             agent,
             memory,
             definition_units,
             input_commit=input_commit,
-            check=lambda path, text: definition_problems(path, text, cfg),
+            check=lambda path, text: check_text(path, text, limits, kind_by_name(path)).lines(),
         )
         defs_json = defs.to_json()
         def_changes = dict(defs.changes)
