@@ -28,8 +28,9 @@ Per raw entry, in input order:
    (`gitdream.text.similarity`; bigrams inside CJK/no-space runs, trigrams elsewhere). At or
    above `offline.similarity` the entry becomes a `corroborate` unit naming that fact
    (`Unit.corroborates`, `Unit.topic` = where the fact lives) and carrying the entry as its
-   source; below, a `create` unit. When the matched fact already cites this very entry id
-   (material read again), the entry is skipped as "already consolidated" and uses no budget.
+   source; below, a `create` unit. When a fact that already cites this very entry id is
+   similar to it at or above the threshold (material read again), the entry is skipped as
+   "already consolidated" and uses no budget.
 5. **Budget**: at most `max_units` units. Once reached, this entry and every later one are
    *deferred*: listed in `skipped` with the reason "over max_units (N); left for the next run"
    and in `failed_entries`, so the pipeline does not move the watermark past material that
@@ -49,7 +50,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -59,7 +60,7 @@ from gitdream.engines import DistillContext, DistillResult
 from gitdream.errors import BlockError
 from gitdream.text import blocks
 from gitdream.text.clip import clip
-from gitdream.text.similarity import ShingleIndex, Vocabulary
+from gitdream.text.similarity import ShingleIndex, Vocabulary, jaccard
 from gitdream.units import DEFINITION_TARGETS, Entry, Unit, parse_source_ref
 
 if TYPE_CHECKING:
@@ -192,17 +193,19 @@ def _default_absolutize() -> Absolutize:
     return absolutize
 
 
-@dataclass
+@dataclass(eq=False)
 class _Fact:
-    """A fact the run may corroborate: where it lives, its text, the entry ids it cites."""
+    """A fact the run may corroborate: its group ("experience" or a definition target),
+    where it lives (topic slug or target), the title of that place, and its text."""
 
+    group: str
     where: str
     title: str
     text: str
-    entries: set[str] = field(default_factory=set)
 
 
 def _cited(sources: list[str]) -> set[str]:
+    """Entry ids cited by source references."""
     out = set()
     for ref in sources:
         parsed = parse_source_ref(ref)
@@ -282,11 +285,13 @@ class OfflineEngine:
         vocabulary = Vocabulary()
 
         existing: dict[str, list[_Fact]] = {"experience": []}
+        cited: dict[str, list[_Fact]] = {}  # entry id → facts that cite it
         for slug, topic in memory.topics.items():
             for fact in topic.facts or ():
-                existing["experience"].append(
-                    _Fact(slug, topic.title, one_line(fact.text), _cited(fact.sources))
-                )
+                known = _Fact("experience", slug, topic.title, one_line(fact.text))
+                existing["experience"].append(known)
+                for entry_id in _cited(fact.sources):
+                    cited.setdefault(entry_id, []).append(known)
         for target in DEFINITION_TARGETS:
             existing[target] = []
             path = memoryfiles.definition_path(agent, target)
@@ -298,7 +303,10 @@ class OfflineEngine:
             except BlockError:
                 continue
             for fact in parse(content or ""):
-                existing[target].append(_Fact(target, target, one_line(fact.text), _cited(fact.sources)))
+                known = _Fact(target, target, target, one_line(fact.text))
+                existing[target].append(known)
+                for entry_id in _cited(fact.sources):
+                    cited.setdefault(entry_id, []).append(known)
 
         cleaned: list[str] = []
         for entry in context.entries:
@@ -337,16 +345,22 @@ class OfflineEngine:
             target = next((t for t in entry.tags if t.lower() in ROUTING_TAGS), None)
             target = target.lower() if target else "experience"
             index = indexes[target]
+            done = next(
+                (
+                    f
+                    for f in cited.get(entry.id, ())
+                    if f.group == target and jaccard(text, f.text) >= self.threshold
+                ),
+                None,
+            )
+            if done is not None:
+                result.skipped.append((entry.id, f"already consolidated (cited by a fact in {done.where})"))
+                stats["skipped"] += 1
+                continue
             match = index.best(text)
             if match is not None:
                 fact = match.key
-                if entry.id in fact.entries:
-                    result.skipped.append(
-                        (entry.id, f"already consolidated (cited by a fact in {fact.where})")
-                    )
-                    stats["skipped"] += 1
-                    continue
-                fact.entries.add(entry.id)
+                cited.setdefault(entry.id, []).append(fact)
                 result.units.append(
                     Unit(
                         title=fact.title,
@@ -367,7 +381,8 @@ class OfflineEngine:
                 title = topics.titles.get(where, name)
             else:
                 where = title = target
-            fact = _Fact(where, title, text, {entry.id})
+            fact = _Fact(target, where, title, text)
+            cited.setdefault(entry.id, []).append(fact)
             index.add(fact, text)
             result.units.append(
                 Unit(
