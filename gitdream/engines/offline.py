@@ -49,6 +49,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -86,6 +87,7 @@ _GENERIC = """
 GENERIC_HEADING_WORDS = frozenset(_GENERIC.split())
 """Words that make a heading generic when nothing else is left (module docstring, step 3)."""
 
+_NO_CODES = array("i")
 Slugify = Callable[[str, set[str]], str]
 Absolutize = Callable[[str, date], str]
 
@@ -309,21 +311,19 @@ class OfflineEngine:
                     cited.setdefault(entry_id, []).append(known)
 
         cleaned: list[str] = []
+        codes: list[array] = []
         for entry in context.entries:
             text = clean_text(entry, absolutize)
             cleaned.append(text)
-            if text:
-                vocabulary.count(text)
-        for group in existing.values():
-            for fact in group:
-                vocabulary.count(fact.text)
+            codes.append(vocabulary.count(text) if text else _NO_CODES)
+        known_codes = {name: [vocabulary.count(f.text) for f in group] for name, group in existing.items()}
         vocabulary.freeze()
 
         indexes: dict[str, ShingleIndex[_Fact]] = {}
         for name, group in existing.items():
             index: ShingleIndex[_Fact] = ShingleIndex(vocabulary, self.threshold)
-            for fact in group:
-                index.add(fact, fact.text)
+            for fact, fact_codes in zip(group, known_codes[name], strict=True):
+                index.add(fact, fact.text, vocabulary.ranks(fact_codes))
             indexes[name] = index
 
         result = DistillResult()
@@ -357,7 +357,9 @@ class OfflineEngine:
                 result.skipped.append((entry.id, f"already consolidated (cited by a fact in {done.where})"))
                 stats["skipped"] += 1
                 continue
-            match = index.best(text)
+            ids = vocabulary.ranks(codes[position])
+            codes[position] = _NO_CODES
+            match = index.best(text, ids)
             if match is not None:
                 fact = match.key
                 cited.setdefault(entry.id, []).append(fact)
@@ -383,7 +385,7 @@ class OfflineEngine:
                 where = title = target
             fact = _Fact(target, where, title, text)
             cited.setdefault(entry.id, []).append(fact)
-            index.add(fact, text)
+            index.add(fact, text, ids)
             result.units.append(
                 Unit(
                     title=title,
