@@ -640,7 +640,8 @@ def _write_index(
     """Rebuild the `index` block of MEMORY.md (module docstring; DESIGN §3, §5 phase 6).
 
     Lines: the old block's lines in order, kept verbatim while their topic file exists
-    (lines that are not links are kept too), then one line per new dream-owned topic. Lines
+    (lines that are not links are kept too), then one line per dream-owned topic not yet
+    listed (in the block or by a person outside it), in slug order. Lines
     of demoted topics and of topics whose file was already missing are dropped. Limits:
     when MEMORY.md's text outside the block is already over memory_max_lines or
     memory_max_bytes, a warning is given and the block does not grow (only lines that were
@@ -690,7 +691,8 @@ def _write_index(
     old_kept = list(lines)
     dream_topics = {s for s, t in memory.topics.items() if t.owned and s in exists_after}
     dream_topics |= {s for s, e in live.items() if e.touched and e.topic is None}
-    for slug in sorted(dream_topics - listed):
+    listed_by_human = {_line_slug(line) for line in human.splitlines()}
+    for slug in sorted(dream_topics - listed - listed_by_human):
         entry = live.get(slug)
         if entry is not None and entry.topic is None:
             title, description = entry.title, entry.description
@@ -722,7 +724,7 @@ def _write_index(
             return blocks.replace(INDEX_HEADER, mf.INDEX_BLOCK, content, path)
         return blocks.replace(text, mf.INDEX_BLOCK, content, path)
 
-    if text is None and not lines:
+    if block is None and not lines:
         return
     chosen = [line for _, line in lines]
     new = compose(chosen)

@@ -37,7 +37,8 @@ Per raw entry, in input order:
    was not processed. Re-reading the processed part next time costs nothing (step 4).
 
 Experience units have `title` = the topic's display name (the new topic file's `# Title`)
-and `body` = the fact text. Stats: `entries`, `created`, `corroborated` (experience),
+and `body` = the fact text; definition units have `title` = the fact text clipped to
+DEFINITION_TITLE_MAX_CHARS. Stats: `entries`, `created`, `corroborated` (experience),
 `definition` (definition units, create or corroborate), `skipped`, `deferred`.
 
 Scale: two passes over the material (the first counts shingle frequencies), one prefix-filter
@@ -71,6 +72,8 @@ FACT_MAX_CHARS = 400
 """Longest fact text, in characters (code points), "…" included."""
 TOPIC_NAME_MAX_CHARS = 80
 """Longest topic display name taken from a heading or tag, in characters."""
+DEFINITION_TITLE_MAX_CHARS = 60
+"""Definition units are titled by their text, clipped to this many characters."""
 DEFAULT_TOPIC = "journal"
 ROUTING_TAGS = DEFINITION_TARGETS  # ("skill", "soul", "agent")
 _GENERIC = """
@@ -365,7 +368,9 @@ class OfflineEngine:
                 cited.setdefault(entry.id, []).append(fact)
                 result.units.append(
                     Unit(
-                        title=fact.title,
+                        title=fact.title
+                        if target == "experience"
+                        else clip(text, DEFINITION_TITLE_MAX_CHARS),
                         body=text,
                         target=target,
                         action="corroborate",
@@ -382,7 +387,7 @@ class OfflineEngine:
                 where = topics.slug(name)
                 title = topics.titles.get(where, name)
             else:
-                where = title = target
+                where, title = target, clip(text, DEFINITION_TITLE_MAX_CHARS)
             fact = _Fact(target, where, title, text)
             cited.setdefault(entry.id, []).append(fact)
             index.add(fact, text, ids)
