@@ -369,8 +369,8 @@ def integrate_experience(
     units). `cfg`: archive_days (days), memory_max_lines (lines), memory_max_bytes (UTF-8
     bytes), max_loss_fraction.
 
-    Units: `create` adds a fact to `<memory_dir>/<unit.topic>.md` (creating a dream-owned
-    topic file when absent; a fact with the same normalised text is corroborated instead);
+    Units: `create` adds a fact to `<memory_dir>/<unit.topic>.md` (an existing file whose name
+    differs only in case is used instead; a dream-owned topic file is created when absent; a fact with the same normalised text is corroborated instead);
     `corroborate` finds the fact named by `unit.corroborates` (in that topic, else in any
     topic) and adds 1 to `seen`, moves `last`, appends the new sources; `refine`/`correct`
     replace that fact's text. A unit whose fact is not found is created. For a new topic,
@@ -383,6 +383,7 @@ def integrate_experience(
     memory = mf.read_memory(agent, files)
     live: dict[str, _Live] = {}
     global_facts: dict[str, str] = {}  # normalised fact text → slug
+    folded = {slug.casefold(): slug for slug in sorted(memory.topics, reverse=True)}
     for slug, topic in memory.topics.items():
         for fact in topic.facts or ():
             global_facts.setdefault(_norm(fact.text), slug)
@@ -415,7 +416,7 @@ def integrate_experience(
         if not text:
             reject(unit, "empty fact text")
             continue
-        slug = unit.topic
+        slug = folded.get(unit.topic.casefold(), unit.topic)  # one file per name, whatever its case
         if not mf.safe_slug(slug) or not agent.is_memory_target(mf.topic_path(agent, slug)):
             reject(unit, f"unsafe topic slug {slug!r}")
             continue

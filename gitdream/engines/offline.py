@@ -149,7 +149,8 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
 
 def clean_name(name: str) -> str:
     """A heading or tag as a topic display name: Markdown links and emphasis dropped, one
-    line, a trailing count such as "(5)" and a trailing colon dropped, first letter upper-cased, capped at TOPIC_NAME_MAX_CHARS."""
+    line, a trailing count such as "(5)" and a trailing colon dropped, first letter
+    upper-cased, capped at TOPIC_NAME_MAX_CHARS characters."""
     text = _MD_LINK.sub(r"\1", name)
     text = _EMPHASIS.sub("", text)
     text = _TRAILING_COUNT.sub("", one_line(text))
@@ -219,7 +220,13 @@ def _cited(sources: list[str]) -> set[str]:
 
 
 class _Topics:
-    """Topic name → slug, mapping onto existing topic files (module docstring, step 3)."""
+    """Topic name → slug, mapping onto existing topic files (module docstring, step 3).
+
+    A name maps to an existing file when its loose key (case, width and punctuation folded)
+    equals the key of a file name or front matter `name`, or when `slugify(name, set())`
+    equals a file name case-insensitively. Otherwise `slugify(name, taken)` gives the slug;
+    should it return an unsafe or taken slug, "topic " + name is tried, then a hashed
+    `topic-<10 hex>` slug, so a faulty slugify can never escape the memory folder."""
 
     def __init__(self, memory: memoryfiles.MemoryFiles, slugify: Slugify) -> None:
         self._slugify = slugify

@@ -165,6 +165,12 @@ def test_human_topic_keeps_every_byte_outside_the_block() -> None:
     ]
 
 
+def test_a_topic_differing_only_in_case_uses_the_existing_file() -> None:
+    path = f"{MEM}/Deploys.md"
+    result = integrate({path: "# Deploys\n"}, [unit("deploys", "A fact.")])
+    assert list(result.changes) == [path]
+
+
 def test_crlf_human_topic_keeps_its_bytes_and_line_endings() -> None:
     path = f"{MEM}/notes.md"
     original = "# Notes\r\n\r\nHand-written line.\r\n"
