@@ -36,9 +36,12 @@ INDEX_BLOCK = "index"
 LEARNED_BLOCK = "learned"
 ARCHIVED_BLOCK_PREFIX = "archived-"
 CLAUDE_TYPES = ("user", "feedback", "project", "reference")
-# Slugs a topic may never take: they would collide with the index, the archive folder or the
-# raw logs (compared case-insensitively, since macOS and Windows file systems fold case).
-RESERVED_SLUGS = frozenset({"memory", "archive", "logs", "index", "readme", "claude", "agents"})
+# Slugs a topic may never take: they would collide with the index, the archive folder, the
+# raw logs or a definition file (compared case-insensitively, since macOS and Windows file
+# systems fold case).
+RESERVED_SLUGS = frozenset(
+    {"memory", "archive", "logs", "index", "readme", "claude", "agents", "agent", "soul", "skill"}
+)
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*\r?$", re.MULTILINE)
 _SLUG_BAD = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|\s]")
 
@@ -177,13 +180,19 @@ def read_topic(slug: str, path: str, text: str) -> Topic:
 
 def read_memory(agent: Agent, files: dict[str, str]) -> MemoryFiles:
     """Sort the agent's memory files (repository-relative path → text) into index, topics
-    (direct `*.md` children of the memory directory except MEMORY.md and raw sources) and
+    (direct `*.md` children of the memory directory except MEMORY.md, raw sources and
+    definition files) and
     archive files (`archive/*.md`). Other paths are ignored."""
     prefix = agent.memory_dir + "/" if agent.memory_dir else ""
     idx = index_path(agent)
     memory = MemoryFiles(agent, idx, files.get(idx))
     for path in sorted(files):
-        if not path.startswith(prefix) or path == idx or agent.is_source(path):
+        if (
+            not path.startswith(prefix)
+            or path == idx
+            or agent.is_source(path)
+            or path in agent.definition_files
+        ):
             continue
         rest = path[len(prefix) :]
         if not rest.endswith(".md"):
