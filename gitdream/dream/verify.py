@@ -93,7 +93,7 @@ def unsafe_reason(unit: Unit) -> str | None:
         return f"target {unit.target!r} is not one of {', '.join(TARGETS)}"
     if unit.action not in ACTIONS:
         return f"action {unit.action!r} is not one of {', '.join(ACTIONS)}"
-    if not safe_slug(unit.topic):
+    if unit.target == "experience" and not safe_slug(unit.topic):
         return f"topic {unit.topic!r} cannot name a topic file (see gitdream.dream.memoryfiles.safe_slug)"
     return None
 

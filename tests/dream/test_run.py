@@ -55,8 +55,12 @@ def _resolves(root: Path, ref: str) -> bool:
 
 
 def test_first_dream_commits_experience_and_definitions(agent_repo: Path) -> None:
-    _log(agent_repo, 1, "- [2026-03-01] [deploy] Rollbacks need the previous image tag.",
-         "- Always run the smoke test before promoting. #skill")
+    _log(
+        agent_repo,
+        1,
+        "- [2026-03-01] [deploy] Rollbacks need the previous image tag.",
+        "- Always run the smoke test before promoting. #skill",
+    )
     commit_all(agent_repo, "log")
     input_commit = head(agent_repo)
     doc = _run(agent_repo)
@@ -71,8 +75,13 @@ def test_first_dream_commits_experience_and_definitions(agent_repo: Path) -> Non
     assert exp_files and all(p.startswith("agents/ops/memory/") and "/logs/" not in p for p in exp_files)
     assert dfn_files == ["agents/ops/SKILL.md"]
     trailers = git(agent_repo, "log", "-1", "--format=%(trailers:only,unfold)", exp)
-    for key in ("Gitdream-Run", "Gitdream-Kind: experience", "Gitdream-Agent: ops",
-                f"Gitdream-Input: {input_commit}", "Gitdream-Engine: offline"):
+    for key in (
+        "Gitdream-Run",
+        "Gitdream-Kind: experience",
+        "Gitdream-Agent: ops",
+        f"Gitdream-Input: {input_commit}",
+        "Gitdream-Engine: offline",
+    ):
         assert key in trailers
     assert git(agent_repo, "log", "-1", "--format=%s", exp).startswith("dream(ops): experience — improved ")
     assert git(agent_repo, "log", "-1", "--format=%s", dfn) == "dream(ops): definitions — SKILL.md\n"
@@ -194,11 +203,18 @@ def test_review_branch_leaves_the_current_branch(agent_repo: Path) -> None:
     assert receipt["status"] == "ok" and receipt["branch"] == "refs/heads/dream/review"
     assert head(agent_repo) == main and snapshot(agent_repo) == before
     log = git(agent_repo, "log", "--format=%s", "main..dream/review").splitlines()
-    assert log == ["dream(ops): definitions — soul.md", log[1]] and log[1].startswith("dream(ops): experience")
+    assert log == ["dream(ops): definitions — soul.md", log[1]] and log[1].startswith(
+        "dream(ops): experience"
+    )
 
 
 def test_tag_routing_and_relative_dates(agent_repo: Path) -> None:
-    _log(agent_repo, 2, "- [2026-03-02] [deploy] Yesterday the deploy failed.", "- Answer in three lines. #agent")
+    _log(
+        agent_repo,
+        2,
+        "- [2026-03-02] [deploy] Yesterday the deploy failed.",
+        "- Answer in three lines. #agent",
+    )
     commit_all(agent_repo, "log")
     _run(agent_repo)
     deploy = (agent_repo / "agents/ops/memory/deploy.md").read_text()
@@ -209,7 +225,14 @@ def test_tag_routing_and_relative_dates(agent_repo: Path) -> None:
 
 
 def test_hostile_topic_names_stay_inside_memory(agent_repo: Path) -> None:
-    _log(agent_repo, 1, "- [../../.git/hooks/post-merge] injected", "- [CON] reserved", "- [.git] dot", "- [🚀] emoji")
+    _log(
+        agent_repo,
+        1,
+        "- [../../.git/hooks/post-merge] injected",
+        "- [CON] reserved",
+        "- [.git] dot",
+        "- [🚀] emoji",
+    )
     commit_all(agent_repo, "hostile")
     receipt = _run(agent_repo)["runs"][0]
     assert receipt["status"] == "ok"
@@ -220,21 +243,29 @@ def test_hostile_topic_names_stay_inside_memory(agent_repo: Path) -> None:
 
 
 def test_demo_works_offline(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "gitdream", "demo", str(tmp_path / "demo")],
-                          capture_output=True, text=True, env={**__import__("os").environ,
-                                                                "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    proc = subprocess.run(
+        [sys.executable, "-m", "gitdream", "demo", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Improved" in proc.stdout and "gitdream revert last" in proc.stdout
     assert "dream(ops): experience" in git(tmp_path / "demo", "log", "--format=%s")
 
 
-@pytest.mark.skipif(not (SHARED / "tools" / "make-real-repo").exists(), reason="../shared (real data) is absent")
+@pytest.mark.skipif(
+    not (SHARED / "tools" / "make-real-repo").exists(), reason="../shared (real data) is absent"
+)
 def test_real_repository(tmp_path: Path) -> None:
     root = tmp_path / "real"
-    subprocess.run([sys.executable, str(SHARED / "tools" / "make-real-repo"), str(root)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(SHARED / "tools" / "make-real-repo"), str(root)], check=True, capture_output=True
+    )
     before = head(root)
-    result = cli(root, "run", "--json")
+    # The real logs hold more entries than the default max_units (500) per run; lift the
+    # limit so one run consumes everything and the second run is a no-op.
+    result = cli(root, "run", "--json", env={"GITDREAM_MAX_UNITS": "100000"})
     assert result.exit_code == 0, result.stderr
     runs = json.loads(result.stdout)["runs"]
     assert runs and all(r["status"] in ("ok", "noop") for r in runs)
@@ -278,6 +309,6 @@ def test_real_repository(tmp_path: Path) -> None:
         if receipt["commits"]["definition"]:
             files = git(root, "show", "--name-only", "--format=", receipt["commits"]["definition"]).split()
             assert cli(root, "check", *files).exit_code == 0, files
-    second = json.loads(cli(root, "run", "--json").stdout)["runs"]
+    second = json.loads(cli(root, "run", "--json", env={"GITDREAM_MAX_UNITS": "100000"}).stdout)["runs"]
     assert all(r["status"] == "noop" for r in second)
     assert all(r["commits"] == {"experience": None, "definition": None} for r in second)
