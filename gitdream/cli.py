@@ -270,10 +270,10 @@ def _render_run(result: Any, json_: bool, quiet: bool) -> None:
         if outcome.estimate is not None and not json_:
             est = outcome.estimate
             calls = int(est.get("calls", 0))
-            screens = int(est.get("screen_calls", 0))
+            screens = est.get("screen_calls")
             output.out(
                 f"{outcome.agent}: {calls} distill call{'s' if calls != 1 else ''}"
-                + (f" (+ up to {screens} screener calls)" if screens else "")
+                + (f" (screener: {screens})" if screens else "")
                 + f", about {est.get('input_tokens', 0)} input tokens for {est.get('entries', 0)} entries"
                 + " — nothing was sent"
             )
