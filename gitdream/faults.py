@@ -8,7 +8,7 @@
                                                  then wait for <name>.continue (60 s max)
 
 Several entries may be given, separated by commas. The points are named where the code
-crosses a boundary that matters for crash safety: after-blobs, after-tree,
+crosses a boundary that matters for crash safety: before-experience-commit, after-blobs, after-tree,
 after-commit-object, before-ref-move, after-ref-move, mid-worktree-update,
 before-index-update, after-experience-commit, before-watermark, before-receipt.
 FaultInjected derives from BaseException so that phase isolation (`except Exception`)
@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 POINTS = (
+    "before-experience-commit",
     "after-blobs",
     "after-tree",
     "after-commit-object",

@@ -387,3 +387,17 @@ def test_format_message_trailers_parse_with_git(agent_repo: Path) -> None:
         "Gitdream-Kind: experience",
         "Gitdream-Agent: ops",
     ]
+
+
+def test_repair_removes_temp_files_of_a_killed_atomic_write(
+    agent_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITDREAM_FAULT", "after-ref-move:raise")
+    with pytest.raises(faults.FaultInjected):
+        _commit(agent_repo, [Change(f"{MEM}/MEMORY.md", b"dream index\n")])
+    monkeypatch.delenv("GITDREAM_FAULT")
+    leftover = agent_repo / MEM / ".MEMORY.md.gitdream-12345.tmp"
+    leftover.write_bytes(b"half")
+    commitbuilder.repair(Repo.open(agent_repo))
+    assert not leftover.exists()
+    assert (agent_repo / MEM / "MEMORY.md").read_bytes() == b"dream index\n"

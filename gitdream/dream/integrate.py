@@ -358,6 +358,7 @@ def integrate_experience(
     input_commit: str,
     today: date,
     cfg: Config,
+    stale_before: date | None = None,
 ) -> ExperienceResult:
     """Merge experience units into the agent's memory files; demote stale topics; keep
     MEMORY.md within its limits; guard against loss (module docstring; DESIGN §5 phase 6).
@@ -365,8 +366,12 @@ def integrate_experience(
     `files`: the agent's memory at the input commit, repository-relative path → text
     (MEMORY.md, topic files, archive files; other paths are ignored). `units`: experience
     units in order (other targets are rejected). `input_commit`: hex id (its first 12 hex
-    digits go into source references). `today`: the run's date (demotion, dates of undated
-    units). `cfg`: archive_days (days), memory_max_lines (lines), memory_max_bytes (UTF-8
+    digits go into source references). `today`: the run's date (archive month, dates of
+    undated units). `stale_before`: the day staleness is measured against (default
+    `today`): a dream-owned topic whose newest fact is `archive_days` older than it is
+    demoted. The pipeline passes the newest date of the run's material, so the agent's own
+    clock decides — importing an old backlog does not archive what it has just written.
+    `cfg`: archive_days (days), memory_max_lines (lines), memory_max_bytes (UTF-8
     bytes), max_loss_fraction.
 
     Units: `create` adds a fact to `<memory_dir>/<unit.topic>.md` (an existing file whose name
@@ -459,7 +464,7 @@ def integrate_experience(
             if new != entry.topic.text:
                 result.changes[entry.path] = new
 
-    demoted = _demote(agent, memory, live, result, today, int(cfg["archive_days"]))
+    demoted = _demote(agent, memory, live, result, today, int(cfg["archive_days"]), stale_before or today)
     if result.topics_created or demoted:
         _write_index(agent, memory, live, demoted, result, cfg)
     result.loss = check_loss(
@@ -529,9 +534,11 @@ def _demote(
     result: ExperienceResult,
     today: date,
     archive_days: int,
+    stale_before: date,
 ) -> list[str]:
     """Move dream-owned topics whose newest fact `last` date is `archive_days` or more days
-    before `today` (and that this run did not touch) into `archive/<today's YYYY-MM>.md`.
+    before `stale_before` (and that this run did not touch) into
+    `archive/<today's YYYY-MM>.md`.
     Returns the demoted slugs. A human-written archive file of that month, or one with
     malformed markers, stops demotion with a warning (the topics stay)."""
     month = today.strftime("%Y-%m")
@@ -541,7 +548,7 @@ def _demote(
         if not topic.owned or topic.error is not None or (slug in live and live[slug].touched):
             continue
         last = topic.last
-        if last is None or (today - last).days < archive_days:
+        if last is None or (stale_before - last).days < archive_days:
             continue
         current = result.changes.get(path)
         if current is None:

@@ -426,8 +426,16 @@ def run_agent(
 
         reporter.phase(agent.id, "experience", f"{len(experience_units)} units")
         today = clock.now().date()
+        dated = [e.date for e in entries if e.date is not None]
+        stale_before = min(today, max(dated)) if dated else today
         exp = integrate.integrate_experience(
-            agent, memory, experience_units, input_commit=input_commit, today=today, cfg=cfg
+            agent,
+            memory,
+            experience_units,
+            input_commit=input_commit,
+            today=today,
+            cfg=cfg,
+            stale_before=stale_before,
         )
         counts["created"] = exp.created
         counts["corroborated"] = exp.corroborated
@@ -453,6 +461,7 @@ def run_agent(
             if opts.dry_run:
                 diff_parts.append(_diff_text(memory, exp_changes))
             else:
+                faults.point("before-experience-commit")
                 checkpoint()
                 message = _commit_message(
                     agent,

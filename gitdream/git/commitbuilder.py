@@ -27,6 +27,7 @@ current branch, the index and the working tree are not touched.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -362,9 +363,22 @@ def repair(repo: Repo) -> list[str]:
     if not repo.raw.descendant_of(ref.target, journal.new) and str(ref.target) != journal.new:
         _drop_journal(repo)
         return [f"dropped the journal of commit {journal.new[:12]}: {journal.ref} no longer contains it"]
+    _remove_temp_files(repo, journal)
     warnings = _sync(repo, journal)
     _drop_journal(repo)
     return [f"finished updating the working tree for dream commit {journal.new[:12]}", *warnings]
+
+
+def _remove_temp_files(repo: Repo, journal: Journal) -> None:
+    """Remove the temporary files an `atomic_write` killed mid-way left beside the
+    journaled paths (`.<name>.gitdream-<pid>.tmp`); the real files were never touched."""
+    for path in journal.paths:
+        target = repo.workdir / path
+        for leftover in target.parent.glob(f".{glob.escape(target.name)}.gitdream-*.tmp"):
+            try:
+                leftover.unlink()
+            except OSError:
+                pass
 
 
 # --- the whole commit ----------------------------------------------------------------
