@@ -378,6 +378,9 @@ def run_agent(
         _phase(state, "distill", units=len(distilled.units), stats=distilled.stats, errors=distilled.errors)
         if distilled.errors:
             state.receipt["phases"]["distill"]["status"] = "partial"
+            state.warnings += [
+                f"distill: {e} (its material will be read again next run)" for e in distilled.errors
+            ]
         if distilled.failed_entries:
             _pend(state, distilled.failed_entries, material, "not processed by the engine")
         _check_time(state)
