@@ -777,14 +777,17 @@ def _render_audit(result: Any, width: int) -> None:
                 target = (
                     f"{source.fact['path']}: {source.fact['text']}" if source.fact else "no longer in memory"
                 )
-                output.out(_clip(f"      refers to {source.ref} ({target})", width))
+                output.out(
+                    _clip(f"      refers to {source.ref} ({target})", max(width, len(source.ref) + 30))
+                )
                 continue
+            # References are never clipped: a path cut short is no use for looking it up.
             if source.status == "missing":
-                output.out(_clip(f"      MISSING {source.ref}: {source.reason}", width))
+                output.out(f"      MISSING {source.ref}")
+                for line in textwrap.wrap(str(source.reason), max(width - 8, 30)):
+                    output.out(f"        {line}")
                 continue
-            output.out(
-                _clip(f"      {source.path}#L{source.start}-L{source.end} @ {str(source.commit)[:12]}", width)
-            )
+            output.out(f"      {source.path}#L{source.start}-L{source.end} @ {str(source.commit)[:12]}")
             quoted = source.text or []
             for line in quoted[:MAX_QUOTED_LINES]:
                 output.out(_clip(f"        │ {line}", width))

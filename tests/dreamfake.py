@@ -170,9 +170,13 @@ def fake_dream(
         "rejected": 1 if status == "ok" else 0,
     }
     if status == "ok":
-        receipt["rejected"] = [{"title": "a secret", "target": "experience", "stage": "screen", "reason": "api key"}]
+        receipt["rejected"] = [
+            {"title": "a secret", "target": "experience", "stage": "screen", "reason": "api key"}
+        ]
     if status in ("ok", "noop") and move_watermark:
-        compare_and_swap(repo, agent.watermark_ref, watermark_before, input_commit, f"gitdream: dream {run_id}")
+        compare_and_swap(
+            repo, agent.watermark_ref, watermark_before, input_commit, f"gitdream: dream {run_id}"
+        )
         receipt["watermark_after"] = input_commit
     if status == "failed":
         receipt["error"] = {"type": "engine", "message": "the engine failed", "hint": None}

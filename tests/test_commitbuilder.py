@@ -395,7 +395,7 @@ def test_changes_computed_from_an_older_base_never_undo_later_commits(agent_repo
     write(agent_repo, f"{MEM}/MEMORY.md", "a human commit after the base\n")
     user = commit_all(agent_repo, "human edit of MEMORY.md")
     before = snapshot(agent_repo)
-    with pytest.raises(HeadMoved, match="MEMORY.md"):
+    with pytest.raises(HeadMoved, match=r"MEMORY\.md"):
         _commit(agent_repo, [Change(f"{MEM}/MEMORY.md", b"computed at base\n")], target=Target.head(base))
     assert head(agent_repo) == user and snapshot(agent_repo) == before
     # Paths the later commits did not touch: rebuilt on top of them.

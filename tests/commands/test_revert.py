@@ -75,7 +75,11 @@ def dreamed(agent_repo: Path) -> tuple[Path, dict[str, Any]]:
     write(agent_repo, "agents/qa/agent.md", "# qa\n\nqa tests things.\n")
     write(agent_repo, "agents/qa/SKILL.md", "# qa — skills\n")
     write(agent_repo, "agents/qa/memory/MEMORY.md", "# qa — memory\n")
-    write(agent_repo, "agents/qa/memory/logs/2026/03/2026-03-01.md", "# 2026-03-01\n\n- Flaky test found. #tests\n")
+    write(
+        agent_repo,
+        "agents/qa/memory/logs/2026/03/2026-03-01.md",
+        "# 2026-03-01\n\n- Flaky test found. #tests\n",
+    )
     commit_all(agent_repo, "logs of the day")
     receipt = fake_dream(agent_repo, PLANNED)
     return agent_repo, receipt
@@ -125,7 +129,9 @@ def test_plain_revert_undoes_both_commits_definition_first(dreamed: tuple[Path, 
     assert git(root, "rev-parse", "refs/gitdream/watermark/ops").strip() == receipt["input_commit"]
 
 
-def test_only_experience_keeps_the_definition_commit_byte_for_byte(dreamed: tuple[Path, dict[str, Any]]) -> None:
+def test_only_experience_keeps_the_definition_commit_byte_for_byte(
+    dreamed: tuple[Path, dict[str, Any]],
+) -> None:
     root, receipt = dreamed
     before = tree_files(root, receipt["input_commit"])
     after = tree_files(root, "HEAD")
@@ -142,7 +148,9 @@ def test_only_experience_keeps_the_definition_commit_byte_for_byte(dreamed: tupl
     assert listed[0]["commits"]["definition"] is None
 
 
-def test_only_definition_keeps_the_experience_commit_byte_for_byte(dreamed: tuple[Path, dict[str, Any]]) -> None:
+def test_only_definition_keeps_the_experience_commit_byte_for_byte(
+    dreamed: tuple[Path, dict[str, Any]],
+) -> None:
     root, receipt = dreamed
     before = tree_files(root, receipt["input_commit"])
     after = tree_files(root, "HEAD")
@@ -165,7 +173,11 @@ def test_later_unrelated_commits_are_kept(dreamed: tuple[Path, dict[str, Any]]) 
     # … and another agent dreams.
     other = fake_dream(
         root,
-        Planned(topics={"tests": [("A flaky test was found.", ["agents/qa/memory/logs/2026/03/2026-03-01.md#L3-L3"])]}),
+        Planned(
+            topics={
+                "tests": [("A flaky test was found.", ["agents/qa/memory/logs/2026/03/2026-03-01.md#L3-L3"])]
+            }
+        ),
         agent_id="qa",
     )
     later = tree_files(root, "HEAD")
@@ -183,7 +195,9 @@ def test_later_unrelated_commits_are_kept(dreamed: tuple[Path, dict[str, Any]]) 
     assert git(root, "rev-parse", "refs/gitdream/watermark/qa").strip() == other["input_commit"]
 
 
-def test_conflict_with_a_later_dream_refuses_and_changes_nothing(dreamed: tuple[Path, dict[str, Any]]) -> None:
+def test_conflict_with_a_later_dream_refuses_and_changes_nothing(
+    dreamed: tuple[Path, dict[str, Any]],
+) -> None:
     root, receipt = dreamed
     later = fake_dream(root, Planned(topics={"deploys": [("Deploys need a green build.", [f"{LOG}#L3-L3"])]}))
     state = snapshot(root)
@@ -225,8 +239,10 @@ def test_same_lines_changed_by_a_person_conflict(dreamed: tuple[Path, dict[str, 
 
 
 @pytest.mark.parametrize("how", ["unstaged", "staged"])
-def test_dirty_target_refuses_and_leaves_the_file_untouched(dreamed: tuple[Path, dict[str, Any]], how: str) -> None:
-    root, receipt = dreamed
+def test_dirty_target_refuses_and_leaves_the_file_untouched(
+    dreamed: tuple[Path, dict[str, Any]], how: str
+) -> None:
+    root, _receipt = dreamed
     path = root / "agents/ops/memory/ci.md"
     path.write_bytes(path.read_bytes() + b"\nmy own note\n")
     if how == "staged":
@@ -242,7 +258,7 @@ def test_dirty_target_refuses_and_leaves_the_file_untouched(dreamed: tuple[Path,
 
 
 def test_untracked_target_refuses(dreamed: tuple[Path, dict[str, Any]]) -> None:
-    root, receipt = dreamed
+    root, _receipt = dreamed
     undo = json.loads(cli(root, "revert", "last", "--only", "experience", "--json").stdout)
     # Reapplying the dream would create ci.md again, but a person has an untracked one.
     write(root, "agents/ops/memory/ci.md", "mine, not committed\n")
@@ -255,7 +271,7 @@ def test_untracked_target_refuses(dreamed: tuple[Path, dict[str, Any]]) -> None:
 
 
 def test_user_changes_elsewhere_survive_byte_for_byte(dreamed: tuple[Path, dict[str, Any]]) -> None:
-    root, receipt = dreamed
+    root, _receipt = dreamed
     write(root, "README.md", "staged by the user\n")
     git(root, "add", "README.md")
     write(root, "README.md", "staged, then edited again\n")
@@ -300,7 +316,7 @@ def test_reverting_a_revert_reapplies_the_dream(dreamed: tuple[Path, dict[str, A
 
 
 def test_dry_run_prints_the_patch_and_changes_nothing(dreamed: tuple[Path, dict[str, Any]]) -> None:
-    root, receipt = dreamed
+    root, _receipt = dreamed
     state = snapshot(root)
     before_refs, before_objects = refs(root), objects(root)
     state_dir = root / ".git" / "gitdream"
@@ -400,7 +416,7 @@ def test_lock_held_exits_75_and_changes_nothing(dreamed: tuple[Path, dict[str, A
 
 
 def test_nothing_to_revert(dreamed: tuple[Path, dict[str, Any]]) -> None:
-    root, receipt = dreamed
+    root, _receipt = dreamed
     noop = fake_dream(root, Planned(), status="noop")
     result = cli(root, "revert", noop["run"])
     assert result.exit_code == 1

@@ -104,7 +104,9 @@ def test_the_trailer_walk_is_bounded(agent_repo: Path) -> None:
     # Distinct commit times: the walk goes newest first by commit time (libgit2 orders
     # commits of the same second arbitrarily, parents included).
     with freeze_time("2098-01-01T00:00:00Z"):
-        ok = fake_dream(agent_repo, Planned(topics={"deploys": [("Rollbacks need a tag.", [f"{LOG}#L3-L3"])]}))
+        ok = fake_dream(
+            agent_repo, Planned(topics={"deploys": [("Rollbacks need a tag.", [f"{LOG}#L3-L3"])]})
+        )
     git(agent_repo, "update-ref", "-d", "refs/notes/gitdream")
     for n in range(3):
         commit_all(agent_repo, f"later {n}", date=f"2099-01-01T00:00:0{n}Z")
