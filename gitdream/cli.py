@@ -464,13 +464,11 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
         )
     else:
         output.out("lock: free")
-    if result.hooks:
-        installed = [
-            name for name, info in result.hooks.items() if isinstance(info, dict) and info.get("installed")
-        ]
-        output.out(
-            "hooks: " + (", ".join(installed) if installed else "none installed (gitdream hooks install)")
-        )
+    hooks = result.hooks.get("hooks", [])
+    if any(h["state"] != "missing" for h in hooks):
+        output.out("hooks: " + ", ".join(f"{h['name']} {h['state']}" for h in hooks))
+    else:
+        output.out("hooks: not installed (gitdream hooks install)")
     output.out("")
     rows = []
     for agent in result.agents:
@@ -874,6 +872,326 @@ def revert_cmd(
         )
     else:
         output.out("The run's material stays consumed (--replay would have the next dream read it again)")
+
+
+# --- check --------------------------------------------------------------------------------
+
+
+def _repo_paths(ctx: click.Context, repo: Any, paths: tuple[Path, ...]) -> list[str]:
+    """PATH arguments (relative to the current directory or -C) as repository-relative
+    POSIX paths; a path outside the repository is a usage error."""
+    start = _start(ctx)
+    out = []
+    for path in paths:
+        rel = repo.relpath(path if path.is_absolute() else start / path)
+        if rel == ".." or rel.startswith("../"):
+            raise click.BadParameter(f"{path} is outside the repository {repo.workdir}", param_hint="PATH")
+        out.append("" if rel == "." else rel)
+    return out
+
+
+@cli.command(name="check")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--staged", is_flag=True, help="Check the staged content (the index), not the working tree.")
+@click.option(
+    "--index-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file to read (implies --staged); default: $GIT_INDEX_FILE, else the repository's index.",
+)
+@click.option(
+    "--changed", is_flag=True, help="Only files whose content differs from HEAD (the pre-commit hook's mode)."
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing when every file passes.")
+@json_option
+@click.pass_context
+def check_cmd(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    staged: bool,
+    index_file: Path | None,
+    changed: bool,
+    quiet: bool,
+    json_: bool,
+) -> None:
+    """Check agent.md prefixes, managed blocks and MEMORY.md limits; exit 1 on a problem.
+
+    Without PATHs, every agent's definition files (agent.md, soul.md, SKILL.md) and the
+    *.md files directly in its memory folder are checked. agent.md: the required
+    sections end within the first prefix_chars characters, and no managed block starts
+    before them. All: managed-block markers are well formed. MEMORY.md: within
+    memory_max_lines lines and memory_max_bytes bytes. Topic files: front matter is YAML.
+    Problems are printed as `path:line: rule: what is wrong: the fix`.
+
+    \b
+    Examples:
+      gitdream check                          the working tree, every agent
+      gitdream check agents/ops               one agent
+      gitdream check --staged                 what `git commit` would commit
+      gitdream check --staged --changed       only what this commit changes (the pre-commit hook)
+      gitdream check --json | jq '.files[] | select(.ok | not)'
+
+    Exit codes: 0 every file passes, 1 a problem was found (or an error), 2 usage,
+    3 internal error.
+    """
+    from gitdream.commands.check import check_agents
+
+    repo = open_repo(ctx)
+    cfg = load_config(ctx, repo.workdir)
+    if index_file is not None:
+        staged = True
+        index_file = (index_file if index_file.is_absolute() else _start(ctx) / index_file).absolute()
+    result = check_agents(
+        repo, cfg, _repo_paths(ctx, repo, paths), staged=staged, index_file=index_file, changed=changed
+    )
+    if json_:
+        output.json_out(result.to_json())
+    else:
+        for checked in result.files:
+            for line in checked.lines():
+                output.out(line)
+    for checked in result.files:
+        for line in checked.warning_lines():
+            output.warn(line)
+    for line in result.warnings:
+        output.warn(line)
+    if not json_ and (not result.ok or not quiet):
+        output.out(f"gitdream check: {result.summary()}")
+    ctx.exit(result.exit_code)
+
+
+# --- hooks --------------------------------------------------------------------------------
+
+
+@cli.group(name="hooks", cls=GitdreamGroup)
+def hooks_group() -> None:
+    """Install, remove or inspect gitdream's git hooks.
+
+    \b
+    pre-commit    gitdream check --staged: a broken agent.md prefix blocks the commit
+    post-merge    new commits arrived (merge, fast-forward): dream, detached
+    post-rewrite  the same after `git pull --rebase` (rebase only, never amend)
+    post-commit   the same when a commit concludes a merge that had stopped
+    """
+
+
+def _hook_option(func: F) -> F:
+    from gitdream.trigger.hookscripts import HOOK_NAMES
+
+    return click.option(
+        "--hook",
+        "hooks",
+        multiple=True,
+        type=click.Choice(HOOK_NAMES),
+        help="Only this hook (repeatable); default: all four.",
+    )(func)
+
+
+def _allow_outside_option(func: F) -> F:
+    return click.option(
+        "--allow-outside",
+        is_flag=True,
+        help="Allow a hooks directory outside this repository (a shared core.hooksPath).",
+    )(func)
+
+
+def _render_hooks_result(result: Any, json_: bool) -> None:
+    if json_:
+        output.json_out(result.to_json())
+    else:
+        where = result.hooks_dir
+        output.out(f"hooks directory: {where.path} ({where.source})")
+        rows = []
+        for hook in result.hooks:
+            detail = hook.note
+            if hook.action == "chained" and hook.previous is not None:
+                detail = f"the hook that was there runs first, kept as {hook.previous.name}"
+            elif hook.action == "restored" and hook.previous is not None:
+                detail = detail or f"put back the hook saved as {hook.previous.name}"
+            elif hook.action == "foreign":
+                detail = "not gitdream's hook; left alone"
+            rows.append([hook.action, hook.name, detail])
+        for line in output.table(rows):
+            output.out(line)
+    for warning in result.warnings:
+        output.warn(warning)
+
+
+@hooks_group.command(name="install")
+@_hook_option
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(dir_okay=False),
+    help="Interpreter the hooks start gitdream with (default: the one running this command).",
+)
+@_allow_outside_option
+@json_option
+@click.pass_context
+def hooks_install(
+    ctx: click.Context, hooks: tuple[str, ...], python: str | None, allow_outside: bool, json_: bool
+) -> None:
+    """Install the hooks where git runs them (core.hooksPath, worktrees honoured).
+
+    A hook that is already there is kept, renamed to <hook>.gitdream-prev, and run
+    first with the same arguments; a failing previous pre-commit still blocks the
+    commit. Installing again changes nothing; `gitdream hooks uninstall` restores
+    exactly what was there.
+
+    \b
+    Examples:
+      gitdream hooks install
+      gitdream hooks install --hook pre-commit
+      gitdream hooks install --json
+    """
+    from gitdream.commands import hooks as hooks_cmd
+
+    repo = open_repo(ctx)
+    result = hooks_cmd.install(repo, hooks, python=python, allow_outside=allow_outside)
+    _render_hooks_result(result, json_)
+
+
+@hooks_group.command(name="uninstall")
+@_hook_option
+@_allow_outside_option
+@json_option
+@click.pass_context
+def hooks_uninstall(ctx: click.Context, hooks: tuple[str, ...], allow_outside: bool, json_: bool) -> None:
+    """Remove gitdream's hooks and put back the hooks they chained.
+
+    Hooks that are not gitdream's are left alone; nothing to remove is not an error.
+
+    \b
+    Examples:
+      gitdream hooks uninstall
+      gitdream hooks uninstall --hook post-commit
+    """
+    from gitdream.commands import hooks as hooks_cmd
+
+    repo = open_repo(ctx)
+    result = hooks_cmd.uninstall(repo, hooks, allow_outside=allow_outside)
+    _render_hooks_result(result, json_)
+
+
+@hooks_group.command(name="status")
+@json_option
+@click.pass_context
+def hooks_status(ctx: click.Context, json_: bool) -> None:
+    """Show where git runs hooks from and the state of each of gitdream's hooks.
+
+    States: installed, outdated, not-executable, broken, chained-by-other, foreign,
+    missing. Exit status 0 in every case.
+
+    \b
+    Examples:
+      gitdream hooks status
+      gitdream hooks status --json | jq .installed
+    """
+    from gitdream.commands import hooks as hooks_cmd
+    from gitdream.trigger.hookscripts import describe_state
+
+    repo = open_repo(ctx)
+    result = hooks_cmd.status(repo)
+    if json_:
+        output.json_out(result.to_json())
+        return
+    where = result.hooks_dir
+    output.out(f"hooks directory: {where.path} ({where.source})")
+    rows = []
+    for hook in result.hooks:
+        detail = describe_state(hook.state)
+        if hook.previous is not None:
+            detail += f"; runs {hook.previous.name} first"
+        rows.append([hook.name, detail])
+    for line in output.table(rows):
+        output.out(line)
+
+
+# --- schedule -----------------------------------------------------------------------------
+
+
+@cli.group(name="schedule", cls=GitdreamGroup)
+def schedule_group() -> None:
+    """Run gitdream on a schedule: cron, a systemd user timer, or CI.
+
+    A schedule only asks `gitdream run --auto --trigger schedule`; the gates decide.
+    """
+
+
+@schedule_group.command(name="show")
+@click.option("--cron", "kind", flag_value="cron", help="Only the crontab entry.")
+@click.option("--systemd", "kind", flag_value="systemd", help="Only the systemd service and timer.")
+@click.option("--ci", "kind", flag_value="ci", help="Only the GitHub Actions workflow.")
+@json_option
+@click.pass_context
+def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Print the schedules for this repository; write nothing.
+
+    \b
+    Examples:
+      gitdream schedule show
+      gitdream schedule show --cron
+      gitdream schedule show --ci > .github/workflows/gitdream.yml
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    repo = open_repo(ctx)
+    shown = schedule_cmd.show(repo.workdir)
+    if json_:
+        output.json_out(shown.to_json())
+        return
+    if kind == "cron":
+        output.out(shown.cron.rstrip("\n"))
+        return
+    if kind == "ci":
+        output.out(shown.ci.rstrip("\n"))
+        return
+    parts = []
+    if kind is None:
+        parts.append(("crontab entry (crontab -e, or gitdream schedule install --cron)", shown.cron))
+    for name, content in shown.systemd.items():
+        parts.append((f"{shown.systemd_dir}/{name}", content))
+    if kind is None:
+        parts.append((shown.ci_path, shown.ci))
+    for index, (title, content) in enumerate(parts):
+        if index:
+            output.out()
+        output.out(f"# ==> {title} <==")
+        output.out(content.rstrip("\n"))
+
+
+@schedule_group.command(name="install")
+@click.option("--cron", "kind", flag_value="cron", help="Add the entry to your crontab (crontab -l / -).")
+@click.option("--systemd", "kind", flag_value="systemd", help="Write a user service and timer.")
+@json_option
+@click.pass_context
+def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Install a schedule for this repository: --cron or --systemd.
+
+    --systemd writes <unit>.service and <unit>.timer (Persistent=true, a randomized
+    delay) into ~/.config/systemd/user (or $XDG_CONFIG_HOME/systemd/user) and prints
+    the systemctl commands to enable it. --cron adds one entry to your crontab and keeps
+    every other line. Installing again updates gitdream's own entry only.
+
+    \b
+    Examples:
+      gitdream schedule install --systemd
+      gitdream schedule install --cron
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    if kind is None:
+        raise click.UsageError("choose --cron or --systemd")
+    repo = open_repo(ctx)
+    result = schedule_cmd.install(repo.workdir, kind)
+    if json_:
+        output.json_out(result.to_json())
+        return
+    for item in result.written:
+        output.out(f"{item.action:<9}  {item.path}")
+    if result.next_steps:
+        output.out("next:")
+        for step in result.next_steps:
+            output.out(f"  {step}")
 
 
 def main() -> None:

@@ -105,3 +105,10 @@ class Interrupted(GitdreamError):
 
     kind = "interrupted"
     exit_code = EXIT_INTERRUPTED
+
+
+class LossGuardError(GitdreamError):
+    """A dream's result would drop more than `max_loss_fraction` of the existing facts or
+    index lines, or change bytes gitdream does not own; nothing is written."""
+
+    kind = "loss_guard"

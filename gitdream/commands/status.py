@@ -165,10 +165,11 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
 
 
 def _hooks(repo: Repo) -> dict[str, Any]:
-    """Which gitdream hooks are installed (empty when the hook installer is unavailable)."""
+    """Which of gitdream's hooks are installed (`hookscripts.status`), or the reason it
+    could not be told."""
+    from gitdream.trigger import hookscripts
+
     try:
-        from gitdream.trigger import hookscripts
-    except ImportError:  # pragma: no cover - the installer ships with gitdream
-        return {}
-    describe = getattr(hookscripts, "status_summary", None)
-    return describe(repo) if describe else {}
+        return hookscripts.status(repo).to_json()
+    except GitdreamError as exc:
+        return {"installed": False, "hooks": [], "error": exc.message}

@@ -387,7 +387,9 @@ def run_agent(
 
         facts = verify.existing_facts(context.memory, agent)
         notes: list[dict[str, Any]] = []
-        kept, rejected = verify.verify(distilled.units, [e.id for e in entries], [f.id for f in facts], notes=notes)
+        kept, rejected = verify.verify(
+            distilled.units, [e.id for e in entries], [f.id for f in facts], notes=notes
+        )
         _phase(state, "verify", kept=len(kept), rejected=len(rejected), dropped_sources=notes[:50])
 
         current = "screen"
@@ -470,15 +472,16 @@ def run_agent(
         _check_time(state)
 
         current = "definitions"
-        from gitdream.commands.check import definition_problems
+        from gitdream.text.checks import Limits, check_text, kind_by_name
 
+        limits = Limits.from_config(cfg)
         reporter.phase(agent.id, "definitions", f"{len(definition_units)} units")
         defs = integrate.integrate_definitions(
             agent,
             memory,
             definition_units,
             input_commit=input_commit,
-            check=lambda path, text: definition_problems(path, text, cfg),
+            check=lambda path, text: check_text(path, text, limits, kind_by_name(path)).lines(),
         )
         defs_json = defs.to_json()
         def_changes = dict(defs.changes)

@@ -1,0 +1,313 @@
+"""`gitdream check`: the agent.md prefix guard and the definition/memory file rules.
+
+Two entry points:
+
+- `check_definition(path, text, cfg)` judges one file's *text* — what the definition
+  writer calls on the new text of agent.md/soul.md/SKILL.md before every definition
+  commit (libgit2 runs no hooks, so gitdream must call the guard itself, DESIGN §7);
+- `check_agents(repo, cfg, paths, staged=..., index_file=...)` finds every agent's
+  definition and memory files, in the working tree or in an index (the staged blobs, as
+  the `pre-commit` hook needs), and judges each.
+
+The rules themselves are pure text functions in `gitdream.text.checks` and
+`gitdream.text.prefix`. A failed check is a result (`CheckResult.ok` false, exit status
+1), not an exception.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitdream.agents import Agent, make_agent
+from gitdream.errors import ConfigError, GitdreamError
+from gitdream.globs import glob_match
+from gitdream.text.checks import (
+    KIND_AGENT,
+    KIND_DEFINITION,
+    KIND_INDEX,
+    KIND_TOPIC,
+    FileCheck,
+    Limits,
+    check_bytes,
+    check_text,
+    kind_by_name,
+)
+
+__all__ = [
+    "KIND_AGENT",
+    "KIND_DEFINITION",
+    "KIND_INDEX",
+    "KIND_TOPIC",
+    "CheckResult",
+    "FileCheck",
+    "Limits",
+    "check_agents",
+    "check_definition",
+]
+
+
+@dataclass
+class CheckResult:
+    """The verdict on a set of files.
+
+    `files` (sorted by path) holds every file checked, passing or not; `mode` is
+    "worktree" or "staged"; `index_file` the index read in staged mode (absolute path
+    as a string); `unit`/`prefix_chars` the prefix window used; `warnings` notes that do
+    not fail the check (for example a symlink that was skipped).
+    """
+
+    files: list[FileCheck]
+    mode: str
+    unit: str
+    prefix_chars: int
+    index_file: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(f.ok for f in self.files)
+
+    @property
+    def failed(self) -> list[FileCheck]:
+        return [f for f in self.files if not f.ok]
+
+    @property
+    def problem_count(self) -> int:
+        return sum(len(f.problems) for f in self.files)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every file passes, 1 otherwise (the documented exit status of check)."""
+        return 0 if self.ok else 1
+
+    def summary(self) -> str:
+        """One line: "12 files ok" or "2 problems in 1 of 12 files"."""
+        total = len(self.files)
+        noun = "file" if total == 1 else "files"
+        if self.ok:
+            return f"{total} {noun} ok"
+        problems = self.problem_count
+        return f"{problems} problem{'s' if problems != 1 else ''} in {len(self.failed)} of {total} {noun}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "mode": self.mode,
+            "index_file": self.index_file,
+            "unit": self.unit,
+            "prefix_chars": self.prefix_chars,
+            "counts": {
+                "files": len(self.files),
+                "failed": len(self.failed),
+                "problems": self.problem_count,
+                "warnings": sum(len(f.warnings) for f in self.files) + len(self.warnings),
+            },
+            "files": [f.to_json() for f in self.files],
+            "warnings": list(self.warnings),
+        }
+
+
+def check_definition(path: str, text: str, cfg: Any, *, kind: str | None = None) -> FileCheck:
+    """Judge the text of one definition (or memory) file, as the definition writer must
+    before every definition commit.
+
+    Arguments: `path` repository-relative POSIX path, used for the kind and in messages;
+    `text` the complete new file content as `str`; `cfg` a `gitdream.config.Config`
+    (keys prefix_chars, prefix_unit, required_sections, memory_max_lines,
+    memory_max_bytes); `kind` overrides the kind derived from the name (agent.md →
+    "agent": prefix guard and managed blocks; other names → "definition": managed blocks;
+    MEMORY.md → "index"; "topic" must be passed explicitly).
+
+    Returns a FileCheck: `.ok`, `.problems` (each with `rule`, `message`, `hint`, `line`,
+    and `start`/`end` counted in `cfg["prefix_unit"]`: code points for "chars", UTF-16
+    code units for "utf16"), `.lines()` for messages. Raises ConfigError for an invalid
+    `required_sections` entry. Checking that text *outside* managed blocks is unchanged is
+    the writer's job, not this function's.
+    """
+    return check_text(path, text, Limits.from_config(cfg), kind or kind_by_name(path))
+
+
+# --- finding the files -------------------------------------------------------------------
+
+
+def _agent_dirs_from_paths(paths: list[str], patterns: list[str]) -> list[str]:
+    """Agent directories (repository-relative) implied by file paths: every ancestor
+    directory matched by one of the `agents` globs (pathlib glob syntax, as
+    `gitdream.agents.list_agents` applies it to the working tree)."""
+    root_agent = any(p.strip() in ("", ".", "./") for p in patterns)
+    globs = [p for p in patterns if p.strip() not in ("", ".", "./")]
+    found: set[str] = {""} if root_agent else set()
+    seen: set[str] = set()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            directory = "/".join(parts[:depth])
+            if directory in seen:
+                continue
+            seen.add(directory)
+            if ".git" in parts[:depth]:
+                continue
+            if any(glob_match(g, directory) for g in globs):
+                found.add(directory)
+    return sorted(found)
+
+
+def _agents(dirs: list[str], cfg: Any) -> list[Agent]:
+    out: dict[str, Agent] = {}
+    for directory in dirs:
+        agent = make_agent(directory, cfg)
+        other = out.get(agent.id)
+        if other is not None and other.dir != agent.dir:
+            raise ConfigError(
+                f"two agents share the id '{agent.id}': {other.dir or '.'} and {agent.dir or '.'}",
+                hint="rename one of the directories; an agent's id is its directory name",
+            )
+        out[agent.id] = agent
+    return [out[k] for k in sorted(out)]
+
+
+def _classify(agent: Agent, available: set[str]) -> dict[str, str]:
+    """`{path: kind}` of the agent's files present in `available`."""
+    out: dict[str, str] = {}
+    for path in agent.definition_files:
+        if path in available:
+            out[path] = KIND_AGENT if path.rsplit("/", 1)[-1].lower() == "agent.md" else KIND_DEFINITION
+    prefix = agent.memory_dir + "/" if agent.memory_dir else ""
+    for path in available:
+        if not path.startswith(prefix) or not path.endswith(".md"):
+            continue
+        rest = path[len(prefix) :]
+        if "/" in rest or path in out or agent.is_source(path):
+            continue
+        out[path] = KIND_INDEX if rest == "MEMORY.md" else KIND_TOPIC
+    return out
+
+
+def _worktree_files(workdir: Path, agent: Agent, warnings: list[str]) -> set[str]:
+    """The agent's definition files and top-level memory *.md files on disk (regular
+    files; symlinks are skipped with a warning, as the write gate refuses them too)."""
+    candidates = list(agent.definition_files)
+    memory = workdir / agent.memory_dir if agent.memory_dir else workdir
+    try:
+        with os.scandir(memory) as entries:
+            for entry in entries:
+                if entry.name.endswith(".md"):
+                    rel = f"{agent.memory_dir}/{entry.name}" if agent.memory_dir else entry.name
+                    candidates.append(rel)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    out = set()
+    for rel in candidates:
+        full = workdir / rel
+        if full.is_symlink():
+            warnings.append(f"{rel}: a symbolic link, not checked")
+            continue
+        if full.is_file():
+            out.add(rel)
+    return out
+
+
+def _selected(path: str, filters: list[str]) -> bool:
+    if not filters:
+        return True
+    return any(f == "" or path == f or path.startswith(f + "/") for f in filters)
+
+
+def check_agents(
+    repo: Any,
+    cfg: Any,
+    paths: list[str] | tuple[str, ...] = (),
+    *,
+    staged: bool = False,
+    index_file: Path | None = None,
+    changed: bool = False,
+) -> CheckResult:
+    """Check the definition and memory files of every agent (or of `paths`).
+
+    `repo` is a `gitdream.git.repo.Repo`; `paths` are repository-relative POSIX paths of
+    files or directories (empty: everything). With `staged`, content comes from the
+    index at `index_file` (default: the index named by an inherited `GIT_INDEX_FILE`,
+    else this worktree's index) and agents are found from the index's paths; otherwise
+    from the working tree. A path that is no agent's file but exists is judged by its
+    name (`gitdream.text.checks.kind_by_name`). With `changed`, only files whose content
+    differs from HEAD are judged (what the pre-commit hook wants: a file committed
+    earlier with a problem does not block unrelated commits).
+
+    Returns a CheckResult. Raises GitdreamError when a given path does not exist (in the
+    index, with `staged`), ConfigError for bad configuration, RepoStateError when the
+    index cannot be read.
+    """
+    limits = Limits.from_config(cfg)
+    filters = [p.strip("/") if p not in ("", ".") else "" for p in paths]
+    warnings: list[str] = []
+    wanted: dict[str, tuple[str, str | None]] = {}  # path -> (kind, agent id)
+
+    if staged:
+        from gitdream.git import indexfile
+
+        index_path = index_file or repo.inherited_index
+        available_all = set(indexfile.staged_paths(repo, index_path))
+        for agent in _agents(_agent_dirs_from_paths(sorted(available_all), list(cfg["agents"])), cfg):
+            for path, kind in _classify(agent, available_all).items():
+                wanted.setdefault(path, (kind, agent.id))
+        exists = available_all.__contains__
+    else:
+        from gitdream.agents import list_agents
+
+        index_path = None
+        for agent in list_agents(repo.workdir, cfg):
+            for path, kind in _classify(agent, _worktree_files(repo.workdir, agent, warnings)).items():
+                wanted.setdefault(path, (kind, agent.id))
+
+        def exists(path: str) -> bool:
+            full = repo.workdir / path
+            return full.is_file() and not full.is_symlink()
+
+    selected = {p: v for p, v in wanted.items() if _selected(p, filters)}
+    for given in filters:
+        if given == "" or any(p == given or p.startswith(given + "/") for p in selected):
+            continue
+        if exists(given):
+            selected[given] = (kind_by_name(given), None)
+            continue
+        is_dir = (repo.workdir / given).is_dir() if not staged else False
+        if not is_dir:
+            where = "in the index" if staged else "in the working tree"
+            raise GitdreamError(
+                f"{given}: no such file {where}",
+                hint="give paths of agent files or folders, relative to the current directory",
+            )
+
+    if staged:
+        from gitdream.git import indexfile
+
+        contents = indexfile.read_staged(repo, index_path, selected.__contains__)
+    else:
+        contents = {}
+        for path in selected:
+            try:
+                contents[path] = (repo.workdir / path).read_bytes()
+            except OSError as exc:
+                warnings.append(f"{path}: cannot be read ({exc.strerror}), not checked")
+    if changed:
+        from gitdream.git import indexfile
+
+        at_head = indexfile.head_blobs(repo, set(contents))
+        contents = {p: data for p, data in contents.items() if at_head[p] != data}
+    files = [
+        check_bytes(path, contents[path], limits, selected[path][0], agent=selected[path][1])
+        for path in sorted(contents)
+    ]
+    return CheckResult(
+        files=files,
+        mode="staged" if staged else "worktree",
+        unit=limits.prefix_unit,
+        prefix_chars=limits.prefix_chars,
+        index_file=str(index_path)
+        if index_path is not None
+        else (str(repo.index_path()) if staged else None),
+        warnings=warnings,
+    )

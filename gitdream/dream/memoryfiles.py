@@ -1,0 +1,220 @@
+"""Reading an agent's memory files: topics, their front matter, facts blocks, definition files.
+
+Pure text, shared by the offline engine (to map topic names and find facts to corroborate)
+and by integration (to write them). Layout (DESIGN §3):
+
+- `<memory_dir>/MEMORY.md` — the index; gitdream's lines live in its `index` block;
+- `<memory_dir>/<slug>.md` — topic files (Claude Code format: YAML front matter `name`,
+  `description`, `type`). A topic is **dream-owned** when its front matter has
+  `origin: gitdream` (gitdream created it); every other topic file is human-written and
+  gitdream writes only inside its `facts` block;
+- `<memory_dir>/archive/<YYYY-MM>.md` — demoted topics (dream-owned files);
+- raw logs under the memory directory (`logs/...`) are never topics.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+import yaml
+
+from gitdream.agents import Agent, join
+from gitdream.dream import facts as factfmt
+from gitdream.errors import BlockError
+from gitdream.text import blocks
+
+ORIGIN_KEY = "origin"
+ORIGIN_VALUE = "gitdream"
+INDEX_NAME = "MEMORY.md"
+ARCHIVE_DIR = "archive"
+FACTS_BLOCK = "facts"
+INDEX_BLOCK = "index"
+LEARNED_BLOCK = "learned"
+ARCHIVED_BLOCK_PREFIX = "archived-"
+CLAUDE_TYPES = ("user", "feedback", "project", "reference")
+# Slugs a topic may never take: they would collide with the index, the archive folder or the
+# raw logs (compared case-insensitively, since macOS and Windows file systems fold case).
+RESERVED_SLUGS = frozenset({"memory", "archive", "logs", "index", "readme", "claude", "agents"})
+_FRONT_END = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*\r?$", re.MULTILINE)
+_SLUG_BAD = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]")
+
+
+def split_front_matter(text: str) -> tuple[dict[str, object] | None, int]:
+    """`(front matter mapping or None, offset where the body starts)`.
+
+    Front matter is a first line `---`, YAML, and a line `---` (or `...`). Text that does not
+    open so, or whose YAML does not parse to a mapping, has none (offset 0).
+    """
+    body = text[1:] if text.startswith("\ufeff") else text
+    skip = len(text) - len(body)
+    first = body.split("\n", 1)[0].rstrip("\r")
+    if first.rstrip() != "---":
+        return None, 0
+    start = len(body.split("\n", 1)[0]) + 1
+    end = _FRONT_END.search(body, start)
+    if end is None:
+        return None, 0
+    try:
+        data = yaml.safe_load(body[start : end.start()])
+    except yaml.YAMLError:
+        return None, 0
+    if not isinstance(data, dict):
+        return None, 0
+    after = end.end()
+    if body[after : after + 1] == "\n":
+        after += 1
+    return {str(k): v for k, v in data.items()}, skip + after
+
+
+def render_front_matter(data: dict[str, object]) -> str:
+    """`---` / YAML (keys in the given order, Unicode kept, one line per value) / `---`."""
+    dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1_000_000)
+    return f"---\n{dumped}---\n"
+
+
+def safe_slug(slug: str) -> bool:
+    """True when `slug` can name a topic file `<slug>.md` next to MEMORY.md: non-empty, at
+    most 120 characters, no path separator, control or shell-hostile character, no leading
+    dot or dash, no surrounding space, not a reserved name (memory, archive, logs, ...)."""
+    return (
+        0 < len(slug) <= 120
+        and slug == slug.strip()
+        and not slug.startswith((".", "-"))
+        and _SLUG_BAD.search(slug) is None
+        and slug.casefold() not in RESERVED_SLUGS
+        and not slug.casefold().endswith(".md")
+    )
+
+
+def neutral(text: str) -> str:
+    """`text` with `<!--` escaped as `&lt;!--`, so no memory text can open an HTML comment or
+    look like a managed-block marker (which would make the file unparseable)."""
+    return text.replace("<!--", "&lt;!--")
+
+
+@dataclass
+class Topic:
+    """One topic file at the input commit.
+
+    `slug` is the file name without `.md`; `owned` is True for dream-owned topics;
+    `meta` the front matter (None when absent or unparseable); `facts` the parsed `facts`
+    block (None when the file has no such block); `error` a BlockError message when the
+    file's markers are malformed (then gitdream leaves it alone).
+    """
+
+    slug: str
+    path: str
+    text: str
+    owned: bool
+    meta: dict[str, object] | None
+    facts: list[factfmt.Fact] | None
+    error: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        value = (self.meta or {}).get("name")
+        return str(value) if isinstance(value, str | int | float) and str(value).strip() else None
+
+    @property
+    def title(self) -> str:
+        """The `# Title` line, else the front matter name, else the slug."""
+        _, start = split_front_matter(self.text)
+        match = _H1.search(self.text, start)
+        if match:
+            return match.group(1).strip()
+        return self.name or self.slug
+
+    @property
+    def description(self) -> str:
+        value = (self.meta or {}).get("description")
+        return " ".join(str(value).split()) if value is not None else ""
+
+    @property
+    def last(self):  # -> date | None
+        """Newest `last` date among the topic's facts (None when none has one)."""
+        dates = [f.last for f in self.facts or () if f.last is not None]
+        return max(dates) if dates else None
+
+
+@dataclass
+class MemoryFiles:
+    """The agent's memory as gitdream sees it: index text, topics by slug, archive files."""
+
+    agent: Agent
+    index_path: str
+    index_text: str | None
+    topics: dict[str, Topic] = field(default_factory=dict)
+    archives: dict[str, str] = field(default_factory=dict)
+
+
+def index_path(agent: Agent) -> str:
+    return join(agent.memory_dir, INDEX_NAME)
+
+
+def topic_path(agent: Agent, slug: str) -> str:
+    return join(agent.memory_dir, f"{slug}.md")
+
+
+def archive_path(agent: Agent, month: str) -> str:
+    return join(agent.memory_dir, ARCHIVE_DIR, f"{month}.md")
+
+
+def read_topic(slug: str, path: str, text: str) -> Topic:
+    meta, _ = split_front_matter(text)
+    owned = bool(meta) and meta.get(ORIGIN_KEY) == ORIGIN_VALUE
+    try:
+        content = blocks.get(text, FACTS_BLOCK, path)
+    except BlockError as exc:
+        return Topic(slug, path, text, owned, meta, None, error=exc.message)
+    parsed = factfmt.parse(content) if content is not None else None
+    return Topic(slug, path, text, owned, meta, parsed)
+
+
+def read_memory(agent: Agent, files: dict[str, str]) -> MemoryFiles:
+    """Sort the agent's memory files (repository-relative path → text) into index, topics
+    (direct `*.md` children of the memory directory except MEMORY.md and raw sources) and
+    archive files (`archive/*.md`). Other paths are ignored."""
+    prefix = agent.memory_dir + "/" if agent.memory_dir else ""
+    idx = index_path(agent)
+    memory = MemoryFiles(agent, idx, files.get(idx))
+    for path in sorted(files):
+        if not path.startswith(prefix) or path == idx or agent.is_source(path):
+            continue
+        rest = path[len(prefix) :]
+        if not rest.endswith(".md"):
+            continue
+        parts = rest.split("/")
+        if len(parts) == 1:
+            slug = parts[0][: -len(".md")]
+            memory.topics[slug] = read_topic(slug, path, files[path])
+        elif len(parts) == 2 and parts[0] == ARCHIVE_DIR:
+            memory.archives[path] = files[path]
+    return memory
+
+
+def count_facts(path: str, text: str) -> int:
+    """Facts in the `facts` block and in `archived-*` blocks of a memory file (0 when its
+    markers are malformed — such a file is never rewritten, so it cannot lose any)."""
+    try:
+        found = blocks.parse(text, path)
+    except BlockError:
+        return 0
+    total = 0
+    for block in found:
+        if block.name == FACTS_BLOCK or block.name.startswith(ARCHIVED_BLOCK_PREFIX):
+            total += len(factfmt.parse(text[block.inner_start : block.inner_end]))
+    return total
+
+
+def definition_path(agent: Agent, target: str) -> str | None:
+    """The agent's definition file for a unit target (`skill` → SKILL.md, `soul` → soul.md,
+    `agent` → agent.md): the configured definition file whose name, case-folded and without
+    `.md`, equals the target. None when the agent has no such file configured."""
+    for path in agent.definition_files:
+        name = PurePosixPath(path).name
+        if name.casefold().removesuffix(".md") == target:
+            return path
+    return None

@@ -1,0 +1,102 @@
+"""Read staged content from an index file, for `gitdream check --staged`.
+
+Inside a commit hook git names the index being committed in `GIT_INDEX_FILE` (STYLE A,
+builtin/commit.c `prepare_index`): the real index for `git commit`, the locked
+`index.lock` for `git commit -a`, a temporary `next-index-*.lock` for `git commit <paths>`.
+`pygit2.Index(path)` opens any of them without touching the repository's own index, the
+working tree or the lock (libgit2 only reads the file), so this is how the pre-commit
+guard sees exactly what is about to be committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from gitdream.errors import RepoStateError
+from gitdream.git.repo import Repo
+
+# Regular files only: 100644 and 100755. Symlinks (120000) and gitlinks (160000) are not
+# text a planner reads.
+_REGULAR = (0o100644, 0o100755)
+
+
+def staged_paths(repo: Repo, index_path: Path | None = None) -> list[str]:
+    """Repository-relative paths of the regular files (stage 0) in the index at
+    `index_path` (default: this worktree's own index)."""
+    return sorted(_read(repo, index_path, None))
+
+
+def read_staged(
+    repo: Repo, index_path: Path | None = None, want: Callable[[str], bool] | None = None
+) -> dict[str, bytes]:
+    """`{path: blob bytes}` of the regular files in the index at `index_path` (default:
+    this worktree's own index) for which `want(path)` is true (all when None).
+
+    Raises RepoStateError when the index file is missing or cannot be read (for example a
+    split index, which libgit2 does not support), with the next step.
+    """
+    return _read(repo, index_path, want or (lambda _p: True))
+
+
+def _read(repo: Repo, index_path: Path | None, want: Callable[[str], bool] | None) -> dict[str, bytes]:
+    import pygit2
+
+    path = index_path if index_path is not None else repo.index_path()
+    if not path.exists():
+        if index_path is None:
+            return {}  # a repository with nothing staged yet has no index file
+        raise RepoStateError(
+            f"the index file {path} does not exist",
+            hint="pass the index git is committing (GIT_INDEX_FILE inside a hook), or omit --index-file",
+        )
+    try:
+        index = pygit2.Index(str(path))
+    except (pygit2.GitError, OSError, ValueError) as exc:
+        raise RepoStateError(
+            f"cannot read the index file {path}: {exc}",
+            hint="if core.splitIndex is on, turn it off (git config core.splitIndex false; git update-index --no-split-index)",
+        ) from exc
+    conflicted: set[str] = set()
+    if index.conflicts is not None:
+        for stages in index.conflicts:
+            conflicted.update(e.path for e in stages if e is not None)
+    out: dict[str, bytes] = {}
+    for entry in index:
+        # pygit2 lists conflict stages 1-3 as ordinary entries; an unmerged path has no
+        # staged content to judge (and git refuses to commit it).
+        if entry.mode not in _REGULAR or entry.path in conflicted:
+            continue
+        if want is None:
+            out[entry.path] = b""
+            continue
+        if not want(entry.path):
+            continue
+        try:
+            out[entry.path] = repo.raw[entry.id].data
+        except KeyError as exc:
+            raise RepoStateError(
+                f"the index names a blob that is not in the repository: {entry.path} ({entry.id})",
+                hint="run `git fsck`; re-add the file with `git add`",
+            ) from exc
+    return out
+
+
+def head_blobs(repo: Repo, paths: list[str] | set[str]) -> dict[str, bytes | None]:
+    """`{path: bytes of the blob at HEAD, or None}` for each of `paths` (None when HEAD
+    is unborn or has no regular file there)."""
+    import pygit2
+
+    out: dict[str, bytes | None] = dict.fromkeys(paths)
+    try:
+        tree = repo.raw.head.peel(pygit2.Commit).tree
+    except (pygit2.GitError, KeyError):
+        return out
+    for path in paths:
+        try:
+            entry = tree[path]
+        except KeyError:
+            continue
+        if entry.filemode in _REGULAR:
+            out[path] = repo.raw[entry.id].data
+    return out

@@ -1,0 +1,335 @@
+"""The offline engine: clean-up, topics, routing, near-duplicates, budget (DESIGN §9)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import pytest
+
+from gitdream.agents import make_agent
+from gitdream.config import defaults
+from gitdream.dream import memoryfiles
+from gitdream.engines import DistillContext, DistillResult, MemoryView, get_engine
+from gitdream.engines.offline import FACT_MAX_CHARS, OfflineEngine, clean_text, is_generic_heading
+from gitdream.text.similarity import jaccard
+from gitdream.units import Entry
+from tests.standins import simple_absolutize, simple_slugify
+
+AGENT = make_agent("agents/ops", defaults())
+MEM = "agents/ops/memory"
+LOG = "agents/ops/memory/logs/2026/03/2026-03-02.md"
+DAY = date(2026, 3, 2)
+COMMIT = "1a2b3c4d5e6f" + "0" * 28
+
+
+def entry(
+    line: int, text: str, *, tags: tuple[str, ...] = (), context: tuple[str, ...] = (), **kw: Any
+) -> Entry:
+    return Entry(LOG, line, line, text, kw.pop("date", DAY), context, tags=tags, **kw)
+
+
+def run(entries: list[Entry], files: dict[str, str] | None = None, **overrides: Any) -> DistillResult:
+    cfg = defaults().with_overrides({k.replace("__", "."): (v, "test") for k, v in overrides.items()})
+    engine = OfflineEngine(cfg, slugify=simple_slugify, absolutize=simple_absolutize)
+    context = DistillContext(AGENT, entries, MemoryView(dict(files or {})), cfg, COMMIT, DAY)
+    return engine.distill(context)
+
+
+def topic_file(slug: str, facts_block: str, *, owned: bool = True, name: str | None = None) -> str:
+    meta = f"---\nname: {name or slug}\ndescription: d\ntype: project\n"
+    meta += "origin: gitdream\n---\n" if owned else "---\n"
+    return f"{meta}\n# {name or slug}\n\n<!-- gitdream:begin facts -->\n{facts_block}<!-- gitdream:end facts -->\n"
+
+
+def fact_lines(text: str, ref: str) -> str:
+    return f"- {text}\n  Sources: `{ref}` — seen 1 time, first 2026-01-05, last 2026-01-05\n"
+
+
+def test_get_engine_builds_the_offline_engine() -> None:
+    engine = get_engine("offline", defaults())
+    assert engine.name == "offline"
+
+
+def test_exact_duplicates_in_one_run_corroborate_the_first() -> None:
+    result = run(
+        [
+            entry(1, "- Rollbacks need the previous image tag."),
+            entry(2, "- rollbacks need the previous image tag"),
+            entry(3, "- The staging database is read-only on Fridays."),
+        ]
+    )
+    actions = [(u.action, u.corroborates) for u in result.units]
+    assert actions == [
+        ("create", None),
+        ("corroborate", "Rollbacks need the previous image tag."),
+        ("create", None),
+    ]
+    assert result.units[1].sources == (f"{LOG}#L2-L2",)
+    assert result.stats["created"] == 2 and result.stats["corroborated"] == 1
+
+
+def test_near_duplicates_corroborate_english_and_cjk() -> None:
+    zh = "部署前必须先在预发布环境跑一遍冒烟测试"
+    zh_near = "部署之前必须先在预发布环境跑一遍冒烟测试。"
+    ja = "東京リージョンのサーバーは夜間バッチの間だけ応答が遅くなる"
+    ja_near = "東京リージョンのサーバーは夜間バッチの間だけ応答がとても遅くなる"
+    assert jaccard(zh, zh_near) >= 0.82
+    assert jaccard(ja, ja_near) >= 0.82
+    assert jaccard(zh, "部署后要检查监控面板上的错误率") < 0.5
+    result = run(
+        [
+            entry(1, zh),
+            entry(2, "部署后要检查监控面板上的错误率"),
+            entry(3, zh_near),
+            entry(4, ja),
+            entry(5, ja_near),
+            entry(6, "- Deploys must run the smoke test on staging first!"),
+            entry(7, "- deploys must run the smoke tests on staging first"),
+        ]
+    )
+    assert [u.action for u in result.units] == [
+        "create",
+        "create",
+        "corroborate",
+        "create",
+        "corroborate",
+        "create",
+        "corroborate",
+    ]
+    assert result.units[2].corroborates == zh
+    assert result.units[4].corroborates == ja
+
+
+def test_short_entries_are_never_skipped_for_length() -> None:
+    result = run([entry(1, "好。"), entry(2, "- ok"), entry(3, "→ ✓")])
+    assert [u.body for u in result.units] == ["好。", "ok", "→ ✓"]
+    assert result.skipped == []
+
+
+def test_existing_facts_are_corroborated_where_they_live() -> None:
+    files = {
+        f"{MEM}/deploys.md": topic_file(
+            "deploys", fact_lines("Rollbacks need the previous image tag.", "old.md#L1-L1@abcdefabcdef")
+        )
+    }
+    result = run(
+        [entry(1, "- [2026-03-02] rollbacks need the previous image tag", context=("Other",))], files
+    )
+    (unit,) = result.units
+    assert (unit.action, unit.topic, unit.corroborates) == (
+        "corroborate",
+        "deploys",
+        "Rollbacks need the previous image tag.",
+    )
+    assert unit.sources == (f"{LOG}#L1-L1",)
+
+
+def test_material_read_again_is_already_consolidated() -> None:
+    files = {
+        f"{MEM}/deploys.md": topic_file(
+            "deploys", fact_lines("Rollbacks need the previous image tag.", f"{LOG}#L1-L1@abcdefabcdef")
+        )
+    }
+    result = run([entry(1, "- Rollbacks need the previous image tag.")], files, max_units=1)
+    assert result.units == []
+    assert result.skipped == [(f"{LOG}#L1-L1", "already consolidated (cited by a fact in deploys)")]
+
+
+def test_relative_dates_become_absolute_from_the_entry_date() -> None:
+    result = run(
+        [
+            entry(1, "- The certificate expires tomorrow", date=date(2026, 2, 27)),
+            entry(2, "- 昨天发布了新版本", date=date(2026, 3, 1)),
+        ]
+    )
+    assert [u.body for u in result.units] == [
+        "The certificate expires 2026-02-28",
+        "2026-02-28发布了新版本",
+    ]
+
+
+def test_tags_route_to_definitions() -> None:
+    result = run(
+        [
+            entry(1, "- #skill Always run the linter before committing", tags=("skill",)),
+            entry(2, "- Speak plainly, without jargon #soul", tags=("soul",)),
+            entry(3, "- [agent] Never push to main directly", tags=("agent",)),
+            entry(4, "- [deploy] #agent Ask before deploying", tags=("deploy", "agent")),
+            entry(5, "- An ordinary fact", tags=("ops",)),
+        ]
+    )
+    assert [(u.target, u.topic, u.body) for u in result.units] == [
+        ("skill", "skill", "Always run the linter before committing"),
+        ("soul", "soul", "Speak plainly, without jargon"),
+        ("agent", "agent", "Never push to main directly"),
+        ("agent", "agent", "Ask before deploying"),
+        ("experience", "ops", "An ordinary fact"),
+    ]
+    assert result.stats["definition"] == 4 and result.stats["created"] == 1
+
+
+def test_definition_duplicates_corroborate_the_learned_block() -> None:
+    files = {
+        "agents/ops/SKILL.md": "# Skill\n\n<!-- gitdream:begin learned -->\n"
+        + fact_lines("Always run the linter before committing", "x.md#L1-L1@abcdefabcdef")
+        + "<!-- gitdream:end learned -->\n"
+    }
+    result = run([entry(1, "- always run the linter before committing #skill", tags=("skill",))], files)
+    (unit,) = result.units
+    assert (unit.target, unit.action, unit.corroborates) == (
+        "skill",
+        "corroborate",
+        "Always run the linter before committing",
+    )
+
+
+def test_topic_is_tag_then_nearest_specific_heading_then_journal() -> None:
+    result = run(
+        [
+            entry(1, "- [deploy] tagged fact", tags=("deploy",), context=("2026-03-02 Daily Log", "Backups")),
+            entry(2, "- heading fact", context=("2026-03-02 Daily Log", "Backups", "Notes")),
+            entry(3, "- plain fact", context=("2026-03-02 Daily Log", "Heartbeat ~00:33 UTC")),
+            entry(4, "- writing fact", context=("Log", "Writing Actions (5)")),
+            entry(5, "- writing fact two", context=("Log", "Writing Actions (4)")),
+        ]
+    )
+    assert [(u.topic, u.title) for u in result.units] == [
+        ("deploy", "Deploy"),
+        ("backups", "Backups"),
+        ("journal", "Journal"),
+        ("writing-actions", "Writing Actions"),
+        ("writing-actions", "Writing Actions"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("heading", "generic"),
+    [
+        ("2026-02-10 Daily Log", True),
+        ("Heartbeat ~00:33 UTC", True),
+        ("Notes", True),
+        ("Monday, March 2", True),
+        ("2026年3月2日", True),
+        ("作業ログ", True),
+        ("Platform Checks", False),
+        ("デプロイ手順", False),
+        ("Status", False),
+    ],
+)
+def test_generic_headings(heading: str, generic: bool) -> None:
+    assert is_generic_heading(heading) is generic
+
+
+def test_existing_topics_are_matched_by_slug_or_front_matter_name() -> None:
+    files = {
+        f"{MEM}/feedback_testing.md": "---\nname: feedback_testing\ndescription: d\ntype: feedback\n---\n\nbody\n",
+        f"{MEM}/user_role.md": "---\nname: User role and collaboration style\ntype: user\n---\n\nbody\n",
+        f"{MEM}/Deploys.md": "# Deploys\n",
+    }
+    result = run(
+        [
+            entry(1, "- a", tags=("feedback_testing",)),
+            entry(2, "- b", context=("User role and collaboration style",)),
+            entry(3, "- c", context=("deploys",)),
+            entry(4, "- d", tags=("feedback-testing",)),
+        ],
+        files,
+    )
+    assert [u.topic for u in result.units] == ["feedback_testing", "user_role", "Deploys", "feedback_testing"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../../etc/passwd",
+        "MEMORY",
+        "memory.md",
+        "archive",
+        "logs",
+        ".hidden",
+        "<!-- gitdream:end facts -->",
+        "a/b\\c:d*e?f",
+        "🔥🔥🔥",
+        "x" * 500,
+        "CON",
+        "名前",
+    ],
+)
+def test_hostile_topic_names_give_safe_slugs(name: str) -> None:
+    files = {f"{MEM}/topic.md": "# human topic called topic\n"}
+    result = run([entry(1, "- a fact", tags=(name.lower(),)), entry(2, "- other", context=(name,))], files)
+    for unit in result.units:
+        assert memoryfiles.safe_slug(unit.topic), unit.topic
+        assert unit.topic.casefold() not in memoryfiles.RESERVED_SLUGS
+        assert AGENT.is_memory_target(memoryfiles.topic_path(AGENT, unit.topic))
+        assert "<!--" not in unit.title
+
+
+def test_a_misbehaving_slugify_falls_back_to_a_hashed_slug() -> None:
+    cfg = defaults()
+    engine = OfflineEngine(cfg, slugify=lambda name, taken: "../escape", absolutize=simple_absolutize)
+    context = DistillContext(AGENT, [entry(1, "- x", tags=("evil",))], MemoryView({}), cfg, COMMIT, DAY)
+    (unit,) = engine.distill(context).units
+    assert unit.topic.startswith("topic-") and memoryfiles.safe_slug(unit.topic)
+
+
+def test_clean_up_strips_markers_dates_and_tags() -> None:
+    cases = {
+        "- [2026-03-02] [deploy] Rollbacks need tags": "Rollbacks need tags",
+        "* [ ] open task": "open task",
+        "12) numbered\n   continued line": "numbered continued line",
+        "[2026-03-02 10:22] [deploy] #deploy spaced": "spaced",
+        "- [link](https://x.invalid) stays": "[link](https://x.invalid) stays",
+        "- [TASK from ceo] → result": "[TASK from ceo] → result",
+        "- fact with <!-- gitdream:end facts --> inside": "fact with &lt;!-- gitdream:end facts --> inside",
+    }
+    for raw, expected in cases.items():
+        assert clean_text(Entry(LOG, 1, 1, raw, DAY, tags=("deploy",)), None) == expected
+
+
+def test_empty_after_clean_up_is_skipped_with_reason() -> None:
+    result = run([entry(1, "- "), entry(2, "- [2026-03-02]"), entry(3, "```"), entry(4, "---")])
+    assert result.units == []
+    assert [reason for _, reason in result.skipped] == ["empty after clean-up"] * 4
+
+
+def test_long_entries_are_capped_without_splitting_graphemes() -> None:
+    family = "👨\u200d👩\u200d👧\u200d👦"
+    text = "a" * (FACT_MAX_CHARS - 3) + family + " tail " * 50
+    flags = "🇯🇵" * 300
+    combining = "e\u0301" * 300
+    result = run([entry(1, text), entry(2, flags), entry(3, combining)])
+    first, second, third = (u.body for u in result.units)
+    assert len(first) <= FACT_MAX_CHARS and first.endswith("…")
+    assert family not in first and "\u200d" not in first
+    assert len(second) <= FACT_MAX_CHARS and (len(second) - 1) % 2 == 0
+    assert third[:-1].endswith("\u0301")
+
+
+def test_max_units_defers_the_rest_without_consuming_it() -> None:
+    entries = [entry(i, f"- fact number {i} is about subject {i * 7919}") for i in range(1, 6)]
+    result = run(entries, max_units=2)
+    assert len(result.units) == 2
+    deferred = [f"{LOG}#L{i}-L{i}" for i in range(3, 6)]
+    assert result.failed_entries == deferred
+    assert result.skipped == [(d, "over max_units (2); left for the next run") for d in deferred]
+    assert result.stats["deferred"] == 3 and result.stats["skipped"] == 0
+
+
+def test_distill_is_deterministic() -> None:
+    entries = [entry(i, f"- note {i % 7} about the build cache") for i in range(1, 40)]
+    first = run(entries)
+    second = run(entries)
+    assert first.units == second.units and first.skipped == second.skipped
+
+
+def test_default_helpers_are_imported_from_the_readers_modules() -> None:
+    pytest.importorskip("gitdream.dream.slugs", reason="gitdream.dream.slugs lands with the readers branch")
+    pytest.importorskip("gitdream.dream.dates", reason="gitdream.dream.dates lands with the readers branch")
+    cfg = defaults()
+    context = DistillContext(
+        AGENT, [entry(1, "- fact", context=("Deploy notes",))], MemoryView({}), cfg, COMMIT, DAY
+    )
+    (unit,) = OfflineEngine(cfg).distill(context).units
+    assert memoryfiles.safe_slug(unit.topic)

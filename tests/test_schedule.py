@@ -1,0 +1,186 @@
+"""`gitdream schedule show|install`: cron, systemd user timer, CI workflow."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gitdream.trigger import schedule
+from gitdream.trigger.schedule import ScheduleError
+from tests.helpers import cli, init_repo, run_gitdream
+
+# A stand-in for crontab(1) that keeps the table in $FAKE_CRONTAB.
+FAKE_CRONTAB = """#!/bin/sh
+case "$1" in
+-l) if [ -f "$FAKE_CRONTAB" ]; then cat "$FAKE_CRONTAB"; else echo "no crontab for $(id -un)" >&2; exit 1; fi ;;
+-) cat > "$FAKE_CRONTAB" ;;
+*) exit 2 ;;
+esac
+"""
+
+
+def files_under(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_cron_line_runs_the_scheduled_trigger(git_repo: Path) -> None:
+    t = schedule.target(git_repo, "/venv/bin/python")
+    marker, job = schedule.render_cron(t).splitlines()
+    assert marker == f"# gitdream schedule: {git_repo}"
+    assert job == (
+        f"{t.minute} * * * * cd {git_repo} && /venv/bin/python -m gitdream run --auto --trigger schedule "
+        f">>{t.log} 2>&1"
+    )
+    assert 0 <= t.minute < 60
+    assert schedule.target(git_repo).minute == t.minute  # stable per repository
+
+
+def test_cron_line_quotes_and_escapes_percent(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "my agents 100%")
+    job = schedule.render_cron(schedule.target(repo, "/venv/bin/python")).splitlines()[1]
+    assert f"cd '{tmp_path}/my agents 100\\%' &&" in job
+
+
+def test_systemd_units(git_repo: Path) -> None:
+    t = schedule.target(git_repo, "/venv/bin/python")
+    units = schedule.render_systemd(t)
+    service, timer = units[f"{t.unit}.service"], units[f"{t.unit}.timer"]
+    assert t.unit.startswith("gitdream-repo-")
+    assert f"WorkingDirectory={git_repo}\n" in service
+    assert "ExecStart=/venv/bin/python -m gitdream run --auto --trigger schedule\n" in service
+    assert "Type=oneshot\n" in service
+    for line in (
+        "OnCalendar=hourly",
+        "Persistent=true",
+        "RandomizedDelaySec=15min",
+        f"Unit={t.unit}.service",
+    ):
+        assert line + "\n" in timer
+    assert "WantedBy=timers.target\n" in timer
+
+
+def test_systemd_escapes_specifiers_spaces_and_dollars(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "a 50% repo")
+    t = schedule.target(repo, "/opt/my $py/python")
+    service = schedule.render_systemd(t)[f"{t.unit}.service"]
+    assert f"WorkingDirectory={tmp_path}/a 50%% repo\n" in service
+    assert 'ExecStart="/opt/my $$py/python" -m gitdream' in service
+    assert t.unit.startswith("gitdream-a-50-repo-")
+
+
+def test_line_breaks_in_paths_are_refused(tmp_path: Path) -> None:
+    t = schedule.target(tmp_path, "/opt/py\nthon")
+    with pytest.raises(ScheduleError):
+        schedule.render_cron(t)
+
+
+def test_ci_workflow_dreams_onto_a_review_branch_and_opens_a_pull_request() -> None:
+    workflow = yaml.safe_load(schedule.render_ci())
+    assert "schedule" in workflow[True]  # YAML 1.1 reads the key `on` as True
+    steps = workflow["jobs"]["dream"]["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout@")
+    assert steps[0]["with"]["fetch-depth"] == 0
+    script = "\n".join(step.get("run", "") for step in steps)
+    assert "pip install gitdream" in script
+    assert "gitdream run --auto --trigger schedule --branch" in script
+    assert 'git push origin "refs/heads/$BRANCH:refs/heads/$BRANCH"' in script
+    assert "gh pr create" in script
+    assert workflow["permissions"] == {"contents": "write", "pull-requests": "write"}
+
+
+def test_show_prints_everything_and_writes_nothing(git_repo: Path, isolate: Path) -> None:
+    before = files_under(isolate)
+    result = cli(git_repo, "schedule", "show")
+    assert result.exit_code == 0
+    assert "# ==> crontab entry" in result.stdout
+    assert "Persistent=true" in result.stdout
+    assert "gh pr create" in result.stdout
+    assert files_under(isolate) == before
+    only_cron = cli(git_repo, "schedule", "show", "--cron").stdout
+    assert only_cron.startswith("# gitdream schedule: ") and only_cron.count("\n") == 2
+    document = json.loads(cli(git_repo, "schedule", "show", "--json").stdout)
+    assert set(document) == {"repository", "python", "cron", "systemd", "ci"}
+    assert document["ci"]["path"] == ".github/workflows/gitdream.yml"
+    assert document["systemd"]["dir"] == str(isolate / "xdg_config_home" / "systemd" / "user")
+
+
+def test_install_systemd_writes_user_units_idempotently(git_repo: Path, isolate: Path) -> None:
+    result = cli(git_repo, "schedule", "install", "--systemd", "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    folder = isolate / "xdg_config_home" / "systemd" / "user"
+    names = sorted(p.name for p in folder.iterdir())
+    assert [w["action"] for w in document["written"]] == ["created", "created"]
+    assert [Path(w["path"]).name for w in document["written"]] == names
+    assert document["next_steps"][1].startswith("systemctl --user enable --now gitdream-")
+    before = files_under(folder)
+    again = json.loads(cli(git_repo, "schedule", "install", "--systemd", "--json").stdout)
+    assert [w["action"] for w in again["written"]] == ["unchanged", "unchanged"]
+    assert files_under(folder) == before
+
+
+def test_install_systemd_refuses_a_foreign_unit(git_repo: Path, isolate: Path) -> None:
+    t = schedule.target(git_repo)
+    folder = isolate / "xdg_config_home" / "systemd" / "user"
+    folder.mkdir(parents=True)
+    (folder / f"{t.unit}.timer").write_text("[Timer]\nOnCalendar=daily\n")
+    result = run_gitdream(git_repo, "schedule", "install", "--systemd")
+    assert result.returncode == 1
+    assert "is not gitdream's schedule" in result.stderr
+    assert (folder / f"{t.unit}.timer").read_text() == "[Timer]\nOnCalendar=daily\n"
+
+
+def test_install_needs_a_kind(git_repo: Path) -> None:
+    assert run_gitdream(git_repo, "schedule", "install").returncode == 2
+
+
+@pytest.fixture
+def crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "cronbin"
+    bin_dir.mkdir()
+    (bin_dir / "crontab").write_text(FAKE_CRONTAB)
+    (bin_dir / "crontab").chmod(0o755)
+    table = tmp_path / "crontab.txt"
+    monkeypatch.setenv("FAKE_CRONTAB", str(table))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return table
+
+
+def test_install_cron_adds_one_entry_and_keeps_other_lines(git_repo: Path, crontab: Path) -> None:
+    t = schedule.target(git_repo, sys.executable)
+    assert schedule.install_cron(t).action == "created"
+    assert crontab.read_text() == schedule.render_cron(t)
+    crontab.write_text("MAILTO=me\n0 1 * * * backup\n" + crontab.read_text() + "5 5 * * * other")
+    assert schedule.install_cron(t).action == "unchanged"
+    moved = schedule.target(git_repo, "/new/python")
+    assert schedule.install_cron(moved).action == "updated"
+    assert crontab.read_text() == (
+        "MAILTO=me\n0 1 * * * backup\n" + schedule.render_cron(moved) + "5 5 * * * other"
+    )
+
+
+def test_install_cron_without_crontab_is_a_clear_error(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(ScheduleError, match="crontab command was not found"):
+        schedule.install_cron(schedule.target(git_repo, sys.executable))
+
+
+def test_cli_install_cron(git_repo: Path, crontab: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gitdream", "schedule", "install", "--cron"],
+        cwd=git_repo,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "created    crontab\n"
+    assert "--trigger schedule" in crontab.read_text()
