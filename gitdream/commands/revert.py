@@ -212,6 +212,34 @@ def _conflict_error(repo: Repo, run: Run, plans: list[tuple[str, str, Inverse]],
     )
 
 
+def definition_check(cfg: Config, path: str, old: bytes | None, new: bytes | None) -> list[str]:
+    """The `gitdream check` problems (as printed lines) that reverting definition file
+    `path` from `old` to `new` would *introduce*: rules the new text breaks and the old
+    text did not (DESIGN §7: the check runs before every definition commit). A rule the
+    file already broke before the revert does not block the undo. Pure."""
+    from gitdream.text.checks import Limits, check_text, kind_by_name
+
+    if new is None:
+        return []
+    limits = Limits.from_config(cfg)
+    kind = kind_by_name(path)
+
+    def judge(data: bytes) -> Any:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("utf-8", "replace")
+        return check_text(path, text, limits, kind)
+
+    before = {p.rule for p in judge(old).problems} if old is not None else set()
+    after = judge(new)
+    return [
+        line
+        for problem, line in zip(after.problems, after.lines(), strict=True)
+        if problem.rule not in before
+    ]
+
+
 def _replay_plan(repo: Repo, run: Run, agent: Agent) -> dict[str, Any]:
     """Where `--replay` moves the watermark: `{"ref", "from", "to"}`. Raises GitdreamError
     when the run did not move it, or a later dream moved it further."""
@@ -315,6 +343,20 @@ def revert(
             raise GitdreamError(
                 f"run {run.run} is already undone: its paths are as they were before it",
                 hint="nothing to do; see `gitdream show " + run.run + "`",
+            )
+        broken = [
+            line
+            for kind, _oid, inv in plans
+            if kind == "definition"
+            for c in inv.changes
+            for line in definition_check(cfg, c.path, c.old, c.data)
+        ]
+        if broken:
+            raise WriteRefused(
+                f"reverting run {run.run} would break the definition checks:\n  " + "\n  ".join(broken),
+                hint="fix the file so that `gitdream check` passes and commit it, then revert again; "
+                "or revert with --only experience",
+                paths=sorted({line.split(":", 1)[0] for line in broken}),
             )
         replay_plan = _replay_plan(repo, run, agent) if replay else None
         result = RevertResult(run.run, agent.id, only, dry_run, branch=branch, watermark=replay_plan)

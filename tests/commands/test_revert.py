@@ -475,3 +475,44 @@ def test_human_output(dreamed: tuple[Path, dict[str, Any]]) -> None:
     assert lines[1].startswith("Revert run ") and "undo it with `gitdream revert " in lines[1]
     assert lines[2] == "The run's material stays consumed (--replay would have the next dream read it again)"
     assert all(len(line) <= 100 for line in lines)
+
+
+ROLE_AGENT = "# ops\n\nops keeps deploys healthy.\n\n## Role\n\nWatch the pipeline.\n"
+BLOCK = "<!-- gitdream:begin learned -->\n- Pin the node version.\n<!-- gitdream:end learned -->\n"
+
+
+def test_definition_check_refuses_only_new_problems(agent_repo: Path) -> None:
+    from gitdream.commands.revert import definition_check
+
+    write(agent_repo, "gitdream.toml", 'required_sections = ["default", "## Role"]\n')
+    cfg = config.load(agent_repo)
+    path = "agents/ops/agent.md"
+    good = (ROLE_AGENT + "\n" + BLOCK).encode()
+    bad = ROLE_AGENT.replace("## Role", BLOCK + "\n## Role").encode()  # a block inside the window
+    problems = definition_check(cfg, path, good, bad)
+    assert len(problems) == 1 and problems[0].startswith(f"{path}:") and "prefix-order" in problems[0]
+    assert definition_check(cfg, path, bad, bad) == []  # already broken: the undo is not blocked
+    assert definition_check(cfg, path, bad, good) == []
+    assert definition_check(cfg, path, good, None) == []
+
+
+def test_a_revert_that_would_break_agent_md_is_refused(agent_repo: Path) -> None:
+    # A commit known by its trailers only (no receipt) that moved a block out of the
+    # required window; reverting it would move the block back in.
+    write(agent_repo, "gitdream.toml", 'required_sections = ["default", "## Role"]\n')
+    write(agent_repo, "agents/ops/agent.md", ROLE_AGENT.replace("## Role", BLOCK + "\n## Role"))
+    commit_all(agent_repo, "a block in the wrong place")
+    write(agent_repo, "agents/ops/agent.md", ROLE_AGENT + "\n" + BLOCK)
+    git(agent_repo, "add", "-A")
+    message = (
+        "dream(ops): definitions — agent.md\n\n"
+        "Gitdream-Run: 1m8nd70ws8m5\nGitdream-Kind: definition\nGitdream-Agent: ops\n"
+    )
+    git(agent_repo, "commit", "-q", "-m", message)
+    state = snapshot(agent_repo)
+    result = cli(agent_repo, "revert", "1m8nd70ws8m5")
+    assert result.exit_code == 1
+    assert "would break the definition checks" in result.stderr and "prefix-order" in result.stderr
+    assert snapshot(agent_repo) == state
+    listed = json.loads(cli(agent_repo, "log", "--json").stdout)["runs"]
+    assert listed[0]["run"] == "1m8nd70ws8m5" and listed[0]["status"] == "unknown"
