@@ -429,12 +429,15 @@ def run_agent(
         exp = integrate.integrate_experience(
             agent, memory, experience_units, input_commit=input_commit, today=today, cfg=cfg
         )
-        exp_json = exp.to_json()
-        counts["created"] = int(exp_json.get("created", 0))
-        counts["corroborated"] = int(exp_json.get("corroborated", 0))
-        counts["demoted"] = int(exp_json.get("demoted", 0))
-        state.warnings += list(exp_json.get("warnings", []))
-        written = list(exp_json.get("facts_written", []))
+        counts["created"] = exp.created
+        counts["corroborated"] = exp.corroborated
+        counts["refined"] = exp.refined
+        counts["demoted"] = len(exp.demoted)
+        state.warnings += list(exp.warnings)
+        rejected += exp.rejected
+        counts["rejected"] = len(rejected)
+        receipt["rejected"] = [r.to_json() for r in rejected]
+        written = [f.to_json() for f in exp.facts_written]
         receipt["units"] = written[:MAX_RECEIPT_UNITS]
         if len(written) > MAX_RECEIPT_UNITS:
             receipt["units_truncated"] = len(written) - MAX_RECEIPT_UNITS
@@ -483,14 +486,20 @@ def run_agent(
             input_commit=input_commit,
             check=lambda path, text: check_text(path, text, limits, kind_by_name(path)).lines(),
         )
-        defs_json = defs.to_json()
+        state.warnings += list(defs.warnings)
+        if defs.rejected:
+            rejected += defs.rejected
+            counts["rejected"] = len(rejected)
+            receipt["rejected"] = [r.to_json() for r in rejected]
+        counts["created"] += defs.created
+        counts["corroborated"] += defs.corroborated
+        def_written = [f.to_json() for f in defs.facts_written]
         def_changes = dict(defs.changes)
-        refused = list(defs_json.get("refused", []))
-        if refused:
-            _phase(state, "definitions", status="refused", refused=refused)
-            refused_ids = [s for item in refused for s in item.get("sources", [])]
-            if refused_ids:
-                _pend(state, refused_ids, material, "definition refused")
+        if defs.refused:
+            _phase(state, "definitions", status="refused", refused=[r.to_json() for r in defs.refused])
+            refused_targets = {r.target for r in defs.refused}
+            refused_ids = [s for u in definition_units if u.target in refused_targets for s in u.sources]
+            _pend(state, refused_ids, material, "definition refused")
         if def_changes:
             if opts.dry_run:
                 diff_parts.append(_diff_text(memory, dict(def_changes)))
@@ -501,7 +510,7 @@ def run_agent(
                     agent,
                     "definitions",
                     names,
-                    list(defs_json.get("facts_written", [])),
+                    def_written,
                     [trailers_base[0], ("Gitdream-Kind", "definition"), *trailers_base[1:]],
                 )
                 change_list = [
