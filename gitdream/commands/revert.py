@@ -308,10 +308,11 @@ def revert(
     repo.require_own_index()
     run = resolve(list_runs(repo), ref, agent_id)
     held = None
+    new_run = ids.new_run_id()
     if not dry_run:
         from gitdream.trigger import lock
 
-        held = lock.acquire(repo.common_dir, ids.new_run_id(), float(cfg["lock_ttl_minutes"]))
+        held = lock.acquire(repo.common_dir, new_run, float(cfg["lock_ttl_minutes"]))
     try:
         started = clock.now()
         t0 = time.monotonic()
@@ -375,7 +376,6 @@ def revert(
         for kind, _oid, inv in plans:
             if inv.changes:
                 writegate.require(repo, agent, inv.paths, kind, tree_only=branch is not None)
-        new_run = ids.new_run_id()
         result.run = new_run
         ident = commitbuilder.identity(repo, cfg)
         target = (

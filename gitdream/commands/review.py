@@ -101,7 +101,7 @@ class ShowResult:
             "run": self.run.to_json(),
             "receipt": self.run.receipt,
             "commits": self.commits,
-            "units": list(receipt.get("units") or []),
+            "units": list(receipt.get("units") or []) + list(receipt.get("definition_units") or []),
             "rejected": list(receipt.get("rejected") or []),
             "tokens": receipt.get("tokens"),
             "duration_seconds": receipt.get("duration_seconds"),
@@ -246,7 +246,10 @@ class AuditResult:
     @property
     def summary_line(self) -> str:
         c = self.summary
-        who = ", ".join(self.agents) if self.agents else "no agents"
+        if len(self.agents) > 3:
+            who = f"{len(self.agents)} agents"
+        else:
+            who = ", ".join(self.agents) if self.agents else "no agents"
         scope = f", run {self.run}" if self.run else ""
         refs = f", {c['references']} references to facts" if c["references"] else ""
         return (
@@ -380,7 +383,7 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
     result = AuditResult([a.id for a in agents], head, run.run if run else None)
     units: set[tuple[str, str]] = set()
     if run is not None and run.receipt is not None:
-        for unit in run.receipt.get("units") or []:
+        for unit in [*(run.receipt.get("units") or []), *(run.receipt.get("definition_units") or [])]:
             if (
                 isinstance(unit, dict)
                 and isinstance(unit.get("path"), str)
