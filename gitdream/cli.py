@@ -841,6 +841,12 @@ def revert_cmd(
     """
     from gitdream.commands.revert import revert
 
+    if replay and branch:
+        raise click.UsageError(
+            "--replay cannot be combined with --branch: the revert is only proposed there, and the "
+            "next dream would re-read material still in memory; merge the review branch, then re-read "
+            "with `gitdream run --since REV`"
+        )
     repo = open_repo(ctx)
     cfg = load_config(ctx, repo.workdir)
     result = revert(

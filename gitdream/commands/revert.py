@@ -272,6 +272,56 @@ def _replay_plan(repo: Repo, run: Run, agent: Agent) -> dict[str, Any]:
     return {"ref": agent.watermark_ref, "from": after, "to": before if isinstance(before, str) else None}
 
 
+@dataclass
+class _Plan:
+    """What a revert will do: the run's agent, `(kind, commit, inverse)` per commit in
+    ORDER, and where `--replay` moves the watermark (None without it)."""
+
+    agent: Agent
+    steps: list[tuple[str, str, Inverse]]
+    replay: dict[str, Any] | None
+
+
+def _plan(repo: Repo, cfg: Config, run: Run, only: str | None, head_oid: str, replay: bool) -> _Plan:
+    """Compute the revert of `run` on `head_oid` and check it can be written, without
+    writing anything. Raises as `revert` documents."""
+    from gitdream.git import inverse
+
+    kinds = [k for k in ORDER if only is None or k == only]
+    commits = {k: _commit_for(repo, run, k, head_oid) for k in kinds}
+    if not any(commits.values()):
+        made = "no commit" if only is None else f"no {only} commit"
+        raise GitdreamError(
+            f"run {run.run} (agent {run.agent or '?'}, status {run.status}) made {made}, "
+            "so there is nothing to revert",
+            hint="list runs and their commits with `gitdream log`",
+        )
+    agent = _agent_for(repo, cfg, run)
+    steps = [(k, oid, inverse.inverse(repo, oid, head_oid)) for k, oid in commits.items() if oid is not None]
+    if any(inv.conflicts for _k, _o, inv in steps):
+        raise _conflict_error(repo, run, steps, head_oid)
+    if not any(inv.changes for _k, _o, inv in steps):
+        raise GitdreamError(
+            f"run {run.run} is already undone: its paths are as they were before it",
+            hint=f"nothing to do; see `gitdream show {run.run}`",
+        )
+    broken = [
+        line
+        for kind, _oid, inv in steps
+        if kind == "definition"
+        for c in inv.changes
+        for line in definition_check(cfg, c.path, c.old, c.data)
+    ]
+    if broken:
+        raise WriteRefused(
+            f"reverting run {run.run} would break the definition checks:\n  " + "\n  ".join(broken),
+            hint="fix the file so that `gitdream check` passes and commit it, then revert again; "
+            "or revert with --only experience",
+            paths=sorted({line.split(":", 1)[0] for line in broken}),
+        )
+    return _Plan(agent, steps, _replay_plan(repo, run, agent) if replay else None)
+
+
 def revert(
     repo: Repo,
     cfg: Config,
@@ -291,13 +341,18 @@ def revert(
 
     Returns a RevertResult. Raises UnknownRun/AmbiguousRun, RepoStateError (repository
     state; the run's commit not in HEAD's history), RevertConflict (nothing changed),
-    WriteRefused/HeadMoved (the write gate or the compare-and-swap; nothing changed),
-    LockHeld, and GitdreamError (disabled, nothing to revert, replay refused).
+    WriteRefused/HeadMoved (the write gate, the definition checks or the
+    compare-and-swap; nothing changed), LockHeld, and GitdreamError (disabled, nothing
+    to revert, replay refused).
     """
-    from gitdream.git import commitbuilder, inverse, writegate
+    from gitdream.git import inverse
 
     if only is not None and only not in KINDS:
         raise ValueError(f"only must be one of {KINDS}, not {only!r}")
+    if replay and branch is not None:
+        # The watermark serves the branch dreams run on; a revert only proposed on a
+        # review branch must not make the next dream re-read material still in memory.
+        raise ValueError("replay cannot be combined with a review branch")
     if not cfg["enabled"] and not dry_run:
         raise GitdreamError(
             f"gitdream is disabled (enabled = false, from {cfg.source('enabled')}); revert writes commits "
@@ -307,8 +362,8 @@ def revert(
         )
     repo.require_own_index()
     run = resolve(list_runs(repo), ref, agent_id)
-    held = None
     new_run = ids.new_run_id()
+    held = None
     if not dry_run:
         from gitdream.trigger import lock
 
@@ -316,117 +371,106 @@ def revert(
     try:
         started = clock.now()
         t0 = time.monotonic()
-        head = repo.head()
-        if branch is None:
-            head = repo.require_writable()
-        elif head.oid is None:
+        head = repo.head() if branch is not None else repo.require_writable()
+        if head.oid is None:
             raise repo.state_problem() or GitdreamError("the repository has no commits yet")
-        head_oid = head.oid
-        assert head_oid is not None
-        kinds = [k for k in ORDER if only is None or k == only]
-        commits = {k: _commit_for(repo, run, k, head_oid) for k in kinds}
-        if not any(commits.values()):
-            made = "no commit" if only is None else f"no {only} commit"
-            raise GitdreamError(
-                f"run {run.run} (agent {run.agent or '?'}, status {run.status}) made {made}, "
-                "so there is nothing to revert",
-                hint="list runs and their commits with `gitdream log`",
-            )
-        agent = _agent_for(repo, cfg, run)
-        plans: list[tuple[str, str, Inverse]] = []
-        for kind in kinds:
-            oid = commits[kind]
-            if oid is not None:
-                plans.append((kind, oid, inverse.inverse(repo, oid, head_oid)))
-        if any(inv.conflicts for _k, _o, inv in plans):
-            raise _conflict_error(repo, run, plans, head_oid)
-        if not any(inv.changes for _k, _o, inv in plans):
-            raise GitdreamError(
-                f"run {run.run} is already undone: its paths are as they were before it",
-                hint="nothing to do; see `gitdream show " + run.run + "`",
-            )
-        broken = [
-            line
-            for kind, _oid, inv in plans
-            if kind == "definition"
-            for c in inv.changes
-            for line in definition_check(cfg, c.path, c.old, c.data)
-        ]
-        if broken:
-            raise WriteRefused(
-                f"reverting run {run.run} would break the definition checks:\n  " + "\n  ".join(broken),
-                hint="fix the file so that `gitdream check` passes and commit it, then revert again; "
-                "or revert with --only experience",
-                paths=sorted({line.split(":", 1)[0] for line in broken}),
-            )
-        replay_plan = _replay_plan(repo, run, agent) if replay else None
-        result = RevertResult(run.run, agent.id, only, dry_run, branch=branch, watermark=replay_plan)
+        plan = _plan(repo, cfg, run, only, head.oid, replay)
+        result = RevertResult(run.run, plan.agent.id, only, dry_run, branch=branch, watermark=plan.replay)
         result.patch = "".join(
-            inverse.patch_text(c.path, c.old, c.data) for _k, _o, inv in plans for c in inv.changes
+            inverse.patch_text(c.path, c.old, c.data) for _k, _o, inv in plan.steps for c in inv.changes
         )
         if dry_run:
-            for kind, oid, inv in plans:
+            for kind, oid, inv in plan.steps:
                 if inv.changes:
-                    subject = _title(_subject(repo, oid))
-                    result.commits.append(RevertedCommit(kind, oid, None, inv.paths, subject))
+                    result.commits.append(
+                        RevertedCommit(kind, oid, None, inv.paths, _title(_subject(repo, oid)))
+                    )
             return result
-
-        # Every path passes the gate before anything is written, so a refusal of the
-        # second commit cannot leave the first one behind.
-        for kind, _oid, inv in plans:
-            if inv.changes:
-                writegate.require(repo, agent, inv.paths, kind, tree_only=branch is not None)
         result.run = new_run
-        ident = commitbuilder.identity(repo, cfg)
-        target = (
-            commitbuilder.Target.review(branch, head_oid, True)
-            if branch
-            else commitbuilder.Target.head(head_oid)
-        )
-        done: dict[str, str | None] = {"experience": None, "definition": None}
-        try:
-            for kind, oid, inv in plans:
-                if not inv.changes:
-                    continue
-                message = _message(repo, run, kind, oid, new_run, agent, head_oid)
-                changes = [commitbuilder.Change(c.path, c.data) for c in inv.changes]
-                made = commitbuilder.commit(repo, agent, kind, changes, message, ident, target)
-                done[kind] = made.oid
-                result.warnings.extend(made.warnings)
-                result.commits.append(
-                    RevertedCommit(kind, oid, made.oid, inv.paths, message.split("\n", 1)[0])
-                )
-                target = (
-                    commitbuilder.Target.review(branch, made.oid, False)
-                    if branch
-                    else commitbuilder.Target.head(made.oid)
-                )
-        except GitdreamError as exc:
-            if not any(done.values()):
-                raise
-            # The definition revert is committed; the experience one was refused.
-            _record(repo, run, result, agent, head_oid, ident, started, t0, done, "failed", exc)
-            raise GitdreamError(
-                f"reverted the definitions of run {run.run} ({str(done['definition'])[:7]}), but not its "
-                f"experience: {exc.message}",
-                hint=(exc.hint + "; then " if exc.hint else "")
-                + f"run `gitdream revert {run.run} --only experience`",
-            ) from exc
-        if replay_plan is not None:
-            from gitdream.git.refs import compare_and_swap
-
-            compare_and_swap(
-                repo,
-                replay_plan["ref"],
-                replay_plan["from"],
-                replay_plan["to"],
-                f"gitdream: revert {run.run} --replay ({new_run})",
-            )
-        _record(repo, run, result, agent, head_oid, ident, started, t0, done, "ok", None)
+        _apply(repo, cfg, run, plan, result, head.oid, started, t0)
         return result
     finally:
         if held is not None:
             held.release()
+
+
+def _apply(
+    repo: Repo,
+    cfg: Config,
+    run: Run,
+    plan: _Plan,
+    result: RevertResult,
+    head_oid: str,
+    started: Any,
+    t0: float,
+) -> None:
+    """Write the planned revert: gate every path first, commit definition then
+    experience, move the watermark (replay), write the receipt and the annotation."""
+    from gitdream.git import commitbuilder, writegate
+
+    assert result.run is not None
+    branch = result.branch
+    # Every path passes the gate before anything is written, so a refusal of the second
+    # commit cannot leave the first one behind.
+    for kind, _oid, inv in plan.steps:
+        if inv.changes:
+            writegate.require(repo, plan.agent, inv.paths, kind, tree_only=branch is not None)
+    ident = commitbuilder.identity(repo, cfg)
+    # Target.head(base): the contents were computed at head_oid; a branch that moved since
+    # and touched these paths makes the commit builder refuse instead of undoing that work.
+    target = (
+        commitbuilder.Target.review(branch, head_oid, True) if branch else commitbuilder.Target.head(head_oid)
+    )
+    done: dict[str, str | None] = {"experience": None, "definition": None}
+    try:
+        for kind, oid, inv in plan.steps:
+            if not inv.changes:
+                continue
+            message = _message(repo, run, kind, oid, result.run, plan.agent, head_oid)
+            changes = [commitbuilder.Change(c.path, c.data) for c in inv.changes]
+            made = commitbuilder.commit(repo, plan.agent, kind, changes, message, ident, target)
+            done[kind] = made.oid
+            result.warnings.extend(made.warnings)
+            result.commits.append(RevertedCommit(kind, oid, made.oid, inv.paths, message.split("\n", 1)[0]))
+            target = (
+                commitbuilder.Target.review(branch, made.oid, False)
+                if branch
+                else commitbuilder.Target.head(made.oid)
+            )
+    except GitdreamError as exc:
+        if not any(done.values()):
+            raise
+        # The definition revert is committed; the experience one was refused (a race the
+        # gate check above could not see). Record what was done, then say what is left.
+        _record(repo, run, result, plan.agent, head_oid, ident, started, t0, done, "failed", exc)
+        raise GitdreamError(
+            f"reverted the definitions of run {run.run} ({str(done['definition'])[:7]}), but not its "
+            f"experience: {exc.message}",
+            hint=(exc.hint + "; then " if exc.hint else "")
+            + f"run `gitdream revert {run.run} --only experience`",
+        ) from exc
+    moved: GitdreamError | None = None
+    if plan.replay is not None:
+        from gitdream.git.refs import RefMoved, compare_and_swap
+
+        try:
+            compare_and_swap(
+                repo,
+                plan.replay["ref"],
+                plan.replay["from"],
+                plan.replay["to"],
+                f"gitdream: revert {run.run} --replay ({result.run})",
+            )
+        except RefMoved as exc:  # another process moved it after the check; keep its value
+            moved = exc
+            result.watermark = None
+            result.warnings.append(f"the watermark was not moved back: {exc.message}")
+    _record(repo, run, result, plan.agent, head_oid, ident, started, t0, done, "ok", None)
+    if moved is not None:
+        raise GitdreamError(
+            f"reverted run {run.run}, but its watermark was not moved back: {moved.message}",
+            hint=f"read the material again with `gitdream run --agent {plan.agent.id} --since REV`",
+        )
 
 
 def _record(

@@ -349,6 +349,9 @@ def test_branch_puts_the_revert_on_a_review_branch_only(dreamed: tuple[Path, dic
     assert tree_files(root, "undo/ops") == tree_files(root, receipt["input_commit"])
     assert git(root, "rev-list", "--count", "main..undo/ops").strip() == "2"
     assert cli(root, "revert", "last~1", "--branch", "undo/ops").exit_code == 1  # exists already
+    # Replaying material for a revert that is only proposed would duplicate memory.
+    both = cli(root, "revert", "last~1", "--branch", "undo/two", "--replay")
+    assert both.exit_code == 2 and "--replay cannot be combined with --branch" in both.stderr
 
 
 def test_replay_moves_the_watermark_back(dreamed: tuple[Path, dict[str, Any]]) -> None:
