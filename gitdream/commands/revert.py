@@ -14,8 +14,10 @@ and `gitdream revert <revert run>` re-applies the dream. The reverted run's rece
 annotated (`reverted_by`).
 
 The watermark stays where it is: the run's material remains consumed. With `replay` it
-moves back to where it was before the run (compare-and-swap, only while it still points
-at that run's input commit), so the next dream reads that material again.
+moves back to where it was before the run (compare-and-swap), so the next dream reads that
+material again — only while it still points at that run's input commit, or has moved on
+through no-op dreams alone (no source of the agent changed since); a later dream that
+consumed more material refuses the replay, since that material would be read twice.
 """
 
 from __future__ import annotations
@@ -260,7 +262,7 @@ def _replay_plan(repo: Repo, run: Run, agent: Agent) -> dict[str, Any]:
     after = str(receipt["watermark_after"])
     before = receipt.get("watermark_before")
     current = material.read_watermark(repo, agent)
-    if current != after:
+    if current != after and not _nothing_consumed_since(repo, agent, after, current):
         since = f" --since {before[:12]}" if isinstance(before, str) else " --full"
         raise GitdreamError(
             f"the watermark of agent {agent.id} is at {str(current)[:12] if current else 'nothing'}, "
@@ -269,7 +271,19 @@ def _replay_plan(repo: Repo, run: Run, agent: Agent) -> dict[str, Any]:
             hint=f"revert that later dream first (see `gitdream log --agent {agent.id}`), "
             f"or revert without --replay and read the material again with `gitdream run --agent {agent.id}{since}`",
         )
-    return {"ref": agent.watermark_ref, "from": after, "to": before if isinstance(before, str) else None}
+    return {"ref": agent.watermark_ref, "from": current, "to": before if isinstance(before, str) else None}
+
+
+def _nothing_consumed_since(repo: Repo, agent: Agent, after: str, current: str | None) -> bool:
+    """True when the watermark moved from `after` to `current` without consuming any
+    material: only no-op dreams ran since (no source of the agent changed in between),
+    so moving it back loses nothing."""
+    from gitdream.dream import material
+    from gitdream.git import history
+
+    if current is None or not history.in_history(repo, current, after):
+        return False
+    return not material.changed_sources(repo, agent, after, current).files
 
 
 @dataclass

@@ -368,26 +368,49 @@ def test_replay_moves_the_watermark_back(dreamed: tuple[Path, dict[str, Any]]) -
     assert shown["watermark_before"] == receipt["input_commit"] and shown["watermark_after"] is None
 
 
-def test_replay_to_an_earlier_watermark_and_refusal_after_a_later_dream(agent_repo: Path) -> None:
+def test_replay_after_a_later_dream_that_consumed_material_is_refused(agent_repo: Path) -> None:
+    write(agent_repo, LOG, LOG_TEXT)
+    commit_all(agent_repo, "log")
+    first = fake_dream(agent_repo, Planned(topics={"deploys": [("Tags.", [f"{LOG}#L3-L3"])]}))
+    write(agent_repo, LOG, LOG_TEXT + "- Another day. #ci\n")
+    commit_all(agent_repo, "more log")
+    # into an existing topic, far from the first dream's lines: no conflict
+    second = fake_dream(agent_repo, Planned(topics={"human": [("Another.", [f"{LOG}#L6-L6"])]}))
+    ref = "refs/gitdream/watermark/ops"
+    # `second` read material after `first`: replaying `first` would read it twice.
+    before = snapshot(agent_repo)
+    result = cli(agent_repo, "revert", first["run"], "--replay")
+    assert result.exit_code == 1
+    assert "a later dream consumed more material" in result.stderr
+    assert "revert that later dream first" in result.stderr
+    assert "gitdream run --agent ops --full" in result.stderr  # first had no watermark before it
+    assert snapshot(agent_repo) == before
+    assert git(agent_repo, "rev-parse", ref).strip() == second["input_commit"]
+    # Without --replay the revert goes through and the watermark stays.
+    assert cli(agent_repo, "revert", first["run"]).exit_code == 0
+    assert git(agent_repo, "rev-parse", ref).strip() == second["input_commit"]
+
+
+def test_replay_after_noop_dreams_moves_the_watermark_back(agent_repo: Path) -> None:
     write(agent_repo, LOG, LOG_TEXT)
     commit_all(agent_repo, "log")
     first = fake_dream(agent_repo, Planned(topics={"deploys": [("Tags.", [f"{LOG}#L3-L3"])]}))
     write(agent_repo, LOG, LOG_TEXT + "- Another day. #ci\n")
     commit_all(agent_repo, "more log")
     second = fake_dream(agent_repo, Planned(topics={"ci": [("Another.", [f"{LOG}#L6-L6"])]}))
-    third = fake_dream(agent_repo, Planned(), status="noop")
+    write(agent_repo, "README.md", "not material\n")
+    commit_all(agent_repo, "human edit")
+    noop = fake_dream(agent_repo, Planned(), status="noop")
     ref = "refs/gitdream/watermark/ops"
-    # The no-op dream after it moved the watermark on: replaying `second` would lose that.
-    before = snapshot(agent_repo)
-    result = cli(agent_repo, "revert", second["run"], "--replay")
-    assert result.exit_code == 1
-    assert "a later dream consumed more material" in result.stderr
-    assert f"--since {first['input_commit'][:12]}" in result.stderr
-    assert snapshot(agent_repo) == before
-    assert git(agent_repo, "rev-parse", ref).strip() == third["input_commit"]
-    # Without --replay the revert goes through and the watermark stays.
-    assert cli(agent_repo, "revert", second["run"]).exit_code == 0
-    assert git(agent_repo, "rev-parse", ref).strip() == third["input_commit"]
+    assert git(agent_repo, "rev-parse", ref).strip() == noop["input_commit"]
+    result = cli(agent_repo, "revert", second["run"], "--replay", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["watermark"] == {
+        "ref": ref,
+        "from": noop["input_commit"],
+        "to": first["input_commit"],
+    }
+    assert git(agent_repo, "rev-parse", ref).strip() == first["input_commit"]
 
 
 def test_replay_moves_back_to_the_previous_input(agent_repo: Path) -> None:
