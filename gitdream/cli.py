@@ -269,9 +269,13 @@ def _render_run(result: Any, json_: bool, quiet: bool) -> None:
             output.out(outcome.diff.rstrip("\n"))
         if outcome.estimate is not None and not json_:
             est = outcome.estimate
+            calls = int(est.get("calls", 0))
+            screens = est.get("screen_calls")
             output.out(
-                f"{outcome.agent}: {est.get('calls', 0)} model calls, about "
-                f"{est.get('input_tokens', 0)} input tokens for {est.get('entries', 0)} entries (nothing sent)"
+                f"{outcome.agent}: {calls} distill call{'s' if calls != 1 else ''}"
+                + (f" (screener: {screens})" if screens else "")
+                + f", about {est.get('input_tokens', 0)} input tokens for {est.get('entries', 0)} entries"
+                + " — nothing was sent"
             )
             continue
         if error:
@@ -298,6 +302,9 @@ def _render_run(result: Any, json_: bool, quiet: bool) -> None:
 )
 @click.option("--since", metavar="REV", help="Read material since REV instead of the watermark.")
 @click.option("--full", is_flag=True, help="Read all material, ignoring the watermark.")
+@click.option(
+    "--estimate", is_flag=True, help="Print the model calls and input tokens a run would need; call nothing."
+)
 @click.option("--auto", is_flag=True, help="Dream only if the gates are open (for hooks and schedules).")
 @click.option(
     "--trigger",
@@ -317,6 +324,7 @@ def run_cmd(
     engine: str | None,
     since: str | None,
     full: bool,
+    estimate: bool,
     auto: bool,
     trigger: str | None,
     verbose: bool,
@@ -338,6 +346,7 @@ def run_cmd(
       gitdream run --agent ops --dry-run   show the diff, change nothing
       gitdream run --branch dream/review   commit onto a review branch
       gitdream run --since HEAD~20         re-read material since a revision
+      gitdream run --engine anthropic --estimate   calls and tokens it would need
       gitdream run --auto --trigger schedule   what cron and the hooks run
 
     With --auto the gates decide first (enabled, repository state, min_hours since the
@@ -352,7 +361,15 @@ def run_cmd(
     repo = open_repo(ctx)
     cfg = load_config(ctx, repo.workdir, {"engine": (engine, "flag --engine")})
     trigger = trigger or ("schedule" if auto else "manual")
-    opts = RunOptions(trigger=trigger, engine=engine, dry_run=dry_run, branch=branch, since=since, full=full)
+    opts = RunOptions(
+        trigger=trigger,
+        engine=engine,
+        dry_run=dry_run,
+        branch=branch,
+        since=since,
+        full=full,
+        estimate=estimate,
+    )
     progress = _Progress(output.stderr_is_terminal() and not quiet and not json_)
     result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
     if result.gate is not None and not result.gate.get("open"):

@@ -369,8 +369,8 @@ def integrate_experience(
     units). `cfg`: archive_days (days), memory_max_lines (lines), memory_max_bytes (UTF-8
     bytes), max_loss_fraction.
 
-    Units: `create` adds a fact to `<memory_dir>/<unit.topic>.md` (creating a dream-owned
-    topic file when absent; a fact with the same normalised text is corroborated instead);
+    Units: `create` adds a fact to `<memory_dir>/<unit.topic>.md` (an existing file whose name
+    differs only in case is used instead; a dream-owned topic file is created when absent; a fact with the same normalised text is corroborated instead);
     `corroborate` finds the fact named by `unit.corroborates` (in that topic, else in any
     topic) and adds 1 to `seen`, moves `last`, appends the new sources; `refine`/`correct`
     replace that fact's text. A unit whose fact is not found is created. For a new topic,
@@ -383,6 +383,7 @@ def integrate_experience(
     memory = mf.read_memory(agent, files)
     live: dict[str, _Live] = {}
     global_facts: dict[str, str] = {}  # normalised fact text → slug
+    folded = {slug.casefold(): slug for slug in sorted(memory.topics, reverse=True)}
     for slug, topic in memory.topics.items():
         for fact in topic.facts or ():
             global_facts.setdefault(_norm(fact.text), slug)
@@ -415,7 +416,7 @@ def integrate_experience(
         if not text:
             reject(unit, "empty fact text")
             continue
-        slug = unit.topic
+        slug = folded.get(unit.topic.casefold(), unit.topic)  # one file per name, whatever its case
         if not mf.safe_slug(slug) or not agent.is_memory_target(mf.topic_path(agent, slug)):
             reject(unit, f"unsafe topic slug {slug!r}")
             continue
@@ -640,7 +641,8 @@ def _write_index(
     """Rebuild the `index` block of MEMORY.md (module docstring; DESIGN §3, §5 phase 6).
 
     Lines: the old block's lines in order, kept verbatim while their topic file exists
-    (lines that are not links are kept too), then one line per new dream-owned topic. Lines
+    (lines that are not links are kept too), then one line per dream-owned topic not yet
+    listed (in the block or by a person outside it), in slug order. Lines
     of demoted topics and of topics whose file was already missing are dropped. Limits:
     when MEMORY.md's text outside the block is already over memory_max_lines or
     memory_max_bytes, a warning is given and the block does not grow (only lines that were
@@ -690,7 +692,8 @@ def _write_index(
     old_kept = list(lines)
     dream_topics = {s for s, t in memory.topics.items() if t.owned and s in exists_after}
     dream_topics |= {s for s, e in live.items() if e.touched and e.topic is None}
-    for slug in sorted(dream_topics - listed):
+    listed_by_human = {_line_slug(line) for line in human.splitlines()}
+    for slug in sorted(dream_topics - listed - listed_by_human):
         entry = live.get(slug)
         if entry is not None and entry.topic is None:
             title, description = entry.title, entry.description
@@ -722,7 +725,7 @@ def _write_index(
             return blocks.replace(INDEX_HEADER, mf.INDEX_BLOCK, content, path)
         return blocks.replace(text, mf.INDEX_BLOCK, content, path)
 
-    if text is None and not lines:
+    if block is None and not lines:
         return
     chosen = [line for _, line in lines]
     new = compose(chosen)

@@ -15,6 +15,7 @@ and by integration (to write them). Layout (DESIGN §3):
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -22,8 +23,9 @@ import yaml
 
 from gitdream.agents import Agent, join
 from gitdream.dream import facts as factfmt
+from gitdream.dream import slugs
 from gitdream.errors import BlockError
-from gitdream.text import blocks
+from gitdream.text import blocks, frontmatter
 
 ORIGIN_KEY = "origin"
 ORIGIN_VALUE = "gitdream"
@@ -34,39 +36,33 @@ INDEX_BLOCK = "index"
 LEARNED_BLOCK = "learned"
 ARCHIVED_BLOCK_PREFIX = "archived-"
 CLAUDE_TYPES = ("user", "feedback", "project", "reference")
-# Slugs a topic may never take: they would collide with the index, the archive folder or the
-# raw logs (compared case-insensitively, since macOS and Windows file systems fold case).
-RESERVED_SLUGS = frozenset({"memory", "archive", "logs", "index", "readme", "claude", "agents"})
-_FRONT_END = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+# Slugs a topic may never take: they would collide with the index, the archive folder, the
+# raw logs or a definition file (compared case-insensitively, since macOS and Windows file
+# systems fold case).
+RESERVED_SLUGS = frozenset(
+    {"memory", "archive", "logs", "index", "readme", "claude", "agents", "agent", "soul", "skill"}
+)
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*\r?$", re.MULTILINE)
-_SLUG_BAD = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]")
+_SLUG_BAD = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|\s]")
 
 
 def split_front_matter(text: str) -> tuple[dict[str, object] | None, int]:
     """`(front matter mapping or None, offset where the body starts)`.
 
-    Front matter is a first line `---`, YAML, and a line `---` (or `...`). Text that does not
-    open so, or whose YAML does not parse to a mapping, has none (offset 0).
+    Uses the one front-matter reader (`gitdream.text.frontmatter`, with its guards against
+    YAML bombs). Text that does not open with `---`, whose front matter is unterminated, or
+    whose YAML is invalid or not a mapping, has none (offset 0).
     """
-    body = text[1:] if text.startswith("\ufeff") else text
-    skip = len(text) - len(body)
-    first = body.split("\n", 1)[0].rstrip("\r")
-    if first.rstrip() != "---":
-        return None, 0
-    start = len(body.split("\n", 1)[0]) + 1
-    end = _FRONT_END.search(body, start)
-    if end is None:
-        return None, 0
     try:
-        data = yaml.safe_load(body[start : end.start()])
-    except yaml.YAMLError:
+        found = frontmatter.find(text)
+        if found is None:
+            return None, 0
+        data = frontmatter.parse_yaml(found.yaml_text(text))
+    except frontmatter.FrontMatterError:
         return None, 0
     if not isinstance(data, dict):
         return None, 0
-    after = end.end()
-    if body[after : after + 1] == "\n":
-        after += 1
-    return {str(k): v for k, v in data.items()}, skip + after
+    return {str(k): v for k, v in data.items()}, found.body_start
 
 
 def render_front_matter(data: dict[str, object]) -> str:
@@ -75,14 +71,23 @@ def render_front_matter(data: dict[str, object]) -> str:
     return f"---\n{dumped}---\n"
 
 
+TOPIC_PATTERN = r'^[^\s./\\:*?"<>|#-][^\s/\\:*?"<>|]{0,63}$'
+"""The JSON-schema `pattern` engines give a model for a unit's topic: a file stem without
+separators, spaces or a leading dot or dash; `safe_slug` is the full test."""
+
+
 def safe_slug(slug: str) -> bool:
     """True when `slug` can name a topic file `<slug>.md` next to MEMORY.md: non-empty, at
-    most 120 characters, no path separator, control or shell-hostile character, no leading
-    dot or dash, no surrounding space, not a reserved name (memory, archive, logs, ...)."""
+    most 64 characters and 120 UTF-8 bytes (as `slugs.slugify` makes them), no path separator, whitespace, control or shell-hostile character, starting
+    with a letter or digit (no dot-file, dash or orphaned combining mark), not a reserved
+    name (memory, archive, logs, ...). The one test of a topic slug, shared by the engines'
+    verification and the integrator."""
     return (
-        0 < len(slug) <= 120
+        0 < len(slug) <= slugs.MAX_CHARS
+        and len(slug.encode("utf-8")) <= slugs.MAX_BYTES
         and slug == slug.strip()
         and not slug.startswith((".", "-"))
+        and unicodedata.category(slug[0])[0] in ("L", "N")
         and _SLUG_BAD.search(slug) is None
         and slug.casefold() not in RESERVED_SLUGS
         and not slug.casefold().endswith(".md")
@@ -175,13 +180,19 @@ def read_topic(slug: str, path: str, text: str) -> Topic:
 
 def read_memory(agent: Agent, files: dict[str, str]) -> MemoryFiles:
     """Sort the agent's memory files (repository-relative path → text) into index, topics
-    (direct `*.md` children of the memory directory except MEMORY.md and raw sources) and
+    (direct `*.md` children of the memory directory except MEMORY.md, raw sources and
+    definition files) and
     archive files (`archive/*.md`). Other paths are ignored."""
     prefix = agent.memory_dir + "/" if agent.memory_dir else ""
     idx = index_path(agent)
     memory = MemoryFiles(agent, idx, files.get(idx))
     for path in sorted(files):
-        if not path.startswith(prefix) or path == idx or agent.is_source(path):
+        if (
+            not path.startswith(prefix)
+            or path == idx
+            or agent.is_source(path)
+            or path in agent.definition_files
+        ):
             continue
         rest = path[len(prefix) :]
         if not rest.endswith(".md"):

@@ -448,7 +448,6 @@ def run_agent(
             ("Gitdream-Input", input_commit),
             ("Gitdream-Engine", engine_name),
         ]
-        target = _target(repo, opts, input_commit, target_state)
         diff_parts = []
         if exp_changes:
             if opts.dry_run:
@@ -466,6 +465,7 @@ def run_agent(
                     commitbuilder.Change(p, t.encode("utf-8") if t is not None else None)
                     for p, t in sorted(exp_changes.items())
                 ]
+                target = _target(repo, opts, input_commit, target_state)
                 done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, target)
                 receipt["commits"]["experience"] = done.oid
                 state.warnings += list(done.warnings)
@@ -517,6 +517,7 @@ def run_agent(
                     commitbuilder.Change(p, t.encode("utf-8")) for p, t in sorted(def_changes.items())
                 ]
                 try:
+                    target = _target(repo, opts, input_commit, target_state)
                     done = commitbuilder.commit(
                         repo, agent, "definition", change_list, message, ident, target
                     )

@@ -7,7 +7,7 @@ Rules, in order:
    space/joiners, bidi overrides such as U+202E, the BOM, soft hyphen), surrogates, private
    use and unassigned code points.
 3. Keep Unicode letters (L*), decimal digits (Nd) and combining marks (M*, needed by Indic
-   and other scripts); every other character (space, punctuation, `/`, `\\`, `.`, `_`,
+   and other scripts) that follow a kept letter, digit or mark; every other character (space, punctuation, `/`, `\\`, `.`, `_`,
    emoji...) becomes "-"; runs of "-" collapse to one; "-" is trimmed from both ends. So a
    slug never holds a path separator, a dot (no dot-files, no `..`) or whitespace.
 4. Empty → "topic".
@@ -56,7 +56,15 @@ def _fit(text: str, limit_chars: int, limit_bytes: int) -> str:
 def base_slug(name: str) -> str:
     """Rules 1-6 of the module docstring (no collision handling); never empty."""
     text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).lower())
-    text = _DASHES.sub("-", "".join(_keep(ch) for ch in text)).strip("-")
+    kept: list[str] = []
+    for ch in text:
+        out = _keep(ch)
+        # A combining mark (e.g. the emoji variation selector U+FE0F) needs a base letter
+        # or digit before it; orphaned at the start or after "-" it would lead the slug.
+        if out and unicodedata.category(ch)[0] == "M" and (not kept or kept[-1] == "-"):
+            continue
+        kept.append(out)
+    text = _DASHES.sub("-", "".join(kept)).strip("-")
     text = _fit(text, MAX_CHARS, MAX_BYTES) or FALLBACK
     if text in WINDOWS_RESERVED or text in MEMORY_RESERVED:
         text += "-" + FALLBACK

@@ -23,15 +23,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from gitdream.dream.memoryfiles import safe_slug
 from gitdream.units import ACTIONS, TARGETS, Rejected, Unit
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
     from gitdream.engines import MemoryView
 
-TOPIC_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-"""A topic is a slug: lower-case letters, digits and hyphens, at most 64 characters —
-it names the file `<memory_dir>/<topic>.md`, so nothing else may reach the write gate."""
 
 FACT_ID_RE = re.compile(r"^fact:[0-9a-f]{10}$")
 SUPPORTING_FACT_ACTIONS = ("refine", "correct")
@@ -95,8 +93,8 @@ def unsafe_reason(unit: Unit) -> str | None:
         return f"target {unit.target!r} is not one of {', '.join(TARGETS)}"
     if unit.action not in ACTIONS:
         return f"action {unit.action!r} is not one of {', '.join(ACTIONS)}"
-    if not TOPIC_RE.match(unit.topic):
-        return f"topic {unit.topic!r} is not a slug (lower-case letters, digits and '-', at most 64)"
+    if unit.target == "experience" and not safe_slug(unit.topic):
+        return f"topic {unit.topic!r} cannot name a topic file (see gitdream.dream.memoryfiles.safe_slug)"
     return None
 
 

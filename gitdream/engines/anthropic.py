@@ -51,7 +51,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gitdream.dream.verify import FACT_REFERENCE_ACTIONS, TOPIC_RE, ExistingFact, existing_facts
+from gitdream.dream.memoryfiles import TOPIC_PATTERN
+from gitdream.dream.verify import FACT_REFERENCE_ACTIONS, ExistingFact, existing_facts
 from gitdream.engines import DistillContext, DistillResult, ScreenResult, prompts
 from gitdream.engines.budget import Budget, BudgetExceeded, call_tokens
 from gitdream.engines.schema import validate
@@ -101,7 +102,7 @@ UNIT_SCHEMA: dict[str, Any] = {
         "action": {"type": "string", "enum": list(ACTIONS)},
         "topic": {
             "type": "string",
-            "pattern": TOPIC_RE.pattern,
+            "pattern": TOPIC_PATTERN,
             "description": "Slug of the topic file: lower-case letters, digits, hyphens.",
         },
         "sources": {

@@ -37,7 +37,8 @@ Per raw entry, in input order:
    was not processed. Re-reading the processed part next time costs nothing (step 4).
 
 Experience units have `title` = the topic's display name (the new topic file's `# Title`)
-and `body` = the fact text. Stats: `entries`, `created`, `corroborated` (experience),
+and `body` = the fact text; definition units have `title` = the fact text clipped to
+DEFINITION_TITLE_MAX_CHARS. Stats: `entries`, `created`, `corroborated` (experience),
 `definition` (definition units, create or corroborate), `skipped`, `deferred`.
 
 Scale: two passes over the material (the first counts shingle frequencies), one prefix-filter
@@ -49,6 +50,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -70,6 +72,8 @@ FACT_MAX_CHARS = 400
 """Longest fact text, in characters (code points), "…" included."""
 TOPIC_NAME_MAX_CHARS = 80
 """Longest topic display name taken from a heading or tag, in characters."""
+DEFINITION_TITLE_MAX_CHARS = 60
+"""Definition units are titled by their text, clipped to this many characters."""
 DEFAULT_TOPIC = "journal"
 ROUTING_TAGS = DEFINITION_TARGETS  # ("skill", "soul", "agent")
 _GENERIC = """
@@ -86,6 +90,7 @@ _GENERIC = """
 GENERIC_HEADING_WORDS = frozenset(_GENERIC.split())
 """Words that make a heading generic when nothing else is left (module docstring, step 3)."""
 
+_NO_CODES = array("i")
 Slugify = Callable[[str, set[str]], str]
 Absolutize = Callable[[str, date], str]
 
@@ -144,7 +149,8 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
 
 def clean_name(name: str) -> str:
     """A heading or tag as a topic display name: Markdown links and emphasis dropped, one
-    line, a trailing count such as "(5)" and a trailing colon dropped, first letter upper-cased, capped at TOPIC_NAME_MAX_CHARS."""
+    line, a trailing count such as "(5)" and a trailing colon dropped, first letter
+    upper-cased, capped at TOPIC_NAME_MAX_CHARS characters."""
     text = _MD_LINK.sub(r"\1", name)
     text = _EMPHASIS.sub("", text)
     text = _TRAILING_COUNT.sub("", one_line(text))
@@ -214,7 +220,13 @@ def _cited(sources: list[str]) -> set[str]:
 
 
 class _Topics:
-    """Topic name → slug, mapping onto existing topic files (module docstring, step 3)."""
+    """Topic name → slug, mapping onto existing topic files (module docstring, step 3).
+
+    A name maps to an existing file when its loose key (case, width and punctuation folded)
+    equals the key of a file name or front matter `name`, or when `slugify(name, set())`
+    equals a file name case-insensitively. Otherwise `slugify(name, taken)` gives the slug;
+    should it return an unsafe or taken slug, "topic " + name is tried, then a hashed
+    `topic-<10 hex>` slug, so a faulty slugify can never escape the memory folder."""
 
     def __init__(self, memory: memoryfiles.MemoryFiles, slugify: Slugify) -> None:
         self._slugify = slugify
@@ -309,21 +321,19 @@ class OfflineEngine:
                     cited.setdefault(entry_id, []).append(known)
 
         cleaned: list[str] = []
+        codes: list[array] = []
         for entry in context.entries:
             text = clean_text(entry, absolutize)
             cleaned.append(text)
-            if text:
-                vocabulary.count(text)
-        for group in existing.values():
-            for fact in group:
-                vocabulary.count(fact.text)
+            codes.append(vocabulary.count(text) if text else _NO_CODES)
+        known_codes = {name: [vocabulary.count(f.text) for f in group] for name, group in existing.items()}
         vocabulary.freeze()
 
         indexes: dict[str, ShingleIndex[_Fact]] = {}
         for name, group in existing.items():
             index: ShingleIndex[_Fact] = ShingleIndex(vocabulary, self.threshold)
-            for fact in group:
-                index.add(fact, fact.text)
+            for fact, fact_codes in zip(group, known_codes[name], strict=True):
+                index.add(fact, fact.text, vocabulary.ranks(fact_codes))
             indexes[name] = index
 
         result = DistillResult()
@@ -357,13 +367,17 @@ class OfflineEngine:
                 result.skipped.append((entry.id, f"already consolidated (cited by a fact in {done.where})"))
                 stats["skipped"] += 1
                 continue
-            match = index.best(text)
+            ids = vocabulary.ranks(codes[position])
+            codes[position] = _NO_CODES
+            match = index.best(text, ids)
             if match is not None:
                 fact = match.key
                 cited.setdefault(entry.id, []).append(fact)
                 result.units.append(
                     Unit(
-                        title=fact.title,
+                        title=fact.title
+                        if target == "experience"
+                        else clip(text, DEFINITION_TITLE_MAX_CHARS),
                         body=text,
                         target=target,
                         action="corroborate",
@@ -380,10 +394,10 @@ class OfflineEngine:
                 where = topics.slug(name)
                 title = topics.titles.get(where, name)
             else:
-                where = title = target
+                where, title = target, clip(text, DEFINITION_TITLE_MAX_CHARS)
             fact = _Fact(target, where, title, text)
             cited.setdefault(entry.id, []).append(fact)
-            index.add(fact, text)
+            index.add(fact, text, ids)
             result.units.append(
                 Unit(
                     title=title,

@@ -93,25 +93,50 @@ def jaccard(a: str, b: str) -> float:
 class Vocabulary:
     """Document frequencies of shingles, turned into a global rare-first order.
 
-    Call `count(text)` for every text that will be stored or queried, then `freeze()`;
-    afterwards `ids(text)` gives the text's shingles as integer ranks (rarest first).
-    Shingles first met after `freeze()` get new ranks below all counted ones (they are rarer
-    than anything counted), consistently for the same shingle.
+    Call `count(text)` for every text that will be stored or queried (it returns the text's
+    shingle codes, 4 bytes each), then `freeze()`; afterwards `ranks(codes)` gives the
+    shingles as sorted integer ranks, rarest first (ties in first-seen order, so the order
+    does not depend on hashing). `ids(text)` shingles a text anew; shingles first met after
+    `freeze()` get ranks below all counted ones (they are rarer than anything counted),
+    consistently for the same shingle.
     """
 
     def __init__(self) -> None:
-        self._df: Counter[str] = Counter()
-        self._rank: dict[str, int] | None = None
+        self._code: dict[str, int] = {}
+        self._df: list[int] = []
+        self._rank: list[int] | None = None
 
-    def count(self, text: str) -> None:
+    def count(self, text: str) -> array:
+        """Count the shingles of `text`; returns their codes (pass them to `ranks`)."""
         if self._rank is not None:
             raise RuntimeError("vocabulary is frozen")
-        self._df.update(shingles(text))
+        code_of, df = self._code, self._df
+        codes = array("i")
+        for shingle in shingles(text):
+            code = code_of.get(shingle)
+            if code is None:
+                code = code_of[shingle] = len(df)
+                df.append(0)
+            df[code] += 1
+            codes.append(code)
+        return codes
 
     def freeze(self) -> None:
-        ordered = sorted(self._df.items(), key=lambda item: (item[1], item[0]))
-        self._rank = {shingle: rank for rank, (shingle, _) in enumerate(ordered)}
-        self._df = Counter()
+        df = self._df
+        order = sorted(range(len(df)), key=df.__getitem__)  # stable: ties keep first-seen order
+        rank = [0] * len(df)
+        for position, code in enumerate(order):
+            rank[code] = position
+        self._rank = rank
+        self._df = []
+
+    def ranks(self, codes: Iterable[int]) -> list[int]:
+        """Sorted ranks of shingle codes returned by `count`."""
+        if self._rank is None:
+            self.freeze()
+        rank = self._rank
+        assert rank is not None
+        return sorted([rank[code] for code in codes])
 
     def ids(self, text: str) -> list[int]:
         """Sorted ranks of the shingles of `text`."""
@@ -121,11 +146,11 @@ class Vocabulary:
         assert rank is not None
         out = []
         for shingle in shingles(text):
-            value = rank.get(shingle)
-            if value is None:
-                value = -(len(rank) + 1)
-                rank[shingle] = value
-            out.append(value)
+            code = self._code.get(shingle)
+            if code is None:
+                code = self._code[shingle] = len(rank)
+                rank.append(-(code + 1))
+            out.append(rank[code])
         out.sort()
         return out
 
@@ -145,53 +170,98 @@ class Match(Generic[K]):
 class ShingleIndex(Generic[K]):
     """Stored texts (by key) searchable for the most similar one with Jaccard >= `threshold`.
 
-    Memory per stored text: its shingle ranks as a 4-byte array plus its prefix postings.
+    Filters, all exact (no match is ever missed), before the Jaccard of a candidate is
+    computed:
+
+    - length: t·|A| <= |B| <= |A|/t;
+    - prefix (AllPairs): Jaccard >= t needs |A ∩ B| >= o = t/(1+t)·(|A|+|B|) >= t·|X| for
+      X = A and B, so the rarest common shingle lies within the first |X| - ceil(t·|X|) + 1
+      shingles of each: stored texts are indexed by that prefix, queries probe theirs;
+    - overlap bound: with c shingles common to both prefixes, |A ∩ B| <= c + (the number of
+      shingles after whichever prefix ends at the lower rank); below o, no check.
+
+    Identical shingle sets (repeated lines) are found first, by a dictionary lookup.
+
+    Memory per stored text: a tuple of its shingle ranks (the int objects are shared with
+    the vocabulary), one posting per prefix shingle, and four integers.
     """
 
     vocabulary: Vocabulary
     threshold: float
     _keys: list[K] = field(default_factory=list)
-    _items: list[array] = field(default_factory=list)
+    _items: list[tuple[int, ...]] = field(default_factory=list)
+    _sizes: list[int] = field(default_factory=list)
+    _tails: list[int] = field(default_factory=list)
+    _lasts: list[int] = field(default_factory=list)
     _postings: dict[int, list[int]] = field(default_factory=dict)
+    _exact: dict[tuple[int, ...], int] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self._keys)
 
     def _prefix(self, size: int) -> int:
-        return size - math.ceil(self.threshold * size - 1e-9) + 1
+        return max(1, min(size, size - math.ceil(self.threshold * size - 1e-9) + 1))
 
-    def add(self, key: K, text: str) -> None:
-        ids = self.vocabulary.ids(text)
+    def add(self, key: K, text: str, ids: list[int] | None = None) -> None:
+        """Store `text` under `key` (`ids`: its `vocabulary.ids(text)`, when already known)."""
+        ids = self.vocabulary.ids(text) if ids is None else ids
         position = len(self._keys)
+        prefix = self._prefix(len(ids)) if ids else 0
         self._keys.append(key)
-        self._items.append(array("i", ids))
-        for shingle in ids[: self._prefix(len(ids))]:
+        item = tuple(ids)
+        self._items.append(item)
+        self._exact.setdefault(item, position)
+        self._sizes.append(len(ids))
+        self._tails.append(len(ids) - prefix)
+        self._lasts.append(ids[prefix - 1] if ids else 0)
+        for shingle in ids[:prefix]:
             self._postings.setdefault(shingle, []).append(position)
 
-    def best(self, text: str) -> Match[K] | None:
-        """The stored key most similar to `text` (score >= threshold), or None."""
+    def best(self, text: str, ids: list[int] | None = None) -> Match[K] | None:
+        """The stored key most similar to `text` (score >= threshold), or None; ties go to the
+        key stored first. `ids`: `vocabulary.ids(text)`, when already known."""
         if not self._keys:
             return None
-        ids = self.vocabulary.ids(text)
+        ids = self.vocabulary.ids(text) if ids is None else ids
         if self.threshold <= 0:
             return Match(self._keys[0], _score(set(ids), self._items[0]))
         size = len(ids)
-        candidates: set[int] = set()
-        for shingle in ids[: self._prefix(size)]:
-            hits = self._postings.get(shingle)
-            if hits:
-                candidates.update(hits)
-        if not candidates:
+        if not size:
             return None
-        query = set(ids)
-        low, high = self.threshold * size - 1e-9, size / self.threshold + 1e-9
+        same = self._exact.get(tuple(ids))
+        if same is not None:  # an identical shingle set: score 1, and the first stored wins
+            return Match(self._keys[same], 1.0)
+        prefix = self._prefix(size)
+        postings = self._postings
+        hits: list[int] = []
+        for shingle in ids[:prefix]:
+            found = postings.get(shingle)
+            if found:
+                hits += found
+        if not hits:
+            return None
+        counts = Counter(hits)
+        t = self.threshold
+        need = t / (1 + t)
+        low, high = t * size - 1e-9, size / t + 1e-9
+        tail, last = size - prefix, ids[prefix - 1]
+        sizes, tails, lasts, items = self._sizes, self._tails, self._lasts, self._items
+        query: set[int] | None = None
         best_position, best_score = -1, -1.0
-        for position in candidates:
-            other = self._items[position]
-            if not low <= len(other) <= high:
+        for position, common in counts.items():
+            length = sizes[position]
+            if length < low or length > high:
                 continue
-            score = _score(query, other)
-            if score >= self.threshold - 1e-12 and (
+            if (
+                common + (tail if last <= lasts[position] else tails[position])
+                < need * (size + length) - 1e-9
+            ):
+                continue
+            if query is None:
+                query = set(ids)
+            inter = len(query.intersection(items[position]))
+            score = inter / (size + length - inter)
+            if score >= t - 1e-12 and (
                 score > best_score or (score == best_score and position < best_position)
             ):
                 best_position, best_score = position, score
@@ -204,7 +274,7 @@ class ShingleIndex(Generic[K]):
             self.add(key, text)
 
 
-def _score(query: set[int], other: array) -> float:
+def _score(query: set[int], other: tuple[int, ...]) -> float:
     inter = len(query.intersection(other))
     union = len(query) + len(other) - inter
     return inter / union if union else 1.0

@@ -129,6 +129,16 @@ def test_new_topic_file_and_index_are_created() -> None:
     assert result.to_json()["changes"] == {f"{MEM}/deploys.md": "written", INDEX: "written"}
 
 
+def test_topics_a_person_already_listed_get_no_second_index_line() -> None:
+    files = {INDEX: HUMAN_INDEX + "- [Deploys](deploys.md) — listed by hand\n"}
+    result = integrate(files, [unit("deploys", "A fact."), unit("backups", "Another.", 2)])
+    index = result.changes[INDEX] or ""
+    assert index.startswith(files[INDEX])
+    assert blocks.get(index, "index") == "- [Backups](backups.md) — Another.\n"
+    only = integrate(files, [unit("deploys", "A fact.")])
+    assert INDEX not in only.changes  # nothing to add: no empty block either
+
+
 def test_topic_type_follows_claude_code_naming() -> None:
     result = integrate({}, [unit("feedback_reviews", "Keep reviews short.")])
     meta, _ = memoryfiles.split_front_matter(result.changes[f"{MEM}/feedback_reviews.md"] or "")
@@ -153,6 +163,12 @@ def test_human_topic_keeps_every_byte_outside_the_block() -> None:
         "Prefer msw for HTTP mocks.",
         "Create fresh stores per test.",
     ]
+
+
+def test_a_topic_differing_only_in_case_uses_the_existing_file() -> None:
+    path = f"{MEM}/Deploys.md"
+    result = integrate({path: "# Deploys\n"}, [unit("deploys", "A fact.")])
+    assert list(result.changes) == [path]
 
 
 def test_crlf_human_topic_keeps_its_bytes_and_line_endings() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from gitdream import config
+from gitdream.dream.memoryfiles import TOPIC_PATTERN
 from gitdream.engines import prompts
 from gitdream.engines.anthropic import UNITS_SCHEMA, VERDICT_SCHEMA, estimate_tokens
 from gitdream.engines.budget import Budget, BudgetExceeded, call_tokens, total_tokens
@@ -66,7 +67,7 @@ def test_schema_reports_every_violation_with_a_path() -> None:
     assert errors == [
         "$.units[1]: missing required property 'body'",
         "$.units[1].target: 'file' is not one of 'experience', 'skill', 'soul', 'agent'",
-        "$.units[1].topic: 'Not A Slug' does not match ^[a-z0-9][a-z0-9-]{0,63}$",
+        f"$.units[1].topic: 'Not A Slug' does not match {TOPIC_PATTERN}",
         "$.units[1].sources: fewer than 1 items",
         "$.units[1]: unexpected property 'extra'",
         "$: unexpected property 'more'",

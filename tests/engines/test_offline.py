@@ -167,6 +167,7 @@ def test_tags_route_to_definitions() -> None:
         ("experience", "ops", "An ordinary fact"),
     ]
     assert result.stats["definition"] == 4 and result.stats["created"] == 1
+    assert result.units[0].title == "Always run the linter before committing"
 
 
 def test_definition_duplicates_corroborate_the_learned_block() -> None:

@@ -1,0 +1,314 @@
+"""`gitdream run` end to end on real repositories (issue 4): commits, watermark, receipts,
+safety, material rules, dry-run, and the real public data."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitdream.dream import facts as factfmt
+from gitdream.dream.decode import decode_lines
+from gitdream.text import blocks
+from gitdream.units import parse_entry_id, parse_source_ref
+from tests.helpers import SHARED, cli, commit_all, git, head, snapshot, write
+
+LOGS = "agents/ops/memory/logs/2026/03"
+
+
+def _run(root: Path, *args: str) -> dict:
+    result = cli(root, "run", "--json", *args)
+    assert result.exit_code in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def _log(root: Path, day: int, *lines: str) -> None:
+    path = root / LOGS / f"2026-03-{day:02d}.md"
+    old = path.read_text() if path.exists() else f"# 2026-03-{day:02d}\n\n"
+    write(root, f"{LOGS}/2026-03-{day:02d}.md", old + "".join(line + "\n" for line in lines))
+
+
+def _facts(root: Path, rev: str = "HEAD") -> dict[str, list[factfmt.Fact]]:
+    """Every facts/learned block at `rev`: {path: [facts]}."""
+    found: dict[str, list[factfmt.Fact]] = {}
+    for path in git(root, "ls-tree", "-r", "--name-only", rev).split("\n"):
+        if not path.endswith(".md"):
+            continue
+        text = git(root, "show", f"{rev}:{path}")
+        for block in blocks.parse(text):
+            if block.name in ("facts", "learned"):
+                found.setdefault(path, []).extend(factfmt.parse(text[block.inner_start : block.inner_end]))
+    return found
+
+
+def _resolves(root: Path, ref: str) -> bool:
+    parsed = parse_source_ref(ref)
+    assert parsed is not None, ref
+    entry_id, commit = parsed
+    path, start, end = parse_entry_id(entry_id)  # type: ignore[misc]
+    data = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=root, capture_output=True).stdout
+    lines = decode_lines(path, data).lines
+    return 1 <= start <= end <= len(lines) and any(line.strip() for line in lines[start - 1 : end])
+
+
+def test_first_dream_commits_experience_and_definitions(agent_repo: Path) -> None:
+    _log(
+        agent_repo,
+        1,
+        "- [2026-03-01] [deploy] Rollbacks need the previous image tag.",
+        "- Always run the smoke test before promoting. #skill",
+    )
+    commit_all(agent_repo, "log")
+    input_commit = head(agent_repo)
+    doc = _run(agent_repo)
+    (receipt,) = doc["runs"]
+    assert receipt["status"] == "ok"
+    assert receipt["counts"]["created"] >= 1 and receipt["counts"]["definition"] == 1
+    exp, dfn = receipt["commits"]["experience"], receipt["commits"]["definition"]
+    assert git(agent_repo, "rev-parse", "HEAD").strip() == dfn
+    assert git(agent_repo, "rev-parse", f"{dfn}~1").strip() == exp
+    exp_files = git(agent_repo, "show", "--name-only", "--format=", exp).split()
+    dfn_files = git(agent_repo, "show", "--name-only", "--format=", dfn).split()
+    assert exp_files and all(p.startswith("agents/ops/memory/") and "/logs/" not in p for p in exp_files)
+    assert dfn_files == ["agents/ops/SKILL.md"]
+    trailers = git(agent_repo, "log", "-1", "--format=%(trailers:only,unfold)", exp)
+    for key in (
+        "Gitdream-Run",
+        "Gitdream-Kind: experience",
+        "Gitdream-Agent: ops",
+        f"Gitdream-Input: {input_commit}",
+        "Gitdream-Engine: offline",
+    ):
+        assert key in trailers
+    assert git(agent_repo, "log", "-1", "--format=%s", exp).startswith("dream(ops): experience — improved ")
+    assert git(agent_repo, "log", "-1", "--format=%s", dfn) == "dream(ops): definitions — SKILL.md\n"
+    assert git(agent_repo, "rev-parse", "refs/gitdream/watermark/ops").strip() == input_commit
+    note = git(agent_repo, "notes", "--ref", "gitdream", "show", input_commit)
+    assert json.loads(note.splitlines()[-1])["run"] == receipt["run"]
+    assert git(agent_repo, "status", "--porcelain") == ""
+
+
+def test_second_run_is_a_recorded_noop(agent_repo: Path) -> None:
+    _log(agent_repo, 1, "- [deploy] one fact")
+    commit_all(agent_repo, "log")
+    _run(agent_repo)
+    before = head(agent_repo)
+    doc = _run(agent_repo)
+    assert doc["runs"][0]["status"] == "noop"
+    assert head(agent_repo) == before
+    notes = git(agent_repo, "notes", "--ref", "gitdream", "show", before)
+    assert json.loads(notes.splitlines()[-1])["status"] == "noop"
+    assert git(agent_repo, "rev-parse", "refs/gitdream/watermark/ops").strip() == before
+
+
+def test_appended_lines_only_and_duplicates_corroborate(agent_repo: Path) -> None:
+    _log(agent_repo, 1, "- [deploy] Rollbacks need the previous image tag.")
+    commit_all(agent_repo, "day 1")
+    _run(agent_repo)
+    _log(agent_repo, 1, "- [deploy] Rollbacks need the previous image tag!")
+    commit_all(agent_repo, "day 1, later")
+    doc = _run(agent_repo)
+    receipt = doc["runs"][0]
+    assert receipt["phases"]["gather"]["entries"] == 1, "only the appended line is new material"
+    assert receipt["counts"]["corroborated"] == 1 and receipt["counts"]["created"] == 0
+    facts = [f for fs in _facts(agent_repo).values() for f in fs if "Rollbacks" in f.text]
+    assert len(facts) == 1 and facts[0].seen == 2 and len(facts[0].sources) == 2
+
+
+def test_renamed_log_adds_nothing(agent_repo: Path) -> None:
+    _log(agent_repo, 1, "- [deploy] a fact that is long enough for git's rename detection to be sure")
+    commit_all(agent_repo, "log")
+    _run(agent_repo)
+    git(agent_repo, "mv", f"{LOGS}/2026-03-01.md", f"{LOGS}/2026-03-09.md")
+    commit_all(agent_repo, "rename")
+    assert _run(agent_repo)["runs"][0]["status"] == "noop"
+
+
+def test_dry_run_changes_nothing(agent_repo: Path) -> None:
+    _log(agent_repo, 1, "- [deploy] Rollbacks need the previous image tag.", "- Keep it short. #soul")
+    commit_all(agent_repo, "log")
+    before = snapshot(agent_repo)
+    refs = git(agent_repo, "for-each-ref")
+    result = cli(agent_repo, "run", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "+++ b/agents/ops/memory/deploy.md" in result.stdout
+    assert "+++ b/agents/ops/soul.md" in result.stdout
+    assert snapshot(agent_repo) == before
+    assert git(agent_repo, "for-each-ref") == refs
+    assert not (agent_repo / ".git" / "gitdream").exists()
+
+
+def test_dirty_memory_index_refuses_that_agent_only(agent_repo: Path) -> None:
+    write(agent_repo, "agents/qa/agent.md", "# qa\n\nqa tests things.\n")
+    write(agent_repo, "agents/qa/memory/logs/2026/03/2026-03-01.md", "- [tests] qa fact\n")
+    _log(agent_repo, 1, "- [deploy] ops fact")
+    commit_all(agent_repo, "two agents")
+    write(agent_repo, "agents/ops/memory/MEMORY.md", "my uncommitted edit\n")
+    write(agent_repo, "README.md", "unrelated unstaged change\n")
+    write(agent_repo, "agents/ops/soul.md", "staged change\n")
+    git(agent_repo, "add", "agents/ops/soul.md")
+    before = snapshot(agent_repo)
+    result = cli(agent_repo, "run", "--json")
+    assert result.exit_code == 1
+    runs = {r["agent"]: r for r in json.loads(result.stdout)["runs"]}
+    assert runs["ops"]["status"] == "failed"
+    assert "agents/ops/memory/MEMORY.md has uncommitted changes" in runs["ops"]["error"]["message"]
+    assert "commit or stash your change" in runs["ops"]["error"]["hint"]
+    assert runs["qa"]["status"] == "ok"
+    assert (agent_repo / "agents/ops/memory/MEMORY.md").read_text() == "my uncommitted edit\n"
+    after = snapshot(agent_repo)
+    assert after["status"].replace("A  agents/qa/memory/", "") == before["status"] or all(  # type: ignore[union-attr]
+        line in str(after["status"]) for line in str(before["status"]).splitlines()
+    )
+    for path in ("README.md", "agents/ops/soul.md", "agents/ops/memory/MEMORY.md"):
+        assert after["files"][path] == before["files"][path]  # type: ignore[index]
+    assert git(agent_repo, "diff", "--cached", "--name-only") == "agents/ops/soul.md\n"
+    assert git(agent_repo, "rev-parse", "-q", "--verify", "refs/gitdream/watermark/ops", check=False) == ""
+    assert "error: Dream for agent ops failed" in result.stderr
+
+
+def test_failed_run_leaves_the_watermark_and_reads_again(agent_repo: Path) -> None:
+    _log(agent_repo, 1, "- [deploy] fact one")
+    commit_all(agent_repo, "log")
+    write(agent_repo, "agents/ops/memory/MEMORY.md", "dirty\n")
+    assert _run(agent_repo)["runs"][0]["status"] == "failed"
+    git(agent_repo, "checkout", "--", "agents/ops/memory/MEMORY.md")
+    again = _run(agent_repo)["runs"][0]
+    assert again["status"] == "ok" and again["phases"]["gather"]["entries"] == 1
+
+
+def test_watermark_not_an_ancestor_uses_the_merge_base(agent_repo: Path) -> None:
+    fork = head(agent_repo)
+    _log(agent_repo, 1, "- [deploy] before the rewrite")
+    commit_all(agent_repo, "log")
+    _run(agent_repo)
+    git(agent_repo, "reset", "-q", "--hard", fork)
+    _log(agent_repo, 1, "- [deploy] after the rewrite")
+    commit_all(agent_repo, "rewritten log")
+    receipt = _run(agent_repo)["runs"][0]
+    assert receipt["status"] == "ok"
+    assert any("not an ancestor of HEAD" in w for w in receipt["warnings"])
+    assert receipt["base"] == fork
+
+
+def test_review_branch_leaves_the_current_branch(agent_repo: Path) -> None:
+    _log(agent_repo, 1, "- [deploy] reviewed fact", "- Be brief. #soul")
+    commit_all(agent_repo, "log")
+    before = snapshot(agent_repo)
+    main = head(agent_repo)
+    receipt = _run(agent_repo, "--branch", "dream/review")["runs"][0]
+    assert receipt["status"] == "ok" and receipt["branch"] == "refs/heads/dream/review"
+    assert head(agent_repo) == main and snapshot(agent_repo) == before
+    log = git(agent_repo, "log", "--format=%s", "main..dream/review").splitlines()
+    assert log == ["dream(ops): definitions — soul.md", log[1]] and log[1].startswith(
+        "dream(ops): experience"
+    )
+
+
+def test_tag_routing_and_relative_dates(agent_repo: Path) -> None:
+    _log(
+        agent_repo,
+        2,
+        "- [2026-03-02] [deploy] Yesterday the deploy failed.",
+        "- Answer in three lines. #agent",
+    )
+    commit_all(agent_repo, "log")
+    _run(agent_repo)
+    deploy = (agent_repo / "agents/ops/memory/deploy.md").read_text()
+    assert "2026-03-01" in deploy
+    agent_md = (agent_repo / "agents/ops/agent.md").read_text()
+    assert blocks.get(agent_md, "learned") and "Answer in three lines." in agent_md
+    assert cli(agent_repo, "check").exit_code == 0
+
+
+def test_hostile_topic_names_stay_inside_memory(agent_repo: Path) -> None:
+    _log(
+        agent_repo,
+        1,
+        "- [../../.git/hooks/post-merge] injected",
+        "- [CON] reserved",
+        "- [.git] dot",
+        "- [🚀] emoji",
+    )
+    commit_all(agent_repo, "hostile")
+    receipt = _run(agent_repo)["runs"][0]
+    assert receipt["status"] == "ok"
+    changed = git(agent_repo, "show", "--name-only", "--format=", receipt["commits"]["experience"]).split()
+    assert all(p.startswith("agents/ops/memory/") for p in changed)
+    assert not (agent_repo / ".git" / "hooks" / "post-merge").exists()
+    assert not any(Path(p).name.lower().startswith((".", "con.")) for p in changed)
+
+
+def test_demo_works_offline(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gitdream", "demo", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Improved" in proc.stdout and "gitdream revert last" in proc.stdout
+    assert "dream(ops): experience" in git(tmp_path / "demo", "log", "--format=%s")
+
+
+@pytest.mark.skipif(
+    not (SHARED / "tools" / "make-real-repo").exists(), reason="../shared (real data) is absent"
+)
+def test_real_repository(tmp_path: Path) -> None:
+    root = tmp_path / "real"
+    subprocess.run(
+        [sys.executable, str(SHARED / "tools" / "make-real-repo"), str(root)], check=True, capture_output=True
+    )
+    before = head(root)
+    # The real logs hold more entries than the default max_units (500) per run; lift the
+    # limit so one run consumes everything and the second run is a no-op.
+    result = cli(root, "run", "--json", env={"GITDREAM_MAX_UNITS": "100000"})
+    assert result.exit_code == 0, result.stderr
+    runs = json.loads(result.stdout)["runs"]
+    assert runs and all(r["status"] in ("ok", "noop") for r in runs)
+    dreamed = [r for r in runs if r["status"] == "ok"]
+    assert {r["agent"] for r in dreamed} >= {"kit", "bookminder", "claude-dev"}
+    for receipt in dreamed:
+        agent_dir = receipt["agent_dir"]
+        if receipt["commits"]["experience"]:
+            files = git(root, "show", "--name-only", "--format=", receipt["commits"]["experience"]).split()
+            assert all(f.startswith(f"{agent_dir}/memory/") for f in files)
+        if receipt["commits"]["definition"]:
+            files = git(root, "show", "--name-only", "--format=", receipt["commits"]["definition"]).split()
+            assert all(f.rsplit("/", 1)[-1] in ("agent.md", "soul.md", "SKILL.md") for f in files)
+    # Every fact cites at least one source that resolves to real text at its input commit.
+    all_facts = _facts(root)
+    assert sum(len(v) for v in all_facts.values()) > 50
+    for path, facts in all_facts.items():
+        for fact in facts:
+            refs = [s for s in fact.sources if not s.startswith("fact:")]
+            assert refs, (path, fact.text)
+            assert any(_resolves(root, ref) for ref in refs), (path, fact.text, refs)
+    # Human bytes outside gitdream's blocks are unchanged.
+    for path in git(root, "diff", "--name-only", before, "HEAD").split():
+        old = subprocess.run(["git", "show", f"{before}:{path}"], cwd=root, capture_output=True)
+        if old.returncode != 0:
+            continue
+        new_text = git(root, "show", f"HEAD:{path}")
+        old_text = old.stdout.decode()
+        assert new_text.startswith(old_text.rstrip("\n")), path
+        assert blocks.outside(new_text).startswith(blocks.outside(old_text).rstrip("\n")), path
+    # MEMORY.md within limits, or the run said why not.
+    for receipt in dreamed:
+        index = root / receipt["agent_dir"] / "memory" / "MEMORY.md"
+        if index.exists():
+            text = index.read_text()
+            within = len(text.splitlines()) <= 200 and len(text.encode()) <= 25_000
+            assert within or any("over its limits" in w for w in receipt["warnings"]), receipt["agent"]
+    assert cli(root, "check", "--json").exit_code in (0, 1)
+    # Every definition file gitdream wrote still passes the check.
+    for receipt in dreamed:
+        if receipt["commits"]["definition"]:
+            files = git(root, "show", "--name-only", "--format=", receipt["commits"]["definition"]).split()
+            assert cli(root, "check", *files).exit_code == 0, files
+    second = json.loads(cli(root, "run", "--json", env={"GITDREAM_MAX_UNITS": "100000"}).stdout)["runs"]
+    assert all(r["status"] == "noop" for r in second)
+    assert all(r["commits"] == {"experience": None, "definition": None} for r in second)
