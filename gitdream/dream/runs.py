@@ -222,6 +222,8 @@ def resolve(runs: list[Run], ref: str, agent: str | None = None) -> Run:
         n = int(match["n"] or 0)
         if n >= len(pool):
             count = len(pool)
+            if count == 0:
+                raise UnknownRun(f"{ref}: there are no runs{scope} yet", hint="dream with `gitdream run`")
             raise UnknownRun(
                 f"{ref}: there {'is' if count == 1 else 'are'} only {count} run{'s' if count != 1 else ''}{scope}",
                 hint="list runs with `gitdream log`" + (f" --agent {agent}" if agent else ""),

@@ -32,8 +32,10 @@ def test_last_and_last_tilde_follow_the_log_order() -> None:
 def test_last_past_the_oldest_run_is_an_error() -> None:
     with pytest.raises(UnknownRun, match="only 2 runs of agent ops"):
         resolve(RUNS, "last~2", agent="ops")
-    with pytest.raises(UnknownRun, match="only 0 runs"):
+    with pytest.raises(UnknownRun, match="there are no runs yet"):
         resolve([], "last")
+    with pytest.raises(UnknownRun, match="there are no runs of agent qa yet"):
+        resolve(RUNS[1:], "last", agent="qa")
 
 
 def test_unique_prefix_whole_id_and_case() -> None:
