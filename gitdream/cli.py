@@ -610,9 +610,16 @@ def log_cmd(
                 _run_commits(run),
             ]
         )
-    lines = output.table(
-        rows, ["RUN", "TIME (UTC)", "AGENT", "STATUS", "TRIGGER", "NEW", "CORR", "REJ", "COMMITS"]
-    )
+    header = ["RUN", "TIME (UTC)", "AGENT", "STATUS", "TRIGGER", "NEW", "CORR", "REJ", "COMMITS"]
+    lines = output.table(rows, header)
+    # Long agent names are clipped so a line fits the terminal; `--json` has them whole.
+    over = max(len(line) for line in lines) - _term_width()
+    if over > 0:
+        agent_width = max(len(row[2]) for row in rows)
+        keep = max(agent_width - over, 10)
+        for row in rows:
+            row[2] = _clip(row[2], keep)
+        lines = output.table(rows, header)
     output.out(lines[0])
     for line, run in zip(lines[1:], documents, strict=True):
         output.out(line)
