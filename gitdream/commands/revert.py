@@ -154,10 +154,9 @@ def _agent_for(repo: Repo, cfg: Config, run: Run) -> Agent:
 
 
 def _subject(repo: Repo, oid: str) -> str:
-    import pygit2
+    from gitdream.git import history
 
-    commit = repo.raw[oid].peel(pygit2.Commit)
-    return commit.message.split("\n", 1)[0].strip()
+    return history.subject(repo, oid)
 
 
 def _title(subject: str) -> str:

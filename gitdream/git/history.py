@@ -153,6 +153,14 @@ def trailer_commits(repo: Repo, start: str | None, limit: int) -> tuple[list[Tra
     return found, False
 
 
+def subject(repo: Repo, oid: str) -> str:
+    """The first line of commit `oid`'s message (KeyError when it is missing)."""
+    import pygit2
+
+    commit = repo.raw[oid].peel(pygit2.Commit)
+    return commit.message.split("\n", 1)[0].strip()
+
+
 def exists(repo: Repo, oid: str | None) -> bool:
     """True when `oid` names a commit in this repository."""
     import pygit2
