@@ -645,7 +645,7 @@ def show_cmd(ctx: click.Context, run_ref: str, agent_id: str | None, patch: bool
     \b
     Examples:
       gitdream show last
-      gitdream show 01jq3k --patch
+      gitdream show 1m8ne43 --patch
       gitdream show last~1 --agent ops --json
     """
     from gitdream.commands.review import show
@@ -859,7 +859,7 @@ def revert_cmd(
     \b
     Examples:
       gitdream revert last
-      gitdream revert 01jq3k --only definition
+      gitdream revert 1m8ne43 --only definition
       gitdream revert last --agent ops --dry-run
       gitdream revert last --replay && gitdream run
     """
