@@ -509,6 +509,401 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
             output.out(f"  {agent['id']}: not committed, ignored by the next dream: {path}")
 
 
+# --- review and undo: log, show, audit, revert -----------------------------------------------
+
+
+def _term_width() -> int:
+    """Columns for human output: the terminal's width, at most 120 (80 when unknown)."""
+    import shutil
+
+    return max(40, min(shutil.get_terminal_size((80, 24)).columns, 120))
+
+
+def _short_time(iso: str | None) -> str:
+    """`2026-03-08T12:00:05Z` → `2026-03-08 12:00` (UTC)."""
+    if not iso:
+        return "?"
+    return iso.replace("T", " ")[:16]
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
+
+
+def _run_commits(run: dict[str, Any]) -> str:
+    parts = []
+    for kind in ("experience", "definition"):
+        oid = run["commits"].get(kind)
+        if oid:
+            parts.append(f"{kind[0]}:{oid[:7]}")
+    return " ".join(parts) or "-"
+
+
+def _run_notes(run: dict[str, Any]) -> list[str]:
+    notes = []
+    if run.get("reverts"):
+        what = f" ({run['only']} only)" if run.get("only") else ""
+        notes.append(f"reverts {run['reverts']}{what}")
+    for item in run.get("reverted_by", []):
+        what = f" ({item['only']} only)" if item.get("only") else ""
+        notes.append(f"reverted by {item['run']}{what}")
+    if not run.get("receipt"):
+        notes.append("no receipt here (fetch refs/notes/gitdream); from commit trailers")
+    return notes
+
+
+@cli.command(name="log")
+@click.option("--agent", "agent_id", metavar="ID", help="Only this agent's runs.")
+@click.option("--limit", "-n", type=click.IntRange(min=0), metavar="N", help="Show at most N runs.")
+@click.option(
+    "--status",
+    type=click.Choice(["ok", "noop", "failed", "aborted", "unknown"]),
+    help="Only runs with this status (unknown: commits without a receipt).",
+)
+@json_option
+@click.pass_context
+def log_cmd(
+    ctx: click.Context, agent_id: str | None, limit: int | None, status: str | None, json_: bool
+) -> None:
+    """List dreams and reverts, newest first, including no-op and failed runs.
+
+    One line per run: id, start time (UTC), agent, status, trigger, facts created,
+    corroborated and rejected units, and its commits (e: experience, d: definition).
+    Runs come from receipts (notes under refs/notes/gitdream) and from the trailers of
+    the last 2000 commits of HEAD (a run whose receipt was not fetched shows as unknown).
+    `last~N` in other commands is the (N+1)-th line of this list.
+
+    \b
+    Examples:
+      gitdream log
+      gitdream log --agent ops -n 5
+      gitdream log --status failed --json | jq '.runs[].run'
+    """
+    from gitdream.commands.review import log
+
+    repo = open_repo(ctx)
+    result = log(repo, agent_id=agent_id, limit=limit, status=status)
+    if json_:
+        output.json_out(result.to_json())
+        return
+    if result.walk_truncated:
+        output.err(
+            f"note: commits without receipts were looked for in the last {result.walk_limit} commits of HEAD only"
+        )
+    if not result.runs:
+        output.out("No runs match." if (agent_id or status) else "No dreams yet; dream with `gitdream run`.")
+        return
+    documents = [r.to_json() for r in result.runs]
+    rows = []
+    for run in documents:
+        counts = run["counts"]
+        rows.append(
+            [
+                run["run"],
+                _short_time(run["time"]),
+                run["agent"] or "?",
+                run["status"],
+                run["trigger"] or "-",
+                str(counts["created"]),
+                str(counts["corroborated"]),
+                str(counts["rejected"]),
+                _run_commits(run),
+            ]
+        )
+    header = ["RUN", "TIME (UTC)", "AGENT", "STATUS", "TRIGGER", "NEW", "CORR", "REJ", "COMMITS"]
+    lines = output.table(rows, header)
+    # Long agent names are clipped so a line fits the terminal; `--json` has them whole.
+    over = max(len(line) for line in lines) - _term_width()
+    if over > 0:
+        agent_width = max(len(row[2]) for row in rows)
+        keep = max(agent_width - over, 10)
+        for row in rows:
+            row[2] = _clip(row[2], keep)
+        lines = output.table(rows, header)
+    output.out(lines[0])
+    for line, run in zip(lines[1:], documents, strict=True):
+        output.out(line)
+        for note in _run_notes(run):
+            output.out(f"  └ {note}")
+    if result.total > len(result.runs):
+        output.out(f"… {result.total - len(result.runs)} older runs (raise --limit to see them)")
+
+
+@cli.command(name="show")
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--agent", "agent_id", metavar="ID", help="Resolve `last` and prefixes among this agent's runs."
+)
+@click.option("--patch", "-p", is_flag=True, help="Also print each commit's patch.")
+@json_option
+@click.pass_context
+def show_cmd(ctx: click.Context, run_ref: str, agent_id: str | None, patch: bool, json_: bool) -> None:
+    """Show one run: receipt, commits with diffstat, units with sources, rejections.
+
+    RUN is a run id, a unique prefix of one, `last` or `last~N` (see `gitdream log`).
+
+    \b
+    Examples:
+      gitdream show last
+      gitdream show 1m8ne43 --patch
+      gitdream show last~1 --agent ops --json
+    """
+    from gitdream.commands.review import show
+
+    repo = open_repo(ctx)
+    width = _term_width()
+    result = show(repo, run_ref, agent_id=agent_id, patch=patch, width=width)
+    if json_:
+        output.json_out(result.to_json())
+        return
+    _render_show(result.to_json(), width)
+
+
+def _render_show(doc: dict[str, Any], width: int) -> None:
+    import textwrap
+
+    run = doc["run"]
+    receipt = doc["receipt"] or {}
+    output.out(f"run      {run['run']}  {run['status']}")
+    for note in _run_notes(run):
+        output.out(f"         {note}")
+    output.out(f"agent    {run['agent'] or '?'}")
+    duration = doc.get("duration_seconds")
+    took = f", took {duration:g} s" if isinstance(duration, (int, float)) else ""
+    output.out(f"time     {run['time'] or '?'}{took}")
+    output.out(f"trigger  {run['trigger'] or '?'}, engine {run['engine'] or '-'}")
+    if run.get("input_commit"):
+        before = receipt.get("watermark_before")
+        after = receipt.get("watermark_after")
+        line = f"input    {run['input_commit'][:12]}"
+        if "watermark_after" in receipt:
+            line += f", watermark {str(before)[:12] if before else 'none'} → {str(after)[:12] if after else 'none'}"
+        output.out(line)
+    counts = receipt.get("counts") or {}
+    if counts:
+        order = ["entries", "units", "created", "corroborated", "definition", "rejected", "demoted", "files"]
+        keys = [k for k in order if k in counts] + sorted(k for k in counts if k not in order)
+        shown = ", ".join(f"{counts[k]} {k}" for k in keys if isinstance(counts[k], int))
+        output.out(f"counts   {shown}")
+    tokens = doc.get("tokens") or {}
+    if any(tokens.values()):
+        output.out(f"tokens   {tokens.get('input', 0)} input, {tokens.get('output', 0)} output")
+    if doc.get("error"):
+        output.out(f"error    {doc['error'].get('message')}")
+    for commit in doc["commits"]:
+        output.out("")
+        if commit.get("missing"):
+            output.out(f"{commit['kind']} commit {commit['oid'][:12]}: not in this repository")
+            continue
+        where = "" if commit["in_head"] else "  (not in HEAD's history)"
+        output.out(_clip(f"{commit['kind']} commit {commit['oid'][:7]}  {commit['subject']}{where}", width))
+        for line in commit["stat"].rstrip("\n").splitlines():
+            output.out(line)
+        if "patch" in commit:
+            output.out("")
+            output.out(commit["patch"].rstrip("\n"))
+    wrap = max(width - 6, 30)
+    units = doc["units"]
+    if units:
+        output.out("")
+        output.out(f"units ({len(units)})")
+        for unit in units:
+            output.out(_clip(f"  {unit.get('action', '?')}  {unit.get('path', '')}", width))
+            for line in textwrap.wrap(str(unit.get("text", "")), wrap):
+                output.out(f"      {line}")
+            for source in unit.get("sources", []):
+                output.out(_clip(f"      source: {source}", width))
+    if doc["rejected"]:
+        output.out("")
+        output.out(f"rejected ({len(doc['rejected'])})")
+        for item in doc["rejected"]:
+            output.out(_clip(f"  {item.get('stage', '?')}: {item.get('title', '')!r}", width))
+            for line in textwrap.wrap(str(item.get("reason", "")), wrap):
+                output.out(f"      {line}")
+    if doc["pending"]:
+        output.out("")
+        output.out("pending (read again by the next dream)")
+        for item in doc["pending"]:
+            output.out(_clip(f"  {item.get('path')}: {item.get('reason')}", width))
+    if doc["warnings"]:
+        output.out("")
+        output.out("warnings")
+        for warning in doc["warnings"]:
+            output.out(_clip(f"  {warning}", width))
+
+
+@cli.command(name="audit")
+@click.argument("agent_id", metavar="[AGENT]", required=False)
+@click.option("--run", "run_ref", metavar="RUN", help="Only the facts this run wrote or corroborated.")
+@click.option("--strict", is_flag=True, help="Exit 1 when any source is missing.")
+@json_option
+@click.pass_context
+def audit_cmd(
+    ctx: click.Context, agent_id: str | None, run_ref: str | None, strict: bool, json_: bool
+) -> None:
+    """Show every fact gitdream wrote beside the source text it cites.
+
+    For each fact in the agent's memory and definitions (as committed at HEAD), each
+    source `path#Lstart-Lend@commit` is read at the commit it names, so a log deleted
+    later still resolves. A source that does not resolve (commit gone after a history
+    rewrite, file or lines missing) is shown as MISSING and counted in the summary line.
+    Without AGENT: every agent (with --run: that run's agent).
+
+    \b
+    Examples:
+      gitdream audit ops
+      gitdream audit --run last
+      gitdream audit ops --strict --json | jq '.summary'
+    """
+    from gitdream.commands.review import audit, strict_failure
+
+    repo = open_repo(ctx)
+    cfg = load_config(ctx, repo.workdir)
+    result = audit(repo, cfg, agent_id, run_ref=run_ref)
+    for warning in result.warnings:
+        output.warn(warning)
+    failure = strict_failure(result) if strict else None
+    if json_:
+        output.json_out(result.to_json())
+    else:
+        _render_audit(result, _term_width())
+    if failure is not None:
+        output.err(f"error: {failure.message}")
+        if failure.hint:
+            output.err(f"hint: {failure.hint}")
+        ctx.exit(failure.exit_code)
+
+
+MAX_QUOTED_LINES = 6
+
+
+def _render_audit(result: Any, width: int) -> None:
+    import textwrap
+
+    current = None
+    for fact in result.facts:
+        if fact.path != current:
+            if current is not None:
+                output.out("")
+            current = fact.path
+            output.out(fact.path)
+        seen = f"  (seen {fact.seen})" if fact.seen and fact.seen > 1 else ""
+        lines = textwrap.wrap(fact.text + seen, max(width - 4, 30)) or [""]
+        output.out(f"  - {lines[0]}")
+        for line in lines[1:]:
+            output.out(f"    {line}")
+        if not fact.sources:
+            output.out("      (no sources: not in gitdream's fact form)")
+        for source in fact.sources:
+            if source.status == "reference":
+                target = (
+                    f"{source.fact['path']}: {source.fact['text']}" if source.fact else "no longer in memory"
+                )
+                output.out(
+                    _clip(f"      refers to {source.ref} ({target})", max(width, len(source.ref) + 30))
+                )
+                continue
+            # References are never clipped: a path cut short is no use for looking it up.
+            if source.status == "missing":
+                output.out(f"      MISSING {source.ref}")
+                for line in textwrap.wrap(str(source.reason), max(width - 8, 30)):
+                    output.out(f"        {line}")
+                continue
+            output.out(f"      {source.path}#L{source.start}-L{source.end} @ {str(source.commit)[:12]}")
+            quoted = source.text or []
+            for line in quoted[:MAX_QUOTED_LINES]:
+                output.out(_clip(f"        │ {line}", width))
+            if len(quoted) > MAX_QUOTED_LINES:
+                output.out(f"        │ … {len(quoted) - MAX_QUOTED_LINES} more lines")
+    if result.facts:
+        output.out("")
+    output.out(result.summary_line)
+
+
+@cli.command(name="revert")
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--only", type=click.Choice(["experience", "definition"]), help="Revert only this commit of the run."
+)
+@click.option("--dry-run", is_flag=True, help="Print the patch it would commit; change nothing.")
+@click.option(
+    "--branch", metavar="NAME", help="Commit the revert onto a new review branch NAME started at HEAD."
+)
+@click.option(
+    "--replay", is_flag=True, help="Also move the watermark back, so the next dream re-reads the material."
+)
+@click.option(
+    "--agent", "agent_id", metavar="ID", help="Resolve `last` and prefixes among this agent's runs."
+)
+@json_option
+@click.pass_context
+def revert_cmd(
+    ctx: click.Context,
+    run_ref: str,
+    only: str | None,
+    dry_run: bool,
+    branch: str | None,
+    replay: bool,
+    agent_id: str | None,
+    json_: bool,
+) -> None:
+    """Undo one dream — its experience, its definitions, or both — keeping later work.
+
+    Makes revert commits (definition first, then experience) with the trailer
+    `Gitdream-Reverts: RUN`, through the write gate: a target you changed and did not
+    commit refuses, and your other staged and unstaged changes are untouched. Later
+    commits to other files are kept; if later commits changed the same lines, nothing is
+    changed and the paths are listed. The revert is a run of its own: `gitdream revert`
+    of it re-applies the dream. The run's material stays consumed unless --replay.
+
+    \b
+    Examples:
+      gitdream revert last
+      gitdream revert 1m8ne43 --only definition
+      gitdream revert last --agent ops --dry-run
+      gitdream revert last --replay && gitdream run
+    """
+    from gitdream.commands.revert import revert
+
+    if replay and branch:
+        raise click.UsageError(
+            "--replay cannot be combined with --branch: the revert is only proposed there, and the "
+            "next dream would re-read material still in memory; merge the review branch, then re-read "
+            "with `gitdream run --since REV`"
+        )
+    repo = open_repo(ctx)
+    cfg = load_config(ctx, repo.workdir)
+    result = revert(
+        repo, cfg, run_ref, agent_id=agent_id, only=only, dry_run=dry_run, branch=branch, replay=replay
+    )
+    for warning in result.warnings:
+        output.warn(warning)
+    if json_:
+        output.json_out(result.to_json())
+        return
+    if dry_run:
+        output.out(result.patch.rstrip("\n"))
+        planned = ", ".join(
+            f"{c.kind} {c.reverts[:7]} ({len(c.paths)} file{'s' if len(c.paths) != 1 else ''})"
+            for c in result.commits
+        )
+        output.err(
+            f"Dry run: would revert run {result.reverted} of agent {result.agent}: {planned}; nothing changed"
+        )
+        return
+    made = ", ".join(f"{c.kind} {c.reverts[:7]} → {str(c.oid)[:7]}" for c in result.commits)
+    where = f" on branch {branch}" if branch else ""
+    output.out(f"Reverted run {result.reverted} of agent {result.agent}{where}: {made}")
+    output.out(f"Revert run {result.run}; undo it with `gitdream revert {result.run}`")
+    if result.watermark is not None:
+        target = str(result.watermark["to"] or "")[:7] or "nothing (before the first dream)"
+        output.out(
+            f"Watermark of {result.agent} moved back to {target}: the next dream reads that material again"
+        )
+    else:
+        output.out("The run's material stays consumed (--replay would have the next dream read it again)")
+
+
 # --- check --------------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ be given by any unique prefix.
 from __future__ import annotations
 
 import secrets
+from datetime import UTC, datetime
 
 from gitdream import clock
 
@@ -35,3 +36,17 @@ def new_run_id() -> str:
 def is_run_id_prefix(text: str) -> bool:
     """True when `text` could be a run id or a prefix of one (1 to 12 base32 characters)."""
     return 0 < len(text) <= LENGTH and all(c in ALPHABET for c in text)
+
+
+def run_time(run_id: str) -> datetime | None:
+    """The start time encoded in a run id (UTC, to the millisecond), or None when
+    `run_id` is not a whole run id. Used when a run has no receipt, only trailers."""
+    if len(run_id) != LENGTH or not is_run_id_prefix(run_id):
+        return None
+    millis = 0
+    for char in run_id[:TIME_CHARS]:
+        millis = millis * 32 + ALPHABET.index(char)
+    try:
+        return datetime.fromtimestamp(millis / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None

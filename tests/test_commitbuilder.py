@@ -401,3 +401,18 @@ def test_repair_removes_temp_files_of_a_killed_atomic_write(
     commitbuilder.repair(Repo.open(agent_repo))
     assert not leftover.exists()
     assert (agent_repo / MEM / "MEMORY.md").read_bytes() == b"dream index\n"
+
+
+def test_changes_computed_from_an_older_base_never_undo_later_commits(agent_repo: Path) -> None:
+    # Target.head(base): the content was computed at `base`; HEAD has moved since.
+    base = head(agent_repo)
+    write(agent_repo, f"{MEM}/MEMORY.md", "a human commit after the base\n")
+    user = commit_all(agent_repo, "human edit of MEMORY.md")
+    before = snapshot(agent_repo)
+    with pytest.raises(HeadMoved, match=r"MEMORY\.md"):
+        _commit(agent_repo, [Change(f"{MEM}/MEMORY.md", b"computed at base\n")], target=Target.head(base))
+    assert head(agent_repo) == user and snapshot(agent_repo) == before
+    # Paths the later commits did not touch: rebuilt on top of them.
+    result = _commit(agent_repo, [Change(f"{MEM}/t.md", b"t\n")], target=Target.head(base))
+    assert result.rebuilt and result.parent == user
+    assert (agent_repo / MEM / "MEMORY.md").read_text() == "a human commit after the base\n"

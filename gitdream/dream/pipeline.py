@@ -546,6 +546,8 @@ def run_agent(
                     )
                 else:
                     receipt["commits"]["definition"] = done.oid
+                    # The facts written into `learned` blocks, for `gitdream show`/`audit`.
+                    receipt["definition_units"] = def_written[:MAX_RECEIPT_UNITS]
                     state.warnings += list(done.warnings)
                     _advance(target, done.oid, target_state)
         _phase(state, "definitions", changes=len(def_changes))

@@ -115,13 +115,16 @@ def receipts(repo: Repo) -> list[dict[str, Any]]:
 
 
 def latest(repo: Repo, agent_id: str, commit: str | None) -> dict[str, Any] | None:
-    """The newest completed receipt of `agent_id` in the note on `commit` (its watermark),
-    or None. "Completed" means status ok or noop."""
+    """The newest completed dream receipt of `agent_id` in the note on `commit` (its
+    watermark), or None. "Completed" means status ok or noop; receipts of reverts
+    (`trigger: revert`) are not dreams and are skipped (their `pending` is always empty)."""
     if commit is None:
         return None
     best = None
     for record in read(repo, commit):
         if record.get("type") != "receipt" or record.get("agent") != agent_id:
+            continue
+        if record.get("trigger") == "revert":
             continue
         if record.get("status") not in ("ok", "noop"):
             continue

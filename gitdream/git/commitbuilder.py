@@ -73,6 +73,9 @@ class Target:
     """Where a commit goes.
 
     `Target.head()`: onto the checked-out branch, then sync index and working tree.
+    `Target.head(base)`: the same, for changes computed from commit `base`: when the
+    branch has moved past it, the commit is rebuilt on the new tip only if none of the
+    changed paths differ between `base` and that tip (else HeadMoved, nothing changed).
     `Target.review(name, start)`: onto branch `name`, created at commit `start` when
     `create` is true, else continued from its current tip; nothing else is touched.
     """
@@ -82,8 +85,8 @@ class Target:
     start: str | None = None
 
     @classmethod
-    def head(cls) -> Target:
-        return cls()
+    def head(cls, base: str | None = None) -> Target:
+        return cls(start=base)
 
     @classmethod
     def review(cls, name: str, start: str | None, create: bool) -> Target:
@@ -506,7 +509,9 @@ def commit(
         if repo.in_progress():
             raise repo.state_problem()  # type: ignore[misc]
         ref = head.branch  # type: ignore[assignment]
-        base = head.oid
+        # Changes computed from an older commit are built on it; the compare-and-swap
+        # below then moves them onto the branch's tip only if their paths are unchanged.
+        base = target.start or head.oid
         expected = base
 
     verdicts = writegate.require(repo, agent, paths_, kind, tree_only=review)

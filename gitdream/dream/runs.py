@@ -1,0 +1,258 @@
+"""Runs: every dream (and revert) of a repository, and how a user names one.
+
+A run is known from two places (DESIGN §4, §6):
+
+- its **receipt** (a JSON note under `refs/notes/gitdream`): every run has one, no-op,
+  failed and aborted runs included — unless notes were not fetched;
+- the **trailers** of its commits (`Gitdream-Run`, `Gitdream-Kind`, …): only runs that
+  committed, but they travel with the branch.
+
+`list_runs` merges both. The commits of a run come from its receipt (`commits`); the
+trailers are found by a bounded walk of HEAD's history (`WALK_LIMIT` commits, newest
+first), so a run whose receipt is missing is still listed, with status `unknown`, when
+its commits are among the last `WALK_LIMIT` commits of HEAD. Reverts are runs too
+(`trigger: revert`); annotations of a receipt (`reverted_by`) are folded in.
+
+A **run reference** (`resolve`) is, like a git object name:
+
+- a whole run id, or any unique prefix of one (case-insensitive);
+- `last`: the newest run (of one agent when an agent is given), `last~N`: the N-th run
+  before it — `last~N` is the (N+1)-th line of `gitdream log` with the same `--agent`.
+
+An ambiguous prefix is an error naming the candidates; an unknown one an error pointing
+at `gitdream log`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gitdream import clock, ids
+from gitdream.dream import receipts as receipts_mod
+from gitdream.errors import GitdreamError
+
+if TYPE_CHECKING:
+    from gitdream.git.history import TrailerCommit
+    from gitdream.git.repo import Repo
+
+WALK_LIMIT = 2000
+"""How many commits of HEAD's history `list_runs` reads for trailers (newest first)."""
+KINDS = ("experience", "definition")
+STATUSES = ("ok", "noop", "failed", "aborted", "unknown")
+_LAST = re.compile(r"^last(?:~(?P<n>[0-9]+))?$")
+MAX_CANDIDATES = 10
+
+
+class UnknownRun(GitdreamError):
+    """A run reference names no run."""
+
+    kind = "unknown_run"
+
+
+class AmbiguousRun(GitdreamError):
+    """A run id prefix matches more than one run."""
+
+    kind = "ambiguous_run"
+
+    def __init__(self, message: str, hint: str | None = None, candidates: list[str] | None = None):
+        super().__init__(message, hint)
+        self.candidates = list(candidates or [])
+
+
+@dataclass
+class Run:
+    """One run, merged from its receipt and its commits' trailers.
+
+    `run` (id), `agent`, `time` (ISO UTC start: the receipt's `started`, else the time
+    in the run id), `trigger`, `engine`, `status` (ok, noop, failed, aborted; `unknown`
+    when only trailers were found), `counts` (from the receipt), `commits`
+    (`{"experience": oid|None, "definition": oid|None}`), `input_commit`, `reverts` (the
+    run a revert undid), `reverted_by` (`[{"run", "only"}]`), `receipt` (the whole
+    receipt dict, or None), `trailer_commits` (kind → oid of commits found in HEAD's
+    history by trailer).
+    """
+
+    run: str
+    agent: str | None = None
+    time: str | None = None
+    trigger: str | None = None
+    engine: str | None = None
+    status: str = "unknown"
+    counts: dict[str, Any] = field(default_factory=dict)
+    commits: dict[str, str | None] = field(default_factory=lambda: {"experience": None, "definition": None})
+    input_commit: str | None = None
+    branch: str | None = None
+    reverts: str | None = None
+    only: str | None = None
+    reverted_by: list[dict[str, Any]] = field(default_factory=list)
+    receipt: dict[str, Any] | None = None
+    trailer_commits: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as `gitdream log --json` lists it (shape in docs/readme/review.md)."""
+        counts = self.counts or {}
+        return {
+            "run": self.run,
+            "agent": self.agent,
+            "time": self.time,
+            "trigger": self.trigger,
+            "engine": self.engine,
+            "status": self.status,
+            "counts": {
+                "created": int(counts.get("created", 0) or 0),
+                "corroborated": int(counts.get("corroborated", 0) or 0),
+                "rejected": int(counts.get("rejected", 0) or 0),
+            },
+            "commits": dict(self.commits),
+            "input_commit": self.input_commit,
+            "branch": self.branch,
+            "reverts": self.reverts,
+            "only": self.only,
+            "reverted_by": [dict(r) for r in self.reverted_by],
+            "receipt": self.receipt is not None,
+        }
+
+
+def _from_receipt(record: dict[str, Any]) -> Run:
+    commits = record.get("commits") if isinstance(record.get("commits"), dict) else {}
+    assert isinstance(commits, dict)
+    run_id = str(record["run"])
+    time = record.get("started")
+    if not isinstance(time, str):
+        when = ids.run_time(run_id)
+        time = clock.iso(when) if when else None
+    return Run(
+        run=run_id,
+        agent=record.get("agent"),
+        time=time,
+        trigger=record.get("trigger"),
+        engine=record.get("engine"),
+        status=str(record.get("status") or "unknown"),
+        counts=dict(record.get("counts") or {}),
+        commits={k: (str(commits[k]) if commits.get(k) else None) for k in KINDS},
+        input_commit=record.get("input_commit"),
+        branch=record.get("branch"),
+        reverts=record.get("reverts"),
+        only=record.get("only"),
+        receipt=record,
+    )
+
+
+def _from_trailers(commit: TrailerCommit) -> Run:
+    when = ids.run_time(commit.run)
+    return Run(
+        run=commit.run,
+        agent=commit.agent,
+        time=clock.iso(when) if when else commit.time,
+        trigger="revert" if commit.reverts else None,
+        engine=commit.engine,
+        status="unknown",
+        input_commit=commit.input,
+        reverts=commit.reverts,
+    )
+
+
+def list_runs(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> list[Run]:
+    """Every run of the repository, newest first (by run id, which sorts by start time).
+
+    Reads all receipts and the trailers of the last `walk_limit` commits of HEAD's
+    history. Never raises for malformed notes or messages (they are skipped).
+    """
+    return collect(repo, walk_limit=walk_limit)[0]
+
+
+def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], bool]:
+    """`list_runs`, plus whether the walk for trailers stopped at `walk_limit` with
+    history left (older runs without a receipt are then not listed)."""
+    from gitdream.git import history
+
+    runs: dict[str, Run] = {}
+    for record in receipts_mod.receipts(repo):
+        if not isinstance(record.get("run"), str):
+            continue
+        run = _from_receipt(record)
+        runs[run.run] = run
+        for note in record.get("annotations", []):
+            if isinstance(note, dict) and note.get("reverted_by"):
+                _add_reverted_by(run, str(note["reverted_by"]), note.get("only"))
+    head = repo.head().oid
+    found, truncated = history.trailer_commits(repo, head, walk_limit)
+    for commit in found:
+        run = runs.get(commit.run)
+        if run is None:
+            run = runs[commit.run] = _from_trailers(commit)
+        if commit.kind in KINDS:
+            run.trailer_commits.setdefault(commit.kind, commit.oid)
+            if run.receipt is None and run.commits.get(commit.kind) is None:
+                run.commits[commit.kind] = commit.oid
+        if run.reverts is None and commit.reverts:
+            run.reverts = commit.reverts
+    for run in list(runs.values()):
+        if run.reverts and run.reverts in runs:
+            _add_reverted_by(runs[run.reverts], run.run, run.only)
+    return sorted(runs.values(), key=lambda r: r.run, reverse=True), truncated
+
+
+def _add_reverted_by(run: Run, by: str, only: Any) -> None:
+    if any(item["run"] == by for item in run.reverted_by):
+        return
+    run.reverted_by.append({"run": by, "only": only if only in KINDS else None})
+    run.reverted_by.sort(key=lambda item: item["run"])
+
+
+def _describe(run: Run) -> str:
+    return f"{run.run} (agent {run.agent or '?'}, {run.time or 'unknown time'}, {run.status})"
+
+
+def resolve(runs: list[Run], ref: str, agent: str | None = None) -> Run:
+    """The run `ref` names among `runs` (newest first, as `list_runs` returns them).
+
+    `ref` is `last`, `last~N`, a run id or a unique prefix of one; `agent` restricts
+    `last` and prefixes to that agent's runs. Raises UnknownRun (no such run, `last~N`
+    past the oldest run, malformed reference) or AmbiguousRun (prefix of several runs;
+    the message names each with its agent and time).
+    """
+    text = ref.strip().lower()
+    pool = [r for r in runs if agent is None or r.agent == agent]
+    scope = f" of agent {agent}" if agent else ""
+    match = _LAST.match(text)
+    if match:
+        n = int(match["n"] or 0)
+        if n >= len(pool):
+            count = len(pool)
+            if count == 0:
+                raise UnknownRun(f"{ref}: there are no runs{scope} yet", hint="dream with `gitdream run`")
+            raise UnknownRun(
+                f"{ref}: there {'is' if count == 1 else 'are'} only {count} run{'s' if count != 1 else ''}{scope}",
+                hint="list runs with `gitdream log`" + (f" --agent {agent}" if agent else ""),
+            )
+        return pool[n]
+    if not ids.is_run_id_prefix(text):
+        raise UnknownRun(
+            f"{ref!r} is not a run id: run ids are 12 characters of 0-9 and a-z "
+            "(no i, l, o, u), or `last`, `last~N`",
+            hint="list runs with `gitdream log`",
+        )
+    hits = [r for r in pool if r.run.startswith(text)]
+    exact = [r for r in hits if r.run == text]
+    if exact:
+        return exact[0]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise UnknownRun(
+            f"no run{scope} with an id starting with {text!r}",
+            hint="list runs with `gitdream log`; fetch receipts with "
+            "`git fetch origin '+refs/notes/gitdream:refs/notes/gitdream'`",
+        )
+    shown = [_describe(r) for r in hits[:MAX_CANDIDATES]]
+    more = len(hits) - len(shown)
+    raise AmbiguousRun(
+        f"run id prefix {text!r} is ambiguous; it matches:\n  "
+        + "\n  ".join(shown)
+        + (f"\n  … and {more} more" if more > 0 else ""),
+        hint="give more characters of the run id",
+        candidates=[r.run for r in hits],
+    )
