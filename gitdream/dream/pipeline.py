@@ -481,7 +481,7 @@ def run_agent(
                 done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, target)
                 receipt["commits"]["experience"] = done.oid
                 state.warnings += list(done.warnings)
-                _advance(target, done.oid, target_state)
+                _advance(target, done.oid, target_state, input_commit)
                 faults.point("after-experience-commit")
         _phase(state, "experience", changes=len(exp_changes))
         _check_time(state)
@@ -549,7 +549,7 @@ def run_agent(
                     # The facts written into `learned` blocks, for `gitdream show`/`audit`.
                     receipt["definition_units"] = def_written[:MAX_RECEIPT_UNITS]
                     state.warnings += list(done.warnings)
-                    _advance(target, done.oid, target_state)
+                    _advance(target, done.oid, target_state, input_commit)
         _phase(state, "definitions", changes=len(def_changes))
         receipt["status"] = "ok"
         outcome.diff = "".join(diff_parts)
@@ -592,20 +592,29 @@ def _estimate(engine_name: str, context: Any) -> dict[str, Any]:
 
 
 def _target(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, Any] | None) -> Any:
+    """Where the next commit goes. On the current branch the contents were computed at
+    the input commit, so the commit builder is told so (`Target.head(base)`): if someone
+    committed to one of the dream's paths meanwhile, the commit is refused rather than
+    undoing their work. After the experience commit, the definition commit builds on it."""
     from gitdream.git.commitbuilder import Target
 
-    if opts.branch is None:
-        return Target.head()
     shared = shared if shared is not None else {}
+    if opts.branch is None:
+        return Target.head(shared.get("head_base", {}).get(input_commit, input_commit))
     tip = shared.get("tip")
     if tip is None:
         return Target.review(opts.branch, input_commit, True)
     return Target.review(opts.branch, tip, False)
 
 
-def _advance(target: Any, oid: str, shared: dict[str, Any] | None) -> None:
-    if shared is not None and target.review_branch is not None:
+def _advance(target: Any, oid: str, shared: dict[str, Any] | None, input_commit: str) -> None:
+    """Remember the commit just made, so the next one of this run builds on it."""
+    if shared is None:
+        return
+    if target.review_branch is not None:
         shared["tip"] = oid
+    else:
+        shared.setdefault("head_base", {})[input_commit] = oid
 
 
 def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
