@@ -104,34 +104,43 @@ def make_agent(rel_dir: str, cfg: object) -> Agent:
     )
 
 
-def list_agents(workdir: Path, cfg: object) -> list[Agent]:
-    """All agents of the working tree at `workdir`, sorted by id.
+def agents_from_dirs(dirs: list[str], cfg: object) -> list[Agent]:
+    """Agents for repository-relative directories `dirs` ("" is the root), sorted by id.
 
-    Raises ConfigError when a pattern leaves the repository, when two agents share an id,
-    or when an id cannot name a git ref.
+    Raises ConfigError when two directories give the same id, or an id cannot name a ref.
     """
     import pygit2
 
     agents: dict[str, Agent] = {}
+    for rel in dirs:
+        agent = make_agent(rel, cfg)
+        other = agents.get(agent.id)
+        if other is not None and other.dir != agent.dir:
+            raise ConfigError(
+                f"two agents share the id '{agent.id}': {other.dir or '.'} and {agent.dir or '.'}",
+                hint="rename one of the directories; an agent's id is its directory name",
+            )
+        if not pygit2.reference_is_valid_name(agent.watermark_ref):
+            raise ConfigError(
+                f"the agent directory '{agent.dir}' gives the id '{agent.id}', which cannot name a git ref",
+                hint="rename the directory (no spaces, '..', '~', '^', ':', '?', '*', '[' or '\\')",
+            )
+        agents[agent.id] = agent
+    return [agents[k] for k in sorted(agents)]
+
+
+def list_agents(workdir: Path, cfg: object) -> list[Agent]:
+    """All agents of the working tree at `workdir` (the config's `agents` globs), sorted by id.
+
+    Raises ConfigError when a pattern leaves the repository, when two agents share an id,
+    or when an id cannot name a git ref.
+    """
+    dirs: list[str] = []
     for pattern in cfg["agents"]:  # type: ignore[index]
         for path in _agent_dirs(workdir, pattern):
             rel = path.relative_to(workdir).as_posix()
-            rel = "" if rel == "." else rel
-            agent = make_agent(rel, cfg)
-            other = agents.get(agent.id)
-            if other is not None and other.dir != agent.dir:
-                raise ConfigError(
-                    f"two agents share the id '{agent.id}': {other.dir or '.'} and {agent.dir or '.'}",
-                    hint="rename one of the directories; an agent's id is its directory name",
-                )
-            if not pygit2.reference_is_valid_name(agent.watermark_ref):
-                raise ConfigError(
-                    f"the agent directory '{agent.dir}' gives the id '{agent.id}', "
-                    "which cannot name a git ref",
-                    hint="rename the directory (no spaces, '..', '~', '^', ':', '?', '*', '[' or '\\')",
-                )
-            agents[agent.id] = agent
-    return [agents[k] for k in sorted(agents)]
+            dirs.append("" if rel == "." else rel)
+    return agents_from_dirs(list(dict.fromkeys(dirs)), cfg)
 
 
 def select(agents: list[Agent], ids: list[str] | tuple[str, ...]) -> list[Agent]:

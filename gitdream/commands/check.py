@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitdream.agents import Agent, make_agent
-from gitdream.errors import ConfigError, GitdreamError
+from gitdream.agents import Agent, agents_from_dirs
+from gitdream.errors import GitdreamError
 from gitdream.globs import glob_match
 from gitdream.text.checks import (
     KIND_AGENT,
@@ -156,17 +156,7 @@ def _agent_dirs_from_paths(paths: list[str], patterns: list[str]) -> list[str]:
 
 
 def _agents(dirs: list[str], cfg: Any) -> list[Agent]:
-    out: dict[str, Agent] = {}
-    for directory in dirs:
-        agent = make_agent(directory, cfg)
-        other = out.get(agent.id)
-        if other is not None and other.dir != agent.dir:
-            raise ConfigError(
-                f"two agents share the id '{agent.id}': {other.dir or '.'} and {agent.dir or '.'}",
-                hint="rename one of the directories; an agent's id is its directory name",
-            )
-        out[agent.id] = agent
-    return [out[k] for k in sorted(out)]
+    return agents_from_dirs(dirs, cfg)
 
 
 def _classify(agent: Agent, available: set[str]) -> dict[str, str]:
