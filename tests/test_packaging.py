@@ -32,8 +32,6 @@ def test_wheel_ships_hooks_and_templates(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
     )
-    if build.returncode != 0 and "No module named" in build.stderr:
-        pytest.skip(f"cannot build a wheel here: {build.stderr.strip().splitlines()[-1]}")
     assert build.returncode == 0, build.stderr
     wheel = next(dist.glob("gitdream-*.whl"))
     import zipfile
