@@ -265,6 +265,12 @@ class Repo:
             rel = Path(os.path.relpath(absolute, self.workdir))
         return rel.as_posix()
 
+    def changed_paths(self) -> dict[str, int]:
+        """`{path: libgit2 status flags}` of every path that differs between HEAD, the
+        index and the working tree (untracked files one by one, ignored files left out),
+        as `git status` sees them. One pass of libgit2's status over the repository."""
+        return dict(self.raw.status(untracked_files="all", ignored=False))
+
     def index_path(self) -> Path:
         """This worktree's index file."""
         return self.git_dir / "index"
