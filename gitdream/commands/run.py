@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitdream import clock, config, ids
+from gitdream import clock, config
 from gitdream.agents import list_agents, select
-from gitdream.dream.pipeline import Outcome, Reporter, RunOptions, run_agent
 from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
 from gitdream.git.repo import Repo
+
+if TYPE_CHECKING:
+    from gitdream.dream.options import Reporter, RunOptions
+    from gitdream.dream.pipeline import Outcome
 
 
 @dataclass
@@ -69,9 +72,7 @@ def run(
     manual mode), LockHeld (manual mode). Per-agent failures do not raise: they are in
     the outcomes' receipts.
     """
-    from gitdream.errors import LockHeld
-    from gitdream.git import commitbuilder
-    from gitdream.trigger import gates, interrupt, lock
+    from gitdream.trigger import gates
     from gitdream.trigger import state as state_mod
 
     result = RunResult()
@@ -99,6 +100,14 @@ def run(
         agents = verdict.ready
     elif opts.branch is None:
         repo.require_writable()
+    # Past the gates: what a dream needs (kept off the idle path, where a closed gate
+    # returns above without importing any of it).
+    from gitdream import ids
+    from gitdream.dream.pipeline import run_agent
+    from gitdream.errors import LockHeld
+    from gitdream.git import commitbuilder
+    from gitdream.trigger import interrupt, lock
+
     ident = commitbuilder.identity(repo, cfg)
     shared: dict[str, Any] = {}
     held = None

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 REGULAR = 0o100644
 _ZERO = "0" * 40
 MAX_REBUILDS = 5
+atomic_write = paths.atomic_write  # defined in the ground floor, for the state files too
 
 
 @dataclass(frozen=True)
@@ -243,26 +244,6 @@ def _drop_journal(repo: Repo) -> None:
 
 
 # --- working tree and index -------------------------------------------------------------
-
-
-def atomic_write(path: Path, data: bytes, mode: int = 0o666) -> None:
-    """Write `data` to `path` through a temporary file in the same folder, fsync and
-    `os.replace`, so readers see the old bytes or the new, never a mix. `mode` is masked
-    by the umask, as git's checkout does."""
-    tmp = path.with_name(f".{path.name}.gitdream-{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _index_entry(repo: Repo, path: str) -> tuple[str, int] | None:

@@ -123,12 +123,10 @@ def load(common_dir: Path) -> State:
 
 def save(common_dir: Path, state: State) -> None:
     """Write state.json atomically (creates the state directory)."""
-    from gitdream.git.commitbuilder import atomic_write
-
     path = state_path(common_dir)
     paths.ensure_dir(path.parent)
     document: dict[str, Any] = {"agents": {k: asdict(v) for k, v in sorted(state.agents.items())}}
-    atomic_write(path, (json.dumps(document, indent=1) + "\n").encode())
+    paths.atomic_write(path, (json.dumps(document, indent=1) + "\n").encode())
 
 
 def next_opening(
@@ -154,12 +152,10 @@ def next_opening(
 
 def write_stamp(common_dir: Path, opening: datetime | None) -> None:
     """Write the stamp: the epoch second of `opening`, or 0 ("ask Python") when None."""
-    from gitdream.git.commitbuilder import atomic_write
-
     path = stamp_path(common_dir)
     paths.ensure_dir(path.parent)
     value = int(opening.timestamp()) if opening is not None else 0
-    atomic_write(path, f"{value}\n".encode())
+    paths.atomic_write(path, f"{value}\n".encode())
 
 
 def read_stamp(common_dir: Path) -> int | None:
