@@ -181,3 +181,15 @@ def test_agent_glob_leaving_the_repository_is_an_error(git_repo: Path) -> None:
     write(git_repo, "gitdream.toml", 'agents = ["../*"]\n')
     with pytest.raises(ConfigError, match="leaves the repository"):
         list_agents(git_repo, config.load(git_repo, env={}))
+
+
+def test_descends_from_is_proper_ancestry_and_remembered(git_repo: Path) -> None:
+    first = git(git_repo, "rev-parse", "HEAD").strip()
+    write(git_repo, "b.md", "b\n")
+    second = commit_all(git_repo, "second")
+    repo = Repo.open(git_repo)
+    assert repo.descends_from(second, first) is True
+    assert repo.descends_from(first, second) is False
+    assert repo.descends_from(first, first) is False  # proper ancestry, as libgit2's
+    assert repo._ancestry == {(second, first): True, (first, second): False, (first, first): False}
+    assert repo.descends_from(second, first) is True  # from memory

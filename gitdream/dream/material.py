@@ -106,7 +106,7 @@ def resolve_base(
             "`git fetch --unshallow origin '+refs/gitdream/*:refs/gitdream/*' "
             "'+refs/notes/gitdream:refs/notes/gitdream'`, or run with --full to read everything again",
         )
-    if mark == input_commit or repo.raw.descendant_of(input_commit, mark):
+    if mark == input_commit or repo.descends_from(input_commit, mark):
         return mark, []
     try:
         merge_base = repo.raw.merge_base(mark, input_commit)

@@ -97,6 +97,7 @@ class Repo:
         self.git_dir = git_dir
         self.common_dir = common_dir
         self.inherited_index = inherited_index
+        self._ancestry: dict[tuple[str, str], bool] = {}
 
     # --- opening -------------------------------------------------------------------
     @classmethod
@@ -264,6 +265,17 @@ class Repo:
         except ValueError:
             rel = Path(os.path.relpath(absolute, self.workdir))
         return rel.as_posix()
+
+    def descends_from(self, commit: str, ancestor: str) -> bool:
+        """True when `ancestor` is a proper ancestor of `commit` (both hex ids). Remembered
+        for the life of this object — two commit ids' ancestry never changes — so that
+        agents sharing a watermark (every agent of a run gets the same one) walk the graph
+        once, not once each."""
+        key = (commit, ancestor)
+        known = self._ancestry.get(key)
+        if known is None:
+            known = self._ancestry[key] = bool(self.raw.descendant_of(commit, ancestor))
+        return known
 
     def changed_paths(self) -> dict[str, int]:
         """`{path: libgit2 status flags}` of every path that differs between HEAD, the
