@@ -100,6 +100,8 @@ def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
         "sessions": child(auto, envs["sessions"]),
         "status": child(gitdream_cmd("status"), env),
     }
+    if settings.quick:  # the smoke run: one gate is enough
+        del cases["time"], cases["throttle"]
     runs = settings.reps(30, 1)
     samples = interleave(cases, runs, warmup=settings.pick(3, 0))
     figure.samples.update(samples)
@@ -115,6 +117,8 @@ def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
         (f"`run --auto`, sessions gate closed ({agents} agents' sessions counted)", "sessions"),
         ("`gitdream status`", "status"),
     ):
+        if name not in med:
+            continue
         table.rows.append(
             Row(
                 label,

@@ -2,8 +2,8 @@
 files in seconds, where a `git commit` loop would take minutes).
 
 A history is a sequence of `Commit`s (files to set, files to delete, a message, a time);
-`fast_import` streams them as one branch, returns the commit ids, and `checkout` fills
-the index and working tree. The layouts:
+`fast_import` streams them as one branch, returns the commit ids, and `checkout` repacks
+(see there why) and fills the index and working tree. The layouts:
 
 - `agent_files(agent)`: the definitions and memory index of one agent (what
   `gitdream init --agent` would create);
@@ -121,8 +121,16 @@ def fast_import(
     return [ids[i] for i in range(1, count + 1)]
 
 
-def checkout(repo: Path, env: Mapping[str, str]) -> None:
-    """Fill the index and working tree from HEAD (after `fast_import`)."""
+def checkout(repo: Path, env: Mapping[str, str], *, repack: bool = True) -> None:
+    """Fill the index and working tree from HEAD (after `fast_import`), and repack.
+
+    fast-import deltifies every object against the one it wrote before, so the newest
+    trees and blobs sit at the ends of delta chains: reading them costs several times
+    what it costs in a repository built commit by commit and packed by `git gc`, where the
+    newest versions are stored whole. `git repack -a -d -f` recomputes the deltas the way
+    gc does, so reads cost what they cost in a real repository."""
+    if repack:
+        git(repo, "repack", "-a", "-d", "-f", "-q", env=env)
     git(repo, "reset", "-q", "--hard", "HEAD", env=env)
 
 
