@@ -812,7 +812,7 @@ def _render_audit(result: Any, width: int) -> None:
                     output.out(f"        {line}")
                 continue
             output.out(f"      {source.path}#L{source.start}-L{source.end} @ {str(source.commit)[:12]}")
-            quoted = source.text or []
+            quoted = source.message.splitlines() if source.message else (source.text or [])
             for line in quoted[:MAX_QUOTED_LINES]:
                 output.out(_clip(f"        │ {line}", width))
             if len(quoted) > MAX_QUOTED_LINES:

@@ -269,6 +269,7 @@ def test_audit_resolves_every_source_at_its_input_commit(
             "text": lines[3:5],
             "reason": None,
             "fact": None,
+            "message": None,
         }
     ]
     assert by_text["Pin the node version."]["kind"] == "definition"
