@@ -104,10 +104,12 @@ def make_agent(rel_dir: str, cfg: object) -> Agent:
     )
 
 
-def agents_from_dirs(dirs: list[str], cfg: object) -> list[Agent]:
+def agents_from_dirs(dirs: list[str], cfg: object, warnings: list[str] | None = None) -> list[Agent]:
     """Agents for repository-relative directories `dirs` ("" is the root), sorted by id.
 
-    Raises ConfigError when two directories give the same id, or an id cannot name a ref.
+    Raises ConfigError when two directories give the same id. A directory whose name cannot
+    name a git ref is skipped with a message appended to `warnings` when a list is given
+    (so one badly named folder does not stop every other agent), else ConfigError.
     """
     import pygit2
 
@@ -121,26 +123,31 @@ def agents_from_dirs(dirs: list[str], cfg: object) -> list[Agent]:
                 hint="rename one of the directories; an agent's id is its directory name",
             )
         if not pygit2.reference_is_valid_name(agent.watermark_ref):
-            raise ConfigError(
+            problem = ConfigError(
                 f"the agent directory '{agent.dir}' gives the id '{agent.id}', which cannot name a git ref",
                 hint="rename the directory (no spaces, '..', '~', '^', ':', '?', '*', '[' or '\\')",
             )
+            if warnings is None:
+                raise problem
+            warnings.append(f"skipped agent folder {agent.dir}: {problem.message}; {problem.hint}")
+            continue
         agents[agent.id] = agent
     return [agents[k] for k in sorted(agents)]
 
 
-def list_agents(workdir: Path, cfg: object) -> list[Agent]:
+def list_agents(workdir: Path, cfg: object, warnings: list[str] | None = None) -> list[Agent]:
     """All agents of the working tree at `workdir` (the config's `agents` globs), sorted by id.
 
-    Raises ConfigError when a pattern leaves the repository, when two agents share an id,
-    or when an id cannot name a git ref.
+    Raises ConfigError when a pattern leaves the repository or two agents share an id; a
+    folder whose name cannot name a git ref is skipped with a warning (see
+    `agents_from_dirs`).
     """
     dirs: list[str] = []
     for pattern in cfg["agents"]:  # type: ignore[index]
         for path in _agent_dirs(workdir, pattern):
             rel = path.relative_to(workdir).as_posix()
             dirs.append("" if rel == "." else rel)
-    return agents_from_dirs(list(dict.fromkeys(dirs)), cfg)
+    return agents_from_dirs(list(dict.fromkeys(dirs)), cfg, warnings)
 
 
 def select(agents: list[Agent], ids: list[str] | tuple[str, ...]) -> list[Agent]:

@@ -80,7 +80,7 @@ def run(
         result.disabled = cfg.source("enabled")
         return result
     repo.require_own_index()
-    agents = select(list_agents(repo.workdir, cfg), list(agent_ids))
+    agents = select(list_agents(repo.workdir, cfg, result.warnings), list(agent_ids))
     if not agents:
         result.warnings.append(
             f"no agents found (agents = {cfg['agents']}); create one with `gitdream init --agent ID`"
