@@ -63,9 +63,11 @@ def main(argv: list[str] | None = None) -> int:
 
     facts = harness.machine()
     busy = harness.busy_processes(0.1 if args.quick else 1.0)
-    command = "python -m bench" + "".join(
-        f" {a}" for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("--json")
-    )
+    shown = list(argv if argv is not None else sys.argv[1:])
+    if "--json" in shown:  # where the samples went is no part of what was measured
+        at = shown.index("--json")
+        del shown[at : at + 2]
+    command = " ".join(["python -m bench", *(a for a in shown if not a.startswith("--json="))])
     print(f"# Benchmark run ({'quick smoke run, numbers meaningless' if args.quick else 'full'})")
     print()
     print(f"Command: `{command}` from the repository root.")
