@@ -336,7 +336,40 @@ def test_markdown_binary_content_is_skipped(data: bytes) -> None:
     result = read_markdown_log(LOG, data, fallback_date=FALLBACK)
     assert result.entries == []
     assert result.skipped is not None and result.skipped.startswith("binary content")
-    assert result.warnings == [f"{LOG}: skipped: {result.skipped}"]
+    line = data[: data.index(b"\x00")].count(b"\n") + 1
+    assert result.warnings == [f"{LOG}:{line}: skipped: {result.skipped}"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"- [ops] before the crash\n" + b"\x00" * 4096 + b"\n- [ops] after the reboot\n",
+        b"- [ops] before the crash\n- [ops] after\x00 the reboot\n",
+    ],
+)
+def test_nul_bytes_in_a_text_log_are_removed_not_the_file(data: bytes) -> None:
+    """Regression test: one NUL byte (or the run of zeros a crash leaves in a log) made
+    the whole file "binary", so every entry in it was skipped and, once the watermark
+    moved, never read."""
+    result = read_markdown_log(LOG, data, fallback_date=FALLBACK)
+    assert result.skipped is None
+    assert [e.text for e in result.entries] == ["- [ops] before the crash", "- [ops] after the reboot"]
+    line = data[: data.index(b"\x00")].count(b"\n") + 1
+    assert result.warnings == [f"{LOG}:{line}: NUL bytes removed"]
+    # git's line numbers are kept: the entry after the zeros is still on its own line
+    assert [e.start for e in result.entries][-1] == data.count(b"\n")
+
+
+def test_utf16_without_bom_reads_as_text() -> None:
+    data = "- [i18n] no byte order mark\n".encode("utf-16-le")
+    result = read_markdown_log(LOG, data, fallback_date=FALLBACK)
+    assert [e.text for e in result.entries] == ["- [i18n] no byte order mark"]
+    assert result.warnings[0] == f"{LOG}:1: NUL bytes removed"
+
+
+def test_only_nul_bytes_is_binary() -> None:
+    result = read_markdown_log(LOG, b"\x00" * 64 + b"\n", fallback_date=FALLBACK)
+    assert result.skipped is not None and result.entries == []
 
 
 def test_markdown_random_bytes_never_crash() -> None:
@@ -597,8 +630,14 @@ def test_transcript_crlf_bom_and_added_lines() -> None:
 
 
 def test_transcript_binary_is_skipped() -> None:
-    result = tr(b'{"role": "user", "text": "x"}\n\x00\x00')
+    result = tr(b'{"role": "user", "text": "x"}\n' + bytes(range(256)) * 4)
     assert result.entries == [] and result.skipped is not None
+
+
+def test_transcript_with_zero_padding_keeps_its_messages() -> None:
+    result = tr(b'{"role": "user", "text": "x"}\n\x00\x00')
+    assert [e.text for e in result.entries] == ["x"]
+    assert result.warnings == [f"{TR}:2: NUL bytes removed"]
 
 
 # --- read_source ----------------------------------------------------------------------------
