@@ -31,6 +31,7 @@ holding NUL bytes is binary."""
 
 # C0 controls that text files do not hold (tab, LF, VT, FF, CR and ESC are text enough).
 _CONTROL = re.compile("[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+_SCRUB = re.compile("[\x00\ud800-\udfff]")
 
 _WIDE_BOMS = (
     # UTF-32 first: its little-endian BOM starts with the UTF-16 one.
@@ -129,6 +130,15 @@ def _remove_nul(path: str, text: str, result: Decoded) -> str:
     if len(lines) > MAX_LINE_WARNINGS:
         result.warnings.append(f"{path}: NUL bytes removed on {len(lines) - MAX_LINE_WARNINGS} more lines")
     return text.replace("\x00", "")
+
+
+def scrub(text: str) -> str:
+    """`text` as valid, NUL-free Unicode: NUL characters removed, lone surrogates (which
+    JSON escapes such as `\\ud83d` produce, and which cannot be written as UTF-8) replaced
+    by U+FFFD. For strings that come from JSON (transcripts, model answers)."""
+    if _SCRUB.search(text) is None:
+        return text
+    return _SCRUB.sub(lambda m: "" if m[0] == "\x00" else "\ufffd", text)
 
 
 def _finish(path: str, text: str, result: Decoded) -> Decoded:

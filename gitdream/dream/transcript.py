@@ -18,7 +18,9 @@ Each line is read on its own and its format detected on its own:
   when `text` is missing; other roles are counted under the role, or "unknown").
 
 A blank line is ignored; a line that is not JSON, or not a JSON object, is skipped with a
-warning "path:LINE: ..." and counted as "malformed". Nothing here raises.
+warning "path:LINE: ..." and counted as "malformed". JSON escapes can spell what no text file
+holds: a `\\u0000` is removed and a lone surrogate (`\\ud83d` without its pair, which cannot
+be written as UTF-8) becomes U+FFFD, with a warning naming the line. Nothing here raises.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+
+from gitdream.dream.decode import scrub
 
 _KNOWN_RECORDS = frozenset(
     {"queue-operation", "summary", "system", "progress", "file-history-snapshot", "result", "attachment"}
@@ -146,7 +150,12 @@ def parse_messages(path: str, lines: list[str]) -> Parsed:
         if found is None:
             continue
         role, texts, stamp, ident = found
-        texts = [t for t in texts if t.strip()]
+        clean = [scrub(t) for t in texts]
+        if clean != texts:
+            parsed.warnings.append(
+                f"{path}:{number}: a \\u0000 escape was removed, or an unpaired surrogate escape replaced by U+FFFD"
+            )
+        texts = [t for t in clean if t.strip()]
         if texts and role == "user" and all(_COMMAND.match(t) for t in texts):
             parsed.drop("command")
             continue

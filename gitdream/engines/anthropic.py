@@ -51,6 +51,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gitdream.dream.decode import scrub
 from gitdream.dream.memoryfiles import TOPIC_PATTERN
 from gitdream.dream.verify import FACT_REFERENCE_ACTIONS, ExistingFact, existing_facts
 from gitdream.engines import DistillContext, DistillResult, ScreenResult, prompts
@@ -956,6 +957,21 @@ def _accumulate(stream: Iterable[Any], answer: _Answer) -> None:
                 block.input = json.loads(block.json)
             except ValueError as exc:
                 block.input = _InvalidJson(str(exc))
+        if block.type == "tool_use" and not isinstance(block.input, _InvalidJson):
+            block.input = _scrubbed(block.input)
+        block.text = scrub(block.text)
+
+
+def _scrubbed(value: Any) -> Any:
+    """`value` (parsed JSON) with every string made valid, NUL-free text (`decode.scrub`):
+    a model can answer `\\ud800` or `\\u0000`, which no file or note may hold."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub(str(k)): _scrubbed(v) for k, v in value.items()}
+    return value
 
 
 @dataclass(frozen=True)

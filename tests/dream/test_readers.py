@@ -757,3 +757,23 @@ def test_realdata_transcripts_yield_messages_without_tool_payloads(rel: str) -> 
         assert entry.text == "\n\n".join(b for b in blocks if b.strip())
         assert "tool_use_id" not in entry.text
         assert not any(entry.text in p for p in payloads if len(entry.text) > 20)
+
+
+def test_transcript_json_escapes_for_nul_and_lone_surrogates_are_made_writable() -> None:
+    """Regression test: a transcript message holding `\\ud83d` (half an emoji) or `\\u0000`
+    became fact text that could not be encoded as UTF-8, and the run crashed at the
+    experience commit."""
+    data = jl(
+        r'{"role": "user", "text": "half an emoji \ud83d here"}',
+        r'{"role": "user", "text": "escaped\u0000 NUL"}',
+        r'{"role": "user", "text": "a whole emoji \ud83d\ude00 stays"}',
+    )
+    result = tr(data)
+    assert [e.text for e in result.entries] == [
+        "half an emoji \ufffd here",
+        "escaped NUL",
+        "a whole emoji \U0001f600 stays",
+    ]
+    for entry in result.entries:
+        entry.text.encode("utf-8")
+    assert [w.split(": ", 1)[0] for w in result.warnings] == [f"{TR}:1", f"{TR}:2"]
