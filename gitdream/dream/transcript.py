@@ -92,7 +92,7 @@ def _texts(content: object, parsed: Parsed) -> list[str]:
                 texts.append(block["text"])
         else:
             kind = block.get("type") if isinstance(block, dict) else None
-            parsed.drop(kind if kind in _KNOWN_BLOCKS else "unknown")
+            parsed.drop(kind if isinstance(kind, str) and kind in _KNOWN_BLOCKS else "unknown")
     return texts
 
 

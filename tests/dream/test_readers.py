@@ -777,3 +777,14 @@ def test_transcript_json_escapes_for_nul_and_lone_surrogates_are_made_writable()
     for entry in result.entries:
         entry.text.encode("utf-8")
     assert [w.split(": ", 1)[0] for w in result.warnings] == [f"{TR}:1", f"{TR}:2"]
+
+
+def test_transcript_block_whose_type_is_not_a_string_does_not_crash() -> None:
+    """Regression test: a content block `{"type": ["text"]}` raised TypeError (a list is
+    not hashable) while its type was looked up among the known block types."""
+    data = jl(
+        cc("assistant", [{"type": ["text"], "text": "odd"}, {"type": {"a": 1}}, {"type": "text", "text": "ok"}])
+    )
+    result = tr(data)
+    assert [e.text for e in result.entries] == ["ok"]
+    assert result.dropped == {"unknown": 2}
