@@ -518,7 +518,8 @@ def test_transcript_claude_code_keeps_text_and_counts_the_rest() -> None:
         "system_reminder": 1,
         "empty": 2,
     }
-    assert result.warnings == []
+    # Regression test: a record type gitdream does not know was dropped without a word.
+    assert result.warnings == [f"{TR}:13: record type 'brand-new-type' is not one gitdream reads; skipped"]
     assert all(e.kind == "transcript" and e.context == () for e in result.entries)
     assert result.entries[0].tags == ("skill",)
     assert {e.date for e in result.entries} == {date(2026, 1, 21)}
@@ -607,7 +608,11 @@ def test_transcript_odd_shapes_do_not_crash() -> None:
         (4, "assistant", "raw string block"),
         (8, "user", "a\n\nb"),
     ]
-    assert result.warnings == []
+    assert result.warnings == [
+        f"{TR}:4: a content block that is not an object is not one gitdream reads; skipped (2 times in this file)",
+        f"{TR}:4: a text block whose text is not a string is not one gitdream reads; skipped",
+        f"{TR}:5: a record without a string type or role is not one gitdream reads; skipped (2 times in this file)",
+    ]
 
 
 def test_transcript_long_message_is_kept_whole() -> None:
