@@ -788,8 +788,30 @@ def test_transcript_block_whose_type_is_not_a_string_does_not_crash() -> None:
     """Regression test: a content block `{"type": ["text"]}` raised TypeError (a list is
     not hashable) while its type was looked up among the known block types."""
     data = jl(
-        cc("assistant", [{"type": ["text"], "text": "odd"}, {"type": {"a": 1}}, {"type": "text", "text": "ok"}])
+        cc(
+            "assistant",
+            [{"type": ["text"], "text": "odd"}, {"type": {"a": 1}}, {"type": "text", "text": "ok"}],
+        )
     )
     result = tr(data)
     assert [e.text for e in result.entries] == ["ok"]
     assert result.dropped == {"unknown": 2}
+
+
+LFS_POINTER = (
+    b"version https://git-lfs.github.com/spec/v1\n"
+    b"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+    b"size 12345\n"
+)
+
+
+@pytest.mark.parametrize("kind", ["log", "transcript"])
+def test_git_lfs_pointer_is_skipped_with_a_warning(kind: str) -> None:
+    """Regression test: a log stored in Git LFS (its committed blob is a pointer) was read as
+    a paragraph, and "version https://git-lfs… oid sha256:… size 12345" became a fact."""
+    result = read_source(LOG, LFS_POINTER, kind=kind, fallback_date=FALLBACK, max_file_bytes=10_000)
+    assert result.entries == [] and result.skipped is not None and "Git LFS pointer" in result.skipped
+    assert result.warnings == [f"{LOG}:1: skipped: {result.skipped}"]
+    # a log that merely quotes a pointer is read as usual
+    quoted = b"- [lfs] the pointer looked like this:\n" + LFS_POINTER
+    assert read_source(LOG, quoted, kind="log", fallback_date=FALLBACK, max_file_bytes=10_000).entries
