@@ -236,7 +236,7 @@ def _pend(state: _State, entry_ids: list[str], material: Any, reason: str) -> No
             by_path.setdefault(parsed[0], []).append(entry_id)
     for path, ids in sorted(by_path.items()):
         state.pending.append(
-            {"path": path, "since": material.base, "entries": sorted(set(ids)), "reason": reason}
+            {"path": path, "since": material.since_of(path), "entries": sorted(set(ids)), "reason": reason}
         )
 
 

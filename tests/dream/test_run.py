@@ -347,3 +347,25 @@ def test_user_commit_to_a_dream_path_during_the_run_is_never_undone(agent_repo: 
     assert receipt["status"] == "failed" and receipt["error"]["type"] == "head_moved"
     assert head(agent_repo) == user
     assert "the user's own line" in (agent_repo / "agents/ops/memory/MEMORY.md").read_text()
+
+
+def test_material_left_pending_twice_is_still_read_the_third_time(agent_repo: Path) -> None:
+    """Regression test: an entry left pending by a run that had itself read it as pending
+    was recorded with that run's base (the watermark) instead of the base it was new
+    since; the next run diffed from the watermark, found nothing, and the entry was lost."""
+    _log(
+        agent_repo,
+        1,
+        "- [a] First lesson about alpha.",
+        "- [b] Second lesson about beta.",
+        "- [c] Third about gamma.",
+    )
+    commit_all(agent_repo, "three entries")
+    env = {"GITDREAM_MAX_UNITS": "1"}
+    texts = []
+    for _ in range(3):
+        receipt = json.loads(cli(agent_repo, "run", "--json", env=env).stdout)["runs"][0]
+        assert receipt["status"] == "ok"
+        texts += [u["text"] for u in receipt["units"]]
+    assert texts == ["First lesson about alpha.", "Second lesson about beta.", "Third about gamma."]
+    assert receipt["pending"] == []
