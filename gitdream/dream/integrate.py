@@ -124,8 +124,10 @@ class ExperienceResult:
     moved to the archive. Counters: `created`, `corroborated`, `refined` (facts),
     `topics_created` (paths), `demoted` (one dict per topic: slug, path, archive, last).
     `facts_written`: every fact touched, for the receipt and `gitdream audit`. `rejected`:
-    units not integrated, with the reason. `warnings`: things a person should know (MEMORY.md
-    over its limits, a malformed file left alone). `index`: size of MEMORY.md after the run
+    units not integrated, with the reason. `waiting`: the sources of units rejected only
+    because their topic file cannot be written safely (malformed markers, unreadable front
+    matter) — material to read again once the file is fixed. `warnings`: things a person
+    should know (MEMORY.md over its limits, a malformed file left alone). `index`: size of MEMORY.md after the run
     (lines, bytes, topics listed, topics left out for size). `loss`: the loss-guard counts.
     """
 
@@ -137,6 +139,7 @@ class ExperienceResult:
     demoted: list[dict[str, str]] = field(default_factory=list)
     facts_written: list[FactWritten] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     index: dict[str, int] = field(default_factory=dict)
     loss: LossReport = field(default_factory=LossReport)
@@ -406,6 +409,8 @@ def integrate_experience(
         live[slug] = entry
         return entry
 
+    left_alone: set[str] = set()
+
     def reject(unit: Unit, reason: str) -> None:
         result.rejected.append(Rejected(unit, "integrate", reason))
 
@@ -428,7 +433,16 @@ def integrate_experience(
         target = get_live(slug)
         if target is None:
             topic = memory.topics[slug]
-            reject(unit, f"{topic.path} has malformed gitdream markers ({topic.error}); left alone")
+            reject(unit, f"{topic.path} cannot be written safely ({topic.error}); left alone")
+            result.waiting.extend(unit.sources)
+            if topic.path not in left_alone:
+                left_alone.add(topic.path)
+                where = f"{topic.path}:{topic.error_line}" if topic.error_line else topic.path
+                problem = topic.error.removeprefix(f"{topic.path}: ") if topic.error else ""
+                result.warnings.append(
+                    f"{where}: {problem}; gitdream left this topic alone — fix it, and the facts "
+                    "waiting for it are written by the next run"
+                )
             continue
         when = unit.date or today
         if unit.action in ("corroborate", "refine", "correct") and unit.corroborates:

@@ -106,8 +106,10 @@ class Topic:
 
     `slug` is the file name without `.md`; `owned` is True for dream-owned topics;
     `meta` the front matter (None when absent or unparseable); `facts` the parsed `facts`
-    block (None when the file has no such block); `error` a BlockError message when the
-    file's markers are malformed (then gitdream leaves it alone).
+    block (None when the file has no such block); `error` says why gitdream leaves the file
+    alone — its gitdream markers are malformed, or its front matter cannot be read (invalid
+    or unterminated YAML, a YAML bomb: then neither its ownership nor its name is known) —
+    and `error_line` is the 1-based line of the problem.
     """
 
     slug: str
@@ -117,6 +119,7 @@ class Topic:
     meta: dict[str, object] | None
     facts: list[factfmt.Fact] | None
     error: str | None = None
+    error_line: int | None = None
 
     @property
     def name(self) -> str | None:
@@ -167,14 +170,34 @@ def archive_path(agent: Agent, month: str) -> str:
     return join(agent.memory_dir, ARCHIVE_DIR, f"{month}.md")
 
 
+def front_matter_problem(text: str) -> frontmatter.FrontMatterError | None:
+    """Why the front matter of `text` cannot be read (unterminated, invalid YAML, a YAML
+    bomb, not a mapping), or None when it reads or there is none."""
+    try:
+        found = frontmatter.find(text)
+        if found is None:
+            return None
+        data = frontmatter.parse_yaml(
+            found.yaml_text(text), first_line=text.count("\n", 0, found.yaml_start) + 1
+        )
+    except frontmatter.FrontMatterError as exc:
+        return exc
+    if data is not None and not isinstance(data, dict):
+        return frontmatter.FrontMatterError("front matter is not a mapping of keys to values", line=2)
+    return None
+
+
 def read_topic(slug: str, path: str, text: str) -> Topic:
     meta, _ = split_front_matter(text)
     owned = bool(meta) and meta.get(ORIGIN_KEY) == ORIGIN_VALUE
     try:
         content = blocks.get(text, FACTS_BLOCK, path)
     except BlockError as exc:
-        return Topic(slug, path, text, owned, meta, None, error=exc.message)
+        return Topic(slug, path, text, owned, meta, None, error=exc.message, error_line=exc.line)
     parsed = factfmt.parse(content) if content is not None else None
+    problem = front_matter_problem(text)
+    if problem is not None:
+        return Topic(slug, path, text, False, None, parsed, error=problem.message, error_line=problem.line)
     return Topic(slug, path, text, owned, meta, parsed)
 
 

@@ -445,6 +445,8 @@ def run_agent(
         counts["refined"] = exp.refined
         counts["demoted"] = len(exp.demoted)
         state.warnings += list(exp.warnings)
+        if exp.waiting:
+            _pend(state, exp.waiting, material, "topic file left alone")
         rejected += exp.rejected
         counts["rejected"] = len(rejected)
         receipt["rejected"] = [r.to_json() for r in rejected]

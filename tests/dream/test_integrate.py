@@ -254,7 +254,7 @@ def test_invalid_units_are_rejected_with_reasons() -> None:
     assert reasons[0] == "unsafe topic slug '../escape'" and reasons[1] == "unsafe topic slug 'MEMORY'"
     assert "not experience" in reasons[2]
     assert reasons[3].startswith("no usable source") and reasons[4].startswith("no usable source")
-    assert "malformed gitdream markers" in reasons[5]
+    assert "cannot be written safely" in reasons[5] and "never ends" in reasons[5]
     assert reasons[6] == "empty fact text"
 
 
@@ -448,3 +448,35 @@ def test_front_matter_written_is_valid_yaml_for_hostile_titles() -> None:
     text = result.changes[f"{MEM}/weird.md"] or ""
     meta = yaml.safe_load(text.split("---\n")[1])
     assert meta["name"] == title and meta["description"] == "- looks like a list: item"
+
+
+BILLION_LAUGHS = (
+    "---\nname: deploys\n"
+    'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+    "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+    "---\n\n# Deploys\n\nHand-written.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (BILLION_LAUGHS, 4),
+        ("---\nname: deploys\ndescription: Use when: deploying\n---\n\n# Deploys\n", 3),
+        ("---\nname: deploys\n\n# Deploys\n", 1),
+        ("---\n- a list\n- not a mapping\n---\n\n# Deploys\n", 2),
+    ],
+)
+def test_topic_whose_front_matter_cannot_be_read_is_left_alone(text: str, line: int) -> None:
+    """Regression test: a topic whose front matter was a YAML bomb, invalid YAML or
+    unterminated was silently taken for a human-written topic and written to (its name,
+    type and ownership unknown); now it is left alone with a warning naming the line, and
+    the units' sources wait to be read again once it is fixed."""
+    result = integrate({f"{MEM}/deploys.md": text}, [unit("deploys", "Rollbacks need the tag.", 3)])
+    assert result.changes == {}
+    assert [r.stage for r in result.rejected] == ["integrate"]
+    assert "left alone" in result.rejected[0].reason
+    assert result.waiting == [f"{LOG}#L3-L3"]
+    (warning,) = result.warnings
+    assert warning.startswith(f"{MEM}/deploys.md:{line}: ") and "left this topic alone" in warning

@@ -369,3 +369,25 @@ def test_material_left_pending_twice_is_still_read_the_third_time(agent_repo: Pa
         texts += [u["text"] for u in receipt["units"]]
     assert texts == ["First lesson about alpha.", "Second lesson about beta.", "Third about gamma."]
     assert receipt["pending"] == []
+
+
+def test_facts_for_a_topic_with_unreadable_front_matter_wait_until_it_is_fixed(agent_repo: Path) -> None:
+    """Regression test: facts routed to a topic whose front matter cannot be read were
+    rejected once and, with the watermark moved past them, never written: now they are
+    pending until the file is fixed."""
+    topic = "agents/ops/memory/deploys.md"
+    write(agent_repo, topic, "---\nname: deploys\na: &a [1]\nb: *a\n---\n\n# Deploys\n\nHand-written.\n")
+    _log(agent_repo, 1, "- [deploys] Rollbacks need the previous image tag.")
+    commit_all(agent_repo, "log and a topic with a YAML alias")
+    before = (agent_repo / topic).read_bytes()
+    receipt = _run(agent_repo)["runs"][0]
+    assert receipt["status"] == "ok" and receipt["commits"]["experience"] is None
+    assert (agent_repo / topic).read_bytes() == before
+    assert any(w.startswith(f"{topic}:4: ") for w in receipt["warnings"])
+    assert [p["path"] for p in receipt["pending"]] == [f"{LOGS}/2026-03-01.md"]
+    assert _run(agent_repo)["runs"][0]["pending"], "still waiting while the file is broken"
+    write(agent_repo, topic, "---\nname: deploys\n---\n\n# Deploys\n\nHand-written.\n")
+    commit_all(agent_repo, "fix the front matter")
+    receipt = _run(agent_repo)["runs"][0]
+    assert receipt["pending"] == [] and receipt["commits"]["experience"]
+    assert "Rollbacks need the previous image tag." in (agent_repo / topic).read_text()
