@@ -11,7 +11,7 @@ from gitdream.dream.readers import ReadResult, read_markdown_log, read_source, r
 from gitdream.dream.tags import find_tags
 from gitdream.text.prose import segments
 from gitdream.units import parse_entry_id
-from tests.helpers import SHARED
+from tests.helpers import SHARED, deadline
 
 FALLBACK = date(2020, 1, 1)
 LOG = "agents/ops/memory/logs/notes.md"
@@ -815,3 +815,13 @@ def test_git_lfs_pointer_is_skipped_with_a_warning(kind: str) -> None:
     # a log that merely quotes a pointer is read as usual
     quoted = b"- [lfs] the pointer looked like this:\n" + LFS_POINTER
     assert read_source(LOG, quoted, kind="log", fallback_date=FALLBACK, max_file_bytes=10_000).entries
+
+
+@pytest.mark.parametrize("word", ["x", "a1", "-", "/", "."])
+def test_find_tags_is_linear_in_a_long_word(word: str) -> None:
+    """Regression test: the e-mail filter `\\S+@\\S+` rescanned a word without "@" from each
+    of its characters: a 5 MB line without spaces (a base64 blob) hung the run for hours."""
+    text = "- [blob] #data " + word * (400_000 // len(word)) + " #tail"
+    with deadline(5, "find_tags on a 400 kB word"):
+        assert find_tags(text) == ("blob", "data", "tail")
+    assert find_tags("mail me at ops@corp.example #real, not a#tag@x.y") == ("real",)
