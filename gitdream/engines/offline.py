@@ -100,7 +100,9 @@ _LEAD_DATE = re.compile(r"^\[\d{4}-\d{2}-\d{2}(?:[ T][0-9:.]+(?:Z|[+-]\d{2}:?\d{
 _LEAD_TAG = re.compile(r"^\[([^\[\]\s]{1,40})\](?![(\[:])\s*")
 _HASHTAG_HEAD = re.compile(r"^#([^\s#]+)\s*")
 _HASHTAG_TAIL = re.compile(r"\s*(?<!\S)#([^\s#]+)$")
-_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+# Link text holds no bracket, and the target at most one level of parentheses (a Wikipedia
+# URL): with `[^\]]*` a heading of many "[" was rescanned to its end from each one.
+_MD_LINK = re.compile(r"\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)")
 _HEADING_NOISE = re.compile(r"[\d\W_]+")
 _EMPHASIS = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
 _TRAILING_COUNT = re.compile(r"\s*[(\[（]\s*[\d\s,./:#-]*[)\]）]\s*$")

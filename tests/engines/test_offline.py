@@ -14,6 +14,7 @@ from gitdream.engines import DistillContext, DistillResult, MemoryView, get_engi
 from gitdream.engines.offline import FACT_MAX_CHARS, OfflineEngine, clean_text, is_generic_heading
 from gitdream.text.similarity import jaccard
 from gitdream.units import Entry
+from tests.helpers import deadline
 from tests.standins import simple_absolutize, simple_slugify
 
 AGENT = make_agent("agents/ops", defaults())
@@ -334,3 +335,18 @@ def test_default_helpers_are_imported_from_the_readers_modules() -> None:
     )
     (unit,) = OfflineEngine(cfg).distill(context).units
     assert memoryfiles.safe_slug(unit.topic)
+
+
+@pytest.mark.parametrize(
+    "heading", ["[" * 200_000, "[a](" * 50_000, "Deploys [docs](https://x.test/a) [" * 20_000]
+)
+def test_topic_names_from_hostile_headings_take_linear_time(heading: str) -> None:
+    """Regression test: the Markdown-link pattern of topic names rescanned a heading of many
+    "[" from each one to its end; a long line of brackets as a heading hung the run."""
+    from gitdream.engines.offline import clean_name
+
+    with deadline(5, "clean_name on a 200 kB heading"):
+        assert len(clean_name(heading)) <= 80
+        is_generic_heading(heading)
+    assert clean_name("[Deploys](https://x.test/d) and [CI](ci.md)") == "Deploys and CI"
+    assert clean_name("[Git](https://en.wikipedia.org/wiki/Git_(software)) notes") == "Git notes"
