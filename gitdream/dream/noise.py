@@ -34,7 +34,9 @@ _TOOL_CALL = re.compile(
     # The marker may carry the tool's name: removing that word is safe, because any other
     # word left over still counts as substance.
     r"(?:🔧\s*)?\[TOOL_(?:CALL|USE|RESULT)\](?:[ \t]+[\w.:/-]+)?"
-    r"|\(?\s*\bID:\s*(?:toolu|tooluse|call)_[A-Za-z0-9_-]+\s*\)?"
+    # "(" and the spaces after it only with the "(": a leading optional `\s*` made a long
+    # run of spaces (an indented dump) rescanned from each of its positions.
+    r"|(?:\(\s*)?\bID:\s*(?:toolu|tooluse|call)_[A-Za-z0-9_-]+(?:\s*\))?"
     r"|\b(?:toolu|tooluse|call)_(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{8,}\b",
     re.IGNORECASE,
 )
