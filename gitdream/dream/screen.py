@@ -185,8 +185,11 @@ _T = r"A-Za-z0-9_\-"
 _END = rf"(?![{_T}])"
 _START = rf"(?<![{_T}])"
 
+# At most 8 name parts before the secret-ish word (MY_APP_PROD_DB_PASSWORD has 4): an
+# unbounded `(...)*` rescanned every "a-a-a-…" run from each of its letters, so one unit of
+# a few kB took seconds and a long one hung the scanner.
 _SECRET_NAME = (
-    r"(?:[A-Za-z0-9]+[_\-.])*(?:password|passwd|passphrase|pwd|secret|secret[_\-]?key|token|"
+    r"(?:[A-Za-z0-9]+[_\-.]){0,8}(?:password|passwd|passphrase|pwd|secret|secret[_\-]?key|token|"
     r"auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|api[_\-]?key|apikey|access[_\-]?key|"
     r"private[_\-]?key|client[_\-]?secret|credentials?)"
 )
