@@ -825,3 +825,15 @@ def test_find_tags_is_linear_in_a_long_word(word: str) -> None:
     with deadline(5, "find_tags on a 400 kB word"):
         assert find_tags(text) == ("blob", "data", "tail")
     assert find_tags("mail me at ops@corp.example #real, not a#tag@x.y") == ("real",)
+
+
+@pytest.mark.parametrize("run", ["a-", "a.", "x+1"])
+def test_prose_segments_are_linear_in_scheme_like_runs(run: str) -> None:
+    """Regression test: the URL pattern's scheme `[a-zA-Z][a-zA-Z0-9+.-]*` rescanned an
+    "a-a-a-…" run from each word boundary looking for "://", so tags and relative dates of
+    a long hyphenated line took quadratic time."""
+    text = "see " + run * (200_000 // len(run)) + " and https://x.test/a-b"
+    with deadline(5, "segments of a 200 kB hyphenated run"):
+        pieces = segments(text)
+    assert "".join(p for p, _ in pieces) == text
+    assert [p for p, prose in pieces if not prose] == ["https://x.test/a-b"]
