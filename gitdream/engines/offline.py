@@ -99,12 +99,16 @@ _TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
 _LEAD_DATE = re.compile(r"^\[\d{4}-\d{2}-\d{2}(?:[ T][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?\]\s*")
 _LEAD_TAG = re.compile(r"^\[([^\[\]\s]{1,40})\](?![(\[:])\s*")
 _HASHTAG_HEAD = re.compile(r"^#([^\s#]+)\s*")
-_HASHTAG_TAIL = re.compile(r"\s*(?<!\S)#([^\s#]+)$")
+# No leading `\s*` (the caller strips the space before the tag): with it, each position of a
+# long run of spaces was tried as a start and rescanned to the run's end.
+_HASHTAG_TAIL = re.compile(r"(?<!\S)#([^\s#]+)$")
 # Link text holds no bracket, and the target at most one level of parentheses (a Wikipedia
 # URL): with `[^\]]*` a heading of many "[" was rescanned to its end from each one.
 _MD_LINK = re.compile(r"\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)")
 _HEADING_NOISE = re.compile(r"[\d\W_]+")
-_EMPHASIS = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
+# Underscore runs are matched from their first "_" only (`(?<!_)`): otherwise a long run
+# followed by a letter was rescanned from each of its underscores.
+_EMPHASIS = re.compile(r"[*`~]+|(?<!\w)_+|(?<!_)_+(?!\w)")
 _TRAILING_COUNT = re.compile(r"\s*[(\[（]\s*[\d\s,./:#-]*[)\]）]\s*$")
 
 
@@ -139,7 +143,7 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
         match = _HASHTAG_TAIL.search(text)
         if not match or match.group(1).lower() not in tags:
             break
-        text = text[: match.start()]
+        text = text[: match.start()].rstrip()
     text = one_line(text)
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))

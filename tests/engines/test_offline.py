@@ -350,3 +350,21 @@ def test_topic_names_from_hostile_headings_take_linear_time(heading: str) -> Non
         is_generic_heading(heading)
     assert clean_name("[Deploys](https://x.test/d) and [CI](ci.md)") == "Deploys and CI"
     assert clean_name("[Git](https://en.wikipedia.org/wiki/Git_(software)) notes") == "Git notes"
+
+
+@pytest.mark.parametrize("filler", [" ", "\t", "_", "__"])
+def test_clean_up_is_linear_in_long_runs_between_words(filler: str) -> None:
+    """Regression test: the trailing-tag pattern `\\s*(?<!\\S)#…$` and the emphasis pattern
+    `_+(?!\\w)` were tried from each character of a long run of spaces or underscores
+    followed by a word, quadratic in the run's length (200 kB: minutes)."""
+    from gitdream.engines.offline import clean_name
+
+    text = "- [2026-03-01] a" + filler * (200_000 // len(filler)) + "b #deploy"
+    entry = Entry("m.md", 1, 1, text, date(2026, 3, 1), (), "log", None, ("deploy",))
+    with deadline(5, "clean-up of a 200 kB run"):
+        cleaned = clean_text(entry, simple_absolutize)
+        name = clean_name("a" + filler * (200_000 // len(filler)) + "b")
+    assert cleaned.startswith("a") and "#deploy" not in cleaned
+    assert name.startswith("A")
+    assert clean_text(Entry("m.md", 1, 1, "- fix it  #deploy", None, tags=("deploy",)), None) == "fix it"
+    assert clean_name("__init__ and _private_ names") == "Init and private names"
