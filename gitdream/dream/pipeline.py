@@ -189,21 +189,33 @@ def _gather(repo: Repo, state: _State, input_commit: str) -> tuple[list[Entry], 
     entries: list[Entry] = []
     dropped: dict[str, int] = {}
     skipped_files: list[dict[str, str]] = []
+    max_file_bytes = int(state.cfg["max_file_bytes"])
     for source in material.files:
-        data = bytes(repo.raw[source.blob].data)
-        result = readers.read_source(
+        # The size first, from the object header: a 50 MB log is not loaded to be skipped.
+        size = repo.raw.odb.read_header(source.blob)[1]
+        result = readers.skip_too_large(source.path, size, max_file_bytes) or readers.read_source(
             source.path,
-            data,
+            bytes(repo.raw[source.blob].data),
             kind=source.kind,
             fallback_date=fallback,
             added_lines=set(source.added_lines) if source.added_lines is not None else None,
-            max_file_bytes=int(state.cfg["max_file_bytes"]),
+            max_file_bytes=max_file_bytes,
         )
         state.warnings += result.warnings
         for key, count in result.dropped.items():
             dropped[key] = dropped.get(key, 0) + count
         if result.skipped:
             skipped_files.append({"path": source.path, "reason": result.skipped})
+        if result.skipped and readers.TOO_LARGE in result.skipped:
+            # Not consumed: read again by the next run, so raising max_file_bytes loses nothing.
+            state.pending.append(
+                {
+                    "path": source.path,
+                    "since": material.since_of(source.path),
+                    "entries": [],
+                    "reason": readers.TOO_LARGE,
+                }
+            )
         found = result.entries
         # A path pending with explicit entries, and not otherwise new: only those entries.
         if source.path in only_ids and base is not None:

@@ -131,6 +131,19 @@ def read_transcript(
     return result
 
 
+TOO_LARGE = "over max_file_bytes"
+
+
+def skip_too_large(path: str, size: int, max_file_bytes: int) -> ReadResult | None:
+    """The result for a file of `size` bytes over `max_file_bytes` (a warning, no entries;
+    `skipped` starts with the size), or None when it is not too large. The caller can test
+    the size before loading the blob."""
+    if size <= max_file_bytes:
+        return None
+    reason = f"{size} bytes is {TOO_LARGE} ({max_file_bytes})"
+    return ReadResult(warnings=[f"{path}: skipped: {reason}"], skipped=reason)
+
+
 LFS_POINTER_MAX_BYTES = 1024
 """Git LFS pointer files are "less than 1024 bytes" (git-lfs docs/spec.md)."""
 
@@ -166,9 +179,9 @@ def read_source(
     """
     if kind not in KINDS:
         raise ValueError(f"unknown source kind {kind!r}; expected one of {', '.join(KINDS)}")
-    if len(data) > max_file_bytes:
-        reason = f"{len(data)} bytes is over max_file_bytes ({max_file_bytes})"
-        return ReadResult(warnings=[f"{path}: skipped: {reason}"], skipped=reason)
+    too_large = skip_too_large(path, len(data), max_file_bytes)
+    if too_large is not None:
+        return too_large
     if is_lfs_pointer(data):
         reason = "a Git LFS pointer: the file's content is in LFS storage, which gitdream does not read"
         return ReadResult(warnings=[f"{path}:1: skipped: {reason}"], skipped=reason)

@@ -391,3 +391,23 @@ def test_facts_for_a_topic_with_unreadable_front_matter_wait_until_it_is_fixed(a
     receipt = _run(agent_repo)["runs"][0]
     assert receipt["pending"] == [] and receipt["commits"]["experience"]
     assert "Rollbacks need the previous image tag." in (agent_repo / topic).read_text()
+
+
+def test_a_log_over_max_file_bytes_is_read_once_the_limit_is_raised(agent_repo: Path) -> None:
+    """Regression test: a source file over max_file_bytes was skipped and, with the
+    watermark moved past it, never read, even after the limit was raised."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    _log(agent_repo, 1, *[f"- [big] {a} {b} {a}{b}" for a in words for b in words[:6]])
+    commit_all(agent_repo, "a big log")
+    first = json.loads(cli(agent_repo, "run", "--json", env={"GITDREAM_MAX_FILE_BYTES": "1000"}).stdout)
+    receipt = first["runs"][0]
+    path = f"{LOGS}/2026-03-01.md"
+    assert receipt["phases"]["gather"]["skipped_files"][0]["path"] == path
+    assert (
+        f"{path}: skipped: " in receipt["warnings"][0]
+        and "over max_file_bytes (1000)" in receipt["warnings"][0]
+    )
+    assert [(p["path"], p["reason"]) for p in receipt["pending"]] == [(path, "over max_file_bytes")]
+    assert receipt["commits"]["experience"] is None
+    receipt = _run(agent_repo)["runs"][0]
+    assert receipt["counts"]["created"] == 60 and receipt["pending"] == []
