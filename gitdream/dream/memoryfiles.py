@@ -94,9 +94,27 @@ def safe_slug(slug: str) -> bool:
     )
 
 
+# Terminal escape sequences (CSI such as colours, OSC such as window titles and hyperlinks,
+# and two-byte escapes), then any other C0/C1 control character and the explicit bidi
+# formatting characters (embeddings, overrides, isolates: the "Trojan Source" characters).
+_INVISIBLE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[@-_]?"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
+
+
 def neutral(text: str) -> str:
-    """`text` with `<!--` escaped as `&lt;!--`, so no memory text can open an HTML comment or
-    look like a managed-block marker (which would make the file unparseable)."""
+    """`text` fit to be memory: `<!--` escaped as `&lt;!--`, so no memory text can open an
+    HTML comment or look like a managed-block marker (which would make the file
+    unparseable); terminal escape sequences and other control characters removed, so
+    printing a memory file or `git log -p` cannot recolour, retitle or rewrite the
+    terminal; explicit bidi formatting characters removed, so what a reviewer sees in a
+    diff is the order in which a model reads it. Tabs and line breaks stay (callers make
+    facts one line)."""
+    if _INVISIBLE.search(text) is not None:
+        text = _INVISIBLE.sub("", text)
     return text.replace("<!--", "&lt;!--")
 
 

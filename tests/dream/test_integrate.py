@@ -480,3 +480,18 @@ def test_topic_whose_front_matter_cannot_be_read_is_left_alone(text: str, line: 
     assert result.waiting == [f"{LOG}#L3-L3"]
     (warning,) = result.warnings
     assert warning.startswith(f"{MEM}/deploys.md:{line}: ") and "left this topic alone" in warning
+
+
+def test_terminal_escapes_and_bidi_overrides_never_reach_memory() -> None:
+    """Regression test: a log line with ANSI colours, an OSC window-title sequence,
+    backspaces or a right-to-left override ("Trojan Source") was written into topic files,
+    MEMORY.md and front matter as it was, so `cat` or `git log -p` of memory could rewrite
+    the reviewer's terminal or show text in another order than a model reads it."""
+    hostile = "Deploy \x1b[31mfailed\x1b[0m \x1b]0;pwned\x07twice\x08\x08 \u202eexe.txt\u202c"
+    result = integrate({}, [unit("deploys", hostile, title="De\u202eploys \x1b[1mbold")])
+    written = "".join(t for t in result.changes.values() if t)
+    assert written
+    for bad in ("\x1b", "\x07", "\x08", "\u202e", "\u202c", "pwned"):
+        assert bad not in written
+    assert "Deploy failed twice exe.txt" in written
+    assert "name: Deploys bold" in written
