@@ -1,0 +1,562 @@
+"""Git shapes (issue 8): every repository shape git allows either works or refuses with
+exit 1 and a message naming the fix — never a traceback (exit 3), never a half-written
+state.
+
+Each test builds its shape for real with the git CLI and runs the commands a user would
+(`gitdream run`, `run --auto`, `status`, `check`, `revert last`, `hooks install`) as real
+processes (`python -m gitdream`). "Works" means: the dream's commits are on the right
+branch of the right worktree, index and working tree agree with them (`git status` shows
+only the user's own changes) and `git fsck --strict` is clean. "Refuses" means: exit 1,
+`error:` and `hint:` naming the fix, and nothing of the dream written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import commit_all, git, gitdream_env, head, run_gitdream, snapshot, write
+
+OPS = "agents/ops"
+LOG = f"{OPS}/memory/logs/2026/03/2026-03-01.md"
+FACTS = (
+    "# 2026-03-01\n\n"
+    "- [2026-03-01] [deploy] Rollbacks need the previous image tag.\n"
+    "- Always run the smoke test before promoting. #skill\n"
+)
+MORE = "- [2026-03-02] [deploy] Canary deploys need a manual approval step.\n"
+AGENT_MD = "# ops\n\nops keeps the deployment pipeline healthy.\n\n## Role\n\n- Watch the pipeline.\n"
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def make_agent(root: Path, agent_dir: str = OPS, log: str = "memory/logs/2026/03/2026-03-01.md") -> Path:
+    """A repository (created unless `root` already is one) with an agent at `agent_dir`:
+    definitions and memory in one commit, then a daily log with two facts (one `#skill`)
+    in a second commit."""
+    if not (root / ".git").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        git(root, "init", "-q", "-b", "main")
+    write(root, f"{agent_dir}/agent.md", AGENT_MD)
+    write(root, f"{agent_dir}/soul.md", "# ops — persona\n\nCalm.\n")
+    write(root, f"{agent_dir}/SKILL.md", "# ops — skills\n\n- Read logs.\n")
+    write(root, f"{agent_dir}/memory/MEMORY.md", "# ops — memory index\n")
+    commit_all(root, "agent")
+    write(root, f"{agent_dir}/{log}", FACTS)
+    commit_all(root, "log")
+    return root
+
+
+def gd(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m gitdream ARGS` as a real process, as a user runs it (an internal error
+    writes a crash log and exits 3). Never a traceback."""
+    proc = run_gitdream(cwd, *args, env={"GITDREAM_RAISE_ERRORS": "", **(env or {})})
+    assert proc.returncode != 3, f"internal error:\n{proc.stdout}\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def ok(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """Assert exit 0; the parsed `--json` output (or {} without it)."""
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return json.loads(proc.stdout) if proc.stdout.lstrip().startswith("{") else {}
+
+
+def refused(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """Assert a refusal: exit 1 with `error:` and `hint:` on stderr, holding every needle."""
+    assert proc.returncode == 1, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert "error: " in proc.stderr and "hint: " in proc.stderr, proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr, f"{needle!r} not in:\n{proc.stderr}"
+    return proc.stderr
+
+
+def dream(cwd: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """`gitdream run --json ARGS`, asserted to exit 0; the first receipt."""
+    doc = ok(gd(cwd, "run", "--json", *args, env=env))
+    assert doc["runs"], doc
+    return doc["runs"][0]
+
+
+def consistent(root: Path, status: str = "") -> None:
+    """Index and working tree agree with HEAD (apart from `status`, the user's own
+    changes) and the object database is sound."""
+    assert git(root, "status", "--porcelain=v1", "--untracked-files=all") == status
+    fsck = subprocess.run(
+        ["git", "fsck", "--strict", "--no-progress"], cwd=root, capture_output=True, text=True
+    )
+    assert fsck.returncode == 0 and "error" not in fsck.stdout + fsck.stderr, fsck.stdout + fsck.stderr
+
+
+def dream_commits(root: Path, rev: str = "HEAD") -> tuple[str, str]:
+    """The experience and definition commits at the tip of `rev` (asserted)."""
+    definition = git(root, "rev-parse", rev).strip()
+    experience = git(root, "rev-parse", f"{rev}~1").strip()
+    kinds = [
+        git(root, "log", "-1", "--format=%(trailers:key=Gitdream-Kind,valueonly)", c).strip()
+        for c in (experience, definition)
+    ]
+    assert kinds == ["experience", "definition"]
+    return experience, definition
+
+
+def ls_tree(root: Path, rev: str, prefix: str = "") -> dict[str, str]:
+    """`{path: blob id}` at `rev` (paths as raw bytes decoded with surrogateescape)."""
+    out = subprocess.run(
+        ["git", "ls-tree", "-r", "-z", rev, *([prefix] if prefix else [])], cwd=root, capture_output=True
+    ).stdout
+    found = {}
+    for item in out.split(b"\0"):
+        if item:
+            meta, path = item.split(b"\t", 1)
+            found[os.fsdecode(path)] = meta.split()[2].decode()
+    return found
+
+
+def unchanged(root: Path, before_head: str, before: dict[str, object]) -> None:
+    """Nothing of a refused dream was written: branch, index and working tree as before."""
+    assert head(root) == before_head
+    assert snapshot(root) == before
+
+
+# --- linked worktrees ---------------------------------------------------------------------
+
+
+def test_linked_worktree_dreams_on_its_own_branch(tmp_path: Path) -> None:
+    main = make_agent(tmp_path / "main")
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(linked))
+    write(linked, LOG, FACTS + MORE)
+    commit_all(linked, "more on feature")
+    main_before = snapshot(main)
+    main_head = head(main)
+
+    receipt = dream(linked)
+    assert receipt["status"] == "ok" and receipt["branch"] == "refs/heads/feature"
+    experience, definition = dream_commits(linked)
+    assert receipt["commits"] == {"experience": experience, "definition": definition}
+    assert git(main, "rev-parse", "feature").strip() == definition
+    consistent(linked)
+    assert (linked / f"{OPS}/memory/MEMORY.md").read_bytes() == git(
+        linked, "show", f"{definition}:{OPS}/memory/MEMORY.md"
+    ).encode()
+    # The main worktree: same branch tip, same index, same files.
+    assert head(main) == main_head and snapshot(main) == main_before
+    # State lives in the common dir, none in the linked worktree's own git dir.
+    common = main / ".git"
+    assert (common / "gitdream" / "stamp").is_file() and (common / "gitdream" / "state.json").is_file()
+    assert not (common / "worktrees" / "linked" / "gitdream").exists()
+
+    ok(gd(linked, "status"))
+    ok(gd(linked, "check"))
+    ok(gd(linked, "revert", "last"))
+    assert ls_tree(linked, "HEAD") == ls_tree(linked, f"{experience}~1")
+    consistent(linked)
+    assert snapshot(main) == main_before
+
+
+def test_linked_worktree_dream_and_main_worktree_dream_are_serialised(tmp_path: Path) -> None:
+    main = make_agent(tmp_path / "main")
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(linked))
+    faults = tmp_path / "faults"
+    faults.mkdir()
+    env = {
+        "GITDREAM_FAULT": "before-ref-move:pause",
+        "GITDREAM_FAULT_DIR": str(faults),
+        "GITDREAM_RAISE_ERRORS": "",
+    }
+    paused = subprocess.Popen(
+        [sys.executable, "-m", "gitdream", "run", "--json"],
+        cwd=linked,
+        env=gitdream_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (faults / "before-ref-move.reached").exists():
+            assert paused.poll() is None, paused.communicate()
+            assert time.monotonic() < deadline, "the linked worktree's dream never reached its commit"
+            time.sleep(0.02)
+        common = main / ".git" / "gitdream"
+        assert (common / "lock").is_file()
+        assert list((common / "journal").glob("*.json"))
+        main_before = snapshot(main)
+        blocked = gd(main, "run")
+        assert blocked.returncode == 75, blocked.stderr
+        assert "another dream" in blocked.stderr
+        assert snapshot(main) == main_before
+        auto = gd(main, "run", "--auto", "-v", env={"GITDREAM_MIN_SESSIONS": "1"})
+        assert auto.returncode == 0 and "lock" in auto.stderr
+    finally:
+        (faults / "before-ref-move.continue").write_text("")
+        out, err = paused.communicate(timeout=60)
+    assert paused.returncode == 0, err
+    assert json.loads(out)["runs"][0]["branch"] == "refs/heads/feature"
+    dream_commits(linked)
+    consistent(linked)
+    consistent(main)
+    assert not (main / ".git" / "gitdream" / "lock").exists()
+    # Now the main worktree dreams too: its own branch, its own files.
+    assert dream(main)["branch"] == "refs/heads/main"
+    consistent(main)
+    consistent(linked)
+
+
+# --- submodules ---------------------------------------------------------------------------
+
+
+def test_agent_inside_a_submodule_dreams_inside_it(tmp_path: Path) -> None:
+    sub_origin = make_agent(tmp_path / "agent-origin")
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    git(outer, "init", "-q", "-b", "main")
+    write(outer, "README.md", "outer\n")
+    commit_all(outer, "outer")
+    git(outer, "submodule", "add", "-q", str(sub_origin), "vendor/ops-agent")
+    commit_all(outer, "add the agent as a submodule")
+    inner = outer / "vendor" / "ops-agent"
+    outer_head = head(outer)
+
+    receipt = dream(inner)
+    assert receipt["status"] == "ok"
+    dream_commits(inner)
+    consistent(inner)
+    # The outer repository sees a moved submodule, as after any commit inside it.
+    assert git(outer, "status", "--porcelain") == " M vendor/ops-agent\n"
+    assert head(outer) == outer_head
+    ok(gd(inner, "revert", "last"))
+    consistent(inner)
+
+
+@pytest.mark.parametrize("recurse", [False, True])
+def test_repository_with_unrelated_submodules(tmp_path: Path, recurse: bool) -> None:
+    lib = tmp_path / "lib-origin"
+    lib.mkdir()
+    git(lib, "init", "-q", "-b", "main")
+    write(lib, "lib.txt", "lib\n")
+    commit_all(lib, "lib")
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "submodule", "add", "-q", str(lib), "vendor/lib")
+    commit_all(root, "submodule")
+    make_agent(root)
+    if recurse:
+        git(root, "config", "submodule.recurse", "true")
+    gitlink = ls_tree(root, "HEAD")["vendor/lib"]
+    lib_head = head(root / "vendor" / "lib")
+
+    dream(root)
+    dream_commits(root)
+    consistent(root)
+    assert ls_tree(root, "HEAD")["vendor/lib"] == gitlink
+    assert git(root, "ls-files", "-s", "vendor/lib").split()[:2] == ["160000", gitlink]
+    assert head(root / "vendor" / "lib") == lib_head
+    ok(gd(root, "revert", "last"))
+    consistent(root)
+    assert ls_tree(root, "HEAD")["vendor/lib"] == gitlink
+
+
+# --- sparse checkout -----------------------------------------------------------------------
+
+
+def test_sparse_checkout_whose_cone_holds_the_agent_works(tmp_path: Path) -> None:
+    root = make_agent(tmp_path / "repo")
+    write(root, "big/data.txt", "elsewhere\n")
+    commit_all(root, "unrelated folder")
+    git(root, "sparse-checkout", "set", "--cone", f"{OPS}/memory/logs")
+    assert not (root / "big").exists()
+    receipt = dream(root)
+    assert receipt["status"] == "ok"
+    dream_commits(root)
+    consistent(root)
+    assert "S big/data.txt" in git(root, "ls-files", "-t")
+    assert not (root / "big").exists()
+
+
+# --- shallow clones -----------------------------------------------------------------------
+
+
+def _upstream_with_a_dream(tmp_path: Path) -> tuple[Path, str]:
+    """An upstream that dreamed once (watermark W), then got three more daily logs."""
+    upstream = make_agent(tmp_path / "upstream")
+    dream(upstream)
+    watermark = git(upstream, "rev-parse", "refs/gitdream/watermark/ops").strip()
+    for day in (2, 3, 4):
+        write(
+            upstream,
+            f"{OPS}/memory/logs/2026/03/2026-03-0{day}.md",
+            f"- Deploy note number {day} for canaries.\n",
+        )
+        commit_all(upstream, f"day {day}")
+    return upstream, watermark
+
+
+FETCH_REFS = ("+refs/gitdream/*:refs/gitdream/*", "+refs/notes/gitdream:refs/notes/gitdream")
+
+
+def test_shallow_clone_with_the_watermark_reachable_works(tmp_path: Path) -> None:
+    upstream, watermark = _upstream_with_a_dream(tmp_path)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "6", f"file://{upstream}", str(clone))
+    git(clone, "fetch", "-q", "origin", *FETCH_REFS)
+    assert git(clone, "rev-parse", "--is-shallow-repository").strip() == "true"
+
+    receipt = dream(clone)
+    assert receipt["status"] == "ok" and receipt["base"] == watermark
+    assert receipt["sessions"] == 3  # the three new logs, not the one dreamed upstream
+    assert not receipt["warnings"]
+    consistent(clone)
+
+
+# --- detached and unborn HEAD -------------------------------------------------------------
+
+
+def test_detached_head_refuses_and_review_branch_works(tmp_path: Path) -> None:
+    root = make_agent(tmp_path / "repo")
+    git(root, "switch", "-q", "--detach")
+    detached = head(root)
+    before = snapshot(root)
+
+    refused(gd(root, "run"), "HEAD is detached", "git switch")
+    auto = gd(root, "run", "--auto", "-v")
+    assert auto.returncode == 0 and "gate 'repository' is closed" in auto.stderr
+    ok(gd(root, "status"))
+    ok(gd(root, "check"))
+    unchanged(root, detached, before)
+
+    # Review mode writes a branch and leaves the detached HEAD, index and files alone.
+    receipt = dream(root, "--branch", "review")
+    assert receipt["branch"] == "refs/heads/review"
+    dream_commits(root, "review")
+    assert git(root, "rev-parse", "review~2").strip() == detached
+    unchanged(root, detached, before)
+    assert git(root, "symbolic-ref", "-q", "HEAD", check=False) == ""
+    refused(gd(root, "revert", "last"), "HEAD is detached", "git switch")
+    unchanged(root, detached, before)
+
+
+def test_unborn_head_refuses_with_init_commit(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, f"{OPS}/agent.md", AGENT_MD)
+    before = snapshot(root)
+
+    refused(gd(root, "run"), "no commits yet", "gitdream init --commit")
+    refused(gd(root, "run", "--branch", "review"), "no commits yet", "gitdream init --commit")
+    auto = gd(root, "run", "--auto", "-v")
+    assert auto.returncode == 0 and "gate 'repository' is closed" in auto.stderr
+    ok(gd(root, "status"))
+    ok(gd(root, "check"))
+    refused(gd(root, "revert", "last"), "no runs yet")
+    assert snapshot(root) == before
+    assert git(root, "for-each-ref") == ""
+
+
+# --- paths: non-ASCII, NFC and NFD, long --------------------------------------------------
+
+CAFE_NFC = unicodedata.normalize("NFC", "café")
+CAFE_NFD = unicodedata.normalize("NFD", "café")
+
+
+def test_non_ascii_and_nfd_paths_round_trip_with_their_exact_bytes(tmp_path: Path) -> None:
+    """Japanese, Cyrillic and emoji paths, and two agents whose names differ only by
+    Unicode normalisation (NFC `café` and NFD `café`: two folders on Linux). Every path
+    the dream writes keeps the exact bytes of the tree it read."""
+    root = tmp_path / "repo"
+    for name in ("エージェント", "агент", CAFE_NFC, CAFE_NFD):
+        make_agent(root, f"agents/{name}", log="memory/logs/日本語/🚀/2026-03-01.md")
+    folders = sorted(os.listdir(root / "agents"))
+    assert len(folders) == 4
+
+    doc = ok(gd(root, "run", "--json"))
+    assert sorted(r["agent"] for r in doc["runs"]) == sorted(["エージェント", "агент", CAFE_NFC, CAFE_NFD])
+    assert all(r["status"] == "ok" and r["commits"]["definition"] for r in doc["runs"])
+    consistent(root)
+    refs = {
+        os.fsdecode(line.split(b"\t")[0]) for line in _raw(root, "for-each-ref", "--format=%(refname)%09")
+    }
+    for name in ("エージェント", "агент", CAFE_NFC, CAFE_NFD):
+        assert f"refs/gitdream/watermark/{name}" in refs
+    for receipt in doc["runs"]:
+        prefix = f"agents/{receipt['agent']}/"
+        (source,) = {u["sources"][0].split("#")[0] for u in receipt["units"]}
+        assert source == f"{prefix}memory/logs/日本語/🚀/2026-03-01.md"
+        for kind in ("experience", "definition"):
+            out = git(
+                root, "diff-tree", "-r", "-z", "--no-commit-id", "--name-only", receipt["commits"][kind]
+            )
+            written = [p for p in out.split("\0") if p]
+            assert written and all(p.startswith(prefix) for p in written), written
+    tree = ls_tree(root, "HEAD")
+    for name in (CAFE_NFC, CAFE_NFD):
+        assert f"agents/{name}/memory/deploy.md" in tree
+        assert (root / f"agents/{name}/memory/MEMORY.md").read_bytes().count(b"gitdream:begin index") == 1
+    assert sorted(os.listdir(root / "agents")) == folders
+    ok(gd(root, "status"))
+    ok(gd(root, "check"))
+    ok(gd(root, "revert", "last"))
+    consistent(root)
+
+
+def _raw(root: Path, *args: str) -> list[bytes]:
+    out = subprocess.run(["git", *args], cwd=root, capture_output=True, check=True).stdout
+    return [line for line in out.split(b"\n") if line]
+
+
+def test_long_names_and_paths_within_the_limits_work(tmp_path: Path) -> None:
+    """An agent folder name of 250 bytes (the longest a ref lock file allows: 250 +
+    ".lock" = 255) and a daily log at a path of about 3700 bytes (PATH_MAX is 4096 with the
+    temporary folder in front)."""
+    agent = "é" * 125  # 250 bytes of UTF-8
+    deep = "/".join(["d" * 200] * 16)
+    log = f"memory/logs/{deep}/2026-03-01-{'n' * 230}.md"
+    root = make_agent(tmp_path / "repo", f"agents/{agent}", log=log)
+    assert len(f"agents/{agent}/{log}".encode()) > 3700
+
+    receipt = dream(root)
+    assert receipt["status"] == "ok" and receipt["sessions"] == 1
+    dream_commits(root)
+    consistent(root)
+    ok(gd(root, "status"))
+    ok(gd(root, "revert", "last"))
+    consistent(root)
+
+
+# --- line endings ---------------------------------------------------------------------------
+
+ATTRIBUTES = {"plain": None, "auto": "text=auto", "crlf": "eol=crlf", "binary": "-text"}
+
+
+@pytest.mark.parametrize("autocrlf", ["true", "input", "false"])
+def test_line_ending_settings_round_trip(tmp_path: Path, autocrlf: str) -> None:
+    """`core.autocrlf` × `.gitattributes` (`text=auto`, `eol=crlf`, `-text`, none), one
+    agent per attribute: the checkout is what git's own checkout writes, the blob is what
+    `git add` stores (`git hash-object --path`), and `git status` is clean."""
+    root = tmp_path / "repo"
+    for name, attr in ATTRIBUTES.items():
+        if attr:
+            write(root, f"agents/{name}/.gitattributes", f"*.md {attr}\n")
+        make_agent(root, f"agents/{name}")
+    git(root, "config", "core.autocrlf", autocrlf)
+    git(root, "rm", "-q", "-r", "--cached", ".")
+    git(root, "reset", "-q", "--hard")
+    consistent(root)
+
+    doc = ok(gd(root, "run", "--json"))
+    assert [r["status"] for r in doc["runs"]] == ["ok"] * len(ATTRIBUTES)
+    consistent(root)
+    for name in ATTRIBUTES:
+        for path in git(root, "ls-files", f"agents/{name}/memory/*.md", f"agents/{name}/SKILL.md").split():
+            stored = git(root, "rev-parse", f"HEAD:{path}").strip()
+            assert git(root, "hash-object", f"--path={path}", path).strip() == stored, path
+            checkout = subprocess.run(
+                ["git", "cat-file", "--filters", f"--path={path}", stored], cwd=root, capture_output=True
+            ).stdout
+            assert (root / path).read_bytes() == checkout, path
+    crlf_topic = root / "agents/crlf/memory/deploy.md"
+    assert b"\r\n" in crlf_topic.read_bytes()
+    assert b"\r\n" not in (root / "agents/binary/memory/deploy.md").read_bytes()
+    ok(gd(root, "revert", "last"))
+    consistent(root)
+
+
+# --- commit.gpgsign -------------------------------------------------------------------------
+
+
+def _ssh_signing(root: Path, tmp_path: Path) -> Path:
+    key = tmp_path / "signing_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    git(root, "config", "gpg.format", "ssh")
+    git(root, "config", "user.signingkey", str(key))
+    git(root, "config", "commit.gpgsign", "true")
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text(f"test@example.invalid {(tmp_path / 'signing_key.pub').read_text()}")
+    git(root, "config", "gpg.ssh.allowedSignersFile", str(allowed))
+    return key
+
+
+def _verifies(root: Path, commit: str) -> bool:
+    proc = subprocess.run(["git", "verify-commit", commit], cwd=root, capture_output=True, text=True)
+    return proc.returncode == 0 and 'Good "git" signature' in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_gpgsign_with_ssh_signs_both_dream_commits_but_not_the_receipt_note(tmp_path: Path) -> None:
+    """Decision: receipts' notes commits are not signed — `git notes` never signs either,
+    and the receipt is bookkeeping on gitdream's own ref, not history of the branch."""
+    root = make_agent(tmp_path / "repo")
+    _ssh_signing(root, tmp_path)
+    receipt = dream(root)
+    assert _verifies(root, receipt["commits"]["experience"])
+    assert _verifies(root, receipt["commits"]["definition"])
+    assert "gpgsig" not in git(root, "cat-file", "commit", "refs/notes/gitdream")
+    consistent(root)
+    ok(gd(root, "revert", "last"))
+    assert _verifies(root, "HEAD")
+    consistent(root)
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_gpgsign_with_a_missing_key_refuses_with_nothing_written(tmp_path: Path) -> None:
+    root = make_agent(tmp_path / "repo")
+    key = _ssh_signing(root, tmp_path)
+    key.unlink()
+    before_head = head(root)
+    before = snapshot(root)
+    refused(gd(root, "run"), "commit.gpgsign is true", "git config commit.gpgsign false")
+    unchanged(root, before_head, before)
+    assert git(root, "for-each-ref", "refs/gitdream", "refs/heads") == git(
+        root, "for-each-ref", "refs/heads"
+    )  # no watermark
+    refused(gd(root, "run", "--branch", "review"), "commit.gpgsign is true")
+    assert git(root, "branch", "--list", "review") == ""
+    unchanged(root, before_head, before)
+
+
+# --- core.hooksPath and the post-merge hook --------------------------------------------------
+
+
+@pytest.mark.parametrize("hooks_path", ["relative", "absolute"])
+def test_hooks_path_install_and_a_real_merge_dreams(tmp_path: Path, hooks_path: str) -> None:
+    """`gitdream hooks install` honours `core.hooksPath`; a real fast-forward `git merge`
+    runs the installed post-merge hook, which runs the real `gitdream run --auto`."""
+    root = make_agent(tmp_path / "repo")
+    write(root, ".gitignore", ".githooks/\n")
+    write(root, "gitdream.toml", "min_hours = 0\nmin_sessions = 1\n")
+    commit_all(root, "ignore the hooks folder; dream after every merge")
+    folder = ".githooks" if hooks_path == "relative" else str(root / ".githooks")
+    git(root, "config", "core.hooksPath", folder)
+    ok(gd(root, "run"))  # the first dream; the merge brings new material
+    installed = ok(gd(root, "hooks", "install", "--python", sys.executable, "--json"))
+    assert installed["hooks_dir"]["path"] == str(root / ".githooks")
+    assert (root / ".githooks" / "post-merge").is_file()
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+
+    git(root, "switch", "-q", "-c", "feature")
+    write(root, f"{OPS}/memory/logs/2026/03/2026-03-02.md", MORE)
+    commit_all(root, "a new log on feature")
+    merged = head(root)
+    git(root, "switch", "-q", "main")
+    env = gitdream_env({"_GITDREAM_HOOK_FOREGROUND": "1"})
+    subprocess.run(["git", "merge", "-q", "--ff-only", "feature"], cwd=root, env=env, check=True)
+    log = Path(os.environ["GITDREAM_HOME"]) / "logs" / "hooks.log"
+    assert "post-merge: " in log.read_text()
+    assert git(root, "rev-parse", "refs/gitdream/watermark/ops").strip() == merged, log.read_text()
+    assert git(root, "rev-parse", "HEAD~1").strip() == merged
+    assert git(root, "log", "-1", "--format=%(trailers:key=Gitdream-Kind,valueonly)").strip() == "experience"
+    consistent(root)
