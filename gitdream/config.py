@@ -210,9 +210,10 @@ KEYS: tuple[Key, ...] = (
         "required_sections",
         "list",
         [],
-        'Headings (e.g. "## Role") that must end within the prefix; empty means the default '
-        "rule: front matter if present, then the first H1 and its text (or the first body "
-        "section when there is no H1).",
+        'Sections that must end within the prefix: "default" (the front matter if present, '
+        "then the opening section of the body: its first heading and text, or the prose before "
+        'the first heading), "front-matter", or a heading such as "## Role". Empty means '
+        '["default"].',
     ),
     # --- commits ------------------------------------------------------------------------------
     Key("author_name", "str", "gitdream", "Author name of dream commits."),
