@@ -16,6 +16,8 @@ by `in_progress()`/`head()` and refused by `require_writable()` with the next st
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,6 +78,20 @@ def _common_dir(git_dir: Path, env: dict[str, str] | os._Environ[str]) -> Path:
     return (path if path.is_absolute() else git_dir / path).resolve()
 
 
+def _open_hint(message: str, git_dir: str) -> str:
+    """The next step for a repository libgit2 would not open. Ownership (libgit2: "repository
+    path '/r' is not owned by current user", git's "dubious ownership") names the folder git
+    wants in `safe.directory`: the path libgit2 checked, else the working tree of `git_dir`."""
+    if "owned" not in message and "owner" not in message and "safe.directory" not in message:
+        return "check that the folder is a readable git repository"
+    found = re.search(r"path '([^']+)'", message)
+    folder = found.group(1) if found else str(Path(git_dir.rstrip("/")).parent)
+    return (
+        "the repository is owned by another user; if you trust it, run "
+        f"`git config --global --add safe.directory {shlex.quote(folder.rstrip('/'))}`"
+    )
+
+
 class Repo:
     """An open repository with a working tree.
 
@@ -125,14 +141,9 @@ class Repo:
         try:
             raw = pygit2.Repository(git_dir_str)
         except pygit2.GitError as exc:
-            message = str(exc)
-            hint = "check that the folder is a readable git repository"
-            if "owner" in message or "safe" in message:
-                hint = (
-                    "the repository is owned by another user; if you trust it, run "
-                    f"`git config --global --add safe.directory {start_path}`"
-                )
-            raise RepoStateError(f"cannot open the repository: {message}", hint=hint) from exc
+            raise RepoStateError(
+                f"cannot open the repository: {exc}", hint=_open_hint(str(exc), git_dir_str)
+            ) from exc
         if raw.is_bare:
             raise RepoStateError(
                 f"{raw.path.rstrip('/')} is a bare repository: gitdream needs a working tree",

@@ -560,3 +560,35 @@ def test_hooks_path_install_and_a_real_merge_dreams(tmp_path: Path, hooks_path: 
     assert git(root, "rev-parse", "HEAD~1").strip() == merged
     assert git(root, "log", "-1", "--format=%(trailers:key=Gitdream-Kind,valueonly)").strip() == "experience"
     consistent(root)
+
+
+# --- a repository owned by another user (safe.directory) ------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another uid needs root")
+def test_repository_owned_by_another_user_names_safe_directory(tmp_path: Path) -> None:
+    """Regression test: libgit2 says "is not owned by current user", which the hint did not
+    recognise, and the hint named the current folder instead of the repository's. Now every
+    command refuses with `git config --global --add safe.directory <repository>`, from any
+    sub-folder; with that exception added, the dream works."""
+    root = make_agent(tmp_path / "repo")
+    subprocess.run(["chown", "-R", "54321:54321", str(root)], check=True)
+    assert (
+        "dubious ownership"
+        in subprocess.run(["git", "status"], cwd=root, capture_output=True, text=True).stderr
+    )
+    fix = f"git config --global --add safe.directory {root}`"
+    for cwd in (root, root / OPS / "memory"):
+        for args in (
+            ("run",),
+            ("run", "--auto"),
+            ("status",),
+            ("check",),
+            ("hooks", "install"),
+            ("revert", "last"),
+        ):
+            refused(gd(cwd, *args), "not owned by current user", fix)
+    git(tmp_path, "config", "--global", "--add", "safe.directory", str(root))
+    dream(root)
+    dream_commits(root)
+    consistent(root)
