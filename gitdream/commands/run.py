@@ -66,11 +66,11 @@ def run(
     nothing is read or written beyond the configuration.
 
     Raises ConfigError (unknown agent, bad config), RepoStateError (repository state,
-    manual mode), LockHeld (manual mode). Per-agent failures do not raise: they are in
-    the outcomes' receipts.
+    manual mode; a lock file git left behind), LockHeld (manual mode). Per-agent
+    failures do not raise: they are in the outcomes' receipts.
     """
     from gitdream.errors import LockHeld
-    from gitdream.git import commitbuilder
+    from gitdream.git import commitbuilder, locks
     from gitdream.trigger import gates, interrupt, lock
     from gitdream.trigger import state as state_mod
 
@@ -114,6 +114,7 @@ def run(
     try:
         if writes:
             result.warnings.extend(commitbuilder.repair(repo))
+            locks.require_free(repo, _written_refs(repo, agents, opts))
         with interrupt.catch():
             for agent in agents:
                 started = clock.now()
@@ -139,6 +140,21 @@ def run(
         if held is not None:
             held.release()
     return result
+
+
+def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[str]:
+    """What a run writes, as `gitdream.git.locks` names them: the index, HEAD and the
+    branch (or only the review branch), the agents' watermarks and the receipts' notes ref.
+    A lock file git left behind on any of them refuses the run before it writes anything."""
+    from gitdream.dream.receipts import NOTES_REF
+    from gitdream.git import locks
+
+    if opts.branch is not None:
+        names = [f"refs/heads/{opts.branch}"]
+    else:
+        branch = repo.head().branch
+        names = [locks.INDEX, "HEAD", *([branch] if branch else [])]
+    return [*names, *(agent.watermark_ref for agent in agents), NOTES_REF]
 
 
 def _save(repo: Repo, cfg: config.Config, state: Any, agent_ids: list[str]) -> None:

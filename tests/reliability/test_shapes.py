@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import unicodedata
 from pathlib import Path
@@ -592,3 +593,153 @@ def test_repository_owned_by_another_user_names_safe_directory(tmp_path: Path) -
     dream(root)
     dream_commits(root)
     consistent(root)
+
+
+# --- lock files git left behind ---------------------------------------------------------------
+
+LOCK_FILES = [
+    "index.lock",
+    "HEAD.lock",
+    "refs/heads/main.lock",
+    "refs/gitdream/watermark/ops.lock",
+    "refs/notes/gitdream.lock",
+]
+
+
+@pytest.mark.parametrize("lock_file", LOCK_FILES)
+def test_a_leftover_lock_file_refuses_with_nothing_written(tmp_path: Path, lock_file: str) -> None:
+    """Regression test: a leftover `index.lock` made the dream wait 10 s, move the branch,
+    write the working tree and then fail with the index not updated; a leftover `HEAD.lock`
+    or ref lock was an internal error (exit 3), after the commits for the watermark's. Now
+    the run refuses before writing anything, naming the lock file and how to remove it, and
+    never removes it itself."""
+    root = make_agent(tmp_path / "repo")
+    lock = root / ".git" / lock_file
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    before_head = head(root)
+    before = snapshot(root)
+
+    start = time.monotonic()
+    refused(gd(root, "run"), f"{lock} exists", f"rm {lock}", "never removes")
+    assert time.monotonic() - start < 8
+    if lock_file == "index.lock":
+        refused(gd(root, "run", "--auto", env={"GITDREAM_MIN_SESSIONS": "1"}), f"{lock} exists")
+    unchanged(root, before_head, before)
+    assert git(root, "for-each-ref", "refs/gitdream", "refs/notes") == ""
+    assert lock.exists()
+
+    lock.unlink()
+    receipt = dream(root)
+    dream_commits(root)
+    consistent(root)
+    if lock_file in ("index.lock", "refs/notes/gitdream.lock"):  # what a revert writes, first and last
+        lock.write_text("")
+        dreamed_head = head(root)
+        dreamed = snapshot(root)
+        refused(gd(root, "revert", receipt["run"]), f"{lock} exists")
+        unchanged(root, dreamed_head, dreamed)
+        assert lock.exists()
+
+
+def test_index_lock_taken_after_the_branch_moved_is_finished_from_the_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression test: another git command holding `index.lock` past the wait, right after
+    the dream moved the branch, failed the run — the receipt did not name the experience
+    commit that was on the branch, and the watermark stayed. Now the commit stands with a
+    warning, the journal stays, the definition commit refuses on the lock, and the next run
+    (lock gone) finishes the index and the working tree and writes the definitions."""
+    from gitdream.git import commitbuilder
+    from tests.helpers import cli
+
+    root = make_agent(tmp_path / "repo")
+    memory = f"{OPS}/memory/MEMORY.md"
+    old_entry = git(root, "ls-files", "-s", memory)
+    faults = tmp_path / "faults"
+    faults.mkdir()
+    monkeypatch.setenv("GITDREAM_FAULT", "before-index-update:pause")
+    monkeypatch.setenv("GITDREAM_FAULT_DIR", str(faults))
+    monkeypatch.setattr(commitbuilder, "INDEX_LOCK_WAIT_SECONDS", 0.2)
+    box: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: box.setdefault("result", cli(root, "run", "--json")))
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not (faults / "before-index-update.reached").exists():
+        assert thread.is_alive() and time.monotonic() < deadline, box
+        time.sleep(0.01)
+    lock = root / ".git" / "index.lock"
+    lock.write_text("")  # a git command takes the index right now and keeps it
+    (faults / "before-index-update.continue").write_text("")
+    thread.join(60)
+    result = box["result"]
+    monkeypatch.delenv("GITDREAM_FAULT")
+
+    assert result.exit_code == 1, result.stderr  # the definitions were refused
+    (receipt,) = json.loads(result.stdout)["runs"]
+    assert receipt["status"] == "ok" and receipt["commits"]["experience"] == head(root)
+    assert receipt["watermark_after"] == receipt["input_commit"]
+    assert receipt["phases"]["definitions"]["status"] == "refused"
+    assert any("did not finish" in w and "index.lock" in w for w in receipt["warnings"])
+    assert receipt["pending"]
+    assert list((root / ".git" / "gitdream" / "journal").glob("*.json"))
+    assert git(root, "ls-files", "-s", memory) == old_entry
+    assert lock.exists()
+
+    lock.unlink()
+    doc = ok(gd(root, "run", "--json"))
+    assert any("finished updating the working tree" in w for w in doc["warnings"])
+    assert doc["runs"][0]["commits"]["definition"] == head(root)
+    assert not list((root / ".git" / "gitdream" / "journal").glob("*.json"))
+    consistent(root)
+
+
+def test_lock_files_appearing_after_the_checks_are_refusals_too(tmp_path: Path) -> None:
+    """Regression test: libgit2's "failed to lock file" (a GitError, or an OSError for the
+    notes ref) escaped as an internal error, and the receipt writer retried it 20 times as
+    if the notes ref had moved. Each writer now turns it into the lock file's refusal."""
+    from gitdream import config
+    from gitdream.agents import list_agents
+    from gitdream.dream import receipts
+    from gitdream.errors import RepoStateError
+    from gitdream.git import commitbuilder, refs
+    from gitdream.git.commitbuilder import Change, Target
+    from gitdream.git.repo import Repo
+
+    root = make_agent(tmp_path / "repo")
+    repo = Repo.open(root)
+    (agent,) = list_agents(root, config.load(root, env={}))
+    ident = commitbuilder.Identity(("gitdream", "gitdream@gitdream.invalid"), ("T", "t@example.invalid"))
+    tip = head(root)
+    for name, write_it in (
+        (
+            "refs/gitdream/watermark/ops",
+            lambda: refs.compare_and_swap(repo, agent.watermark_ref, None, tip, "m"),
+        ),
+        ("refs/notes/gitdream", lambda: receipts.append(repo, tip, {"type": "receipt"}, ident)),
+        (
+            "refs/heads/review",
+            lambda: commitbuilder._move_ref(repo, "refs/heads/review", None, tip, "m", lock_head=False),
+        ),
+    ):
+        lock = root / ".git" / f"{name}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock.write_text("")
+        with pytest.raises(RepoStateError, match="exists") as info:
+            write_it()
+        assert f"rm {lock}" in (info.value.hint or "")
+        lock.unlink()
+    # Review mode checks its branch's lock before writing the commit.
+    lock = root / ".git" / "refs/heads/review.lock"
+    lock.write_text("")
+    with pytest.raises(RepoStateError, match=r"review\.lock exists"):
+        commitbuilder.commit(
+            repo,
+            agent,
+            "experience",
+            [Change(f"{OPS}/memory/t.md", b"x\n")],
+            "m\n",
+            ident,
+            Target.review("review", tip, True),
+        )
+    assert git(root, "for-each-ref") == git(root, "for-each-ref", "refs/heads/main")
