@@ -4,7 +4,7 @@ An agent is a directory matched by one of the config's `agents` globs (in the wo
 tree; symlinked directories are skipped, since the write gate would refuse them anyway).
 Its id is the directory's name, or "default" for the repository root (`agents = ["."]`);
 it names the watermark ref `refs/gitdream/watermark/<id>`, so it must be a valid ref
-component and unique.
+component of at most 250 bytes (git locks the ref as `<id>.lock`), and unique.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from gitdream.errors import ConfigError
 from gitdream.globs import any_match
 
 ROOT_AGENT_ID = "default"
+# git stores refs/gitdream/watermark/<id> as a file and locks it as <id>.lock: a file name
+# holds at most 255 bytes on common file systems (NAME_MAX).
+MAX_ID_BYTES = 250
 
 
 def join(*parts: str) -> str:
@@ -107,7 +110,8 @@ def make_agent(rel_dir: str, cfg: object) -> Agent:
 def agents_from_dirs(dirs: list[str], cfg: object) -> list[Agent]:
     """Agents for repository-relative directories `dirs` ("" is the root), sorted by id.
 
-    Raises ConfigError when two directories give the same id, or an id cannot name a ref.
+    Raises ConfigError when two directories give the same id, or an id cannot name a ref
+    (not a valid ref name, or longer than MAX_ID_BYTES).
     """
     import pygit2
 
@@ -124,6 +128,13 @@ def agents_from_dirs(dirs: list[str], cfg: object) -> list[Agent]:
             raise ConfigError(
                 f"the agent directory '{agent.dir}' gives the id '{agent.id}', which cannot name a git ref",
                 hint="rename the directory (no spaces, '..', '~', '^', ':', '?', '*', '[' or '\\')",
+            )
+        size = len(agent.id.encode("utf-8", "surrogateescape"))
+        if size > MAX_ID_BYTES:
+            raise ConfigError(
+                f"the agent directory '{agent.dir[:60]}…' gives an id of {size} bytes; its watermark "
+                f"ref is a file whose lock file (<id>.lock) must fit a {MAX_ID_BYTES + 5}-byte file name",
+                hint=f"rename the directory to at most {MAX_ID_BYTES} bytes",
             )
         agents[agent.id] = agent
     return [agents[k] for k in sorted(agents)]

@@ -301,7 +301,8 @@ def _update_index(repo: Repo, lines: list[str]) -> None:
         if not locked:
             first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise GitdreamError(
-                "the index entries could not be updated: " + (first[0] if first else "git update-index failed"),
+                "the index entries could not be updated: "
+                + (first[0] if first else "git update-index failed"),
                 hint="the next gitdream command finishes the update",
             )
         time.sleep(0.05)

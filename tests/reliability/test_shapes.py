@@ -438,6 +438,20 @@ def test_long_names_and_paths_within_the_limits_work(tmp_path: Path) -> None:
     consistent(root)
 
 
+def test_an_agent_folder_name_too_long_for_a_ref_lock_refuses(tmp_path: Path) -> None:
+    """Regression test: an agent folder name of 251+ bytes gave a watermark ref whose lock
+    file name passes 255 bytes: the dream committed, then crashed moving the watermark
+    (exit 3). Now every command refuses up front, naming the limit."""
+    agent = "é" * 125 + "x"  # 251 bytes
+    root = make_agent(tmp_path / "repo", f"agents/{agent}")
+    before_head = head(root)
+    before = snapshot(root)
+    for args in (("run",), ("run", "--branch", "review"), ("status",), ("check",)):
+        refused(gd(root, *args), "gives an id of 251 bytes", "at most 250 bytes")
+    unchanged(root, before_head, before)
+    assert git(root, "for-each-ref") == git(root, "for-each-ref", "refs/heads/main")
+
+
 # --- line endings ---------------------------------------------------------------------------
 
 ATTRIBUTES = {"plain": None, "auto": "text=auto", "crlf": "eol=crlf", "binary": "-text"}
