@@ -14,8 +14,13 @@ from typing import Any
 from gitdream import clock, config, ids
 from gitdream.agents import list_agents, select
 from gitdream.dream.pipeline import Outcome, Reporter, RunOptions, run_agent
-from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
+from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ConfigError
 from gitdream.git.repo import Repo
+
+_SPARSE_AGENTS = (
+    "with a sparse checkout only the agent folders it checks out are seen: "
+    "add one with `git sparse-checkout add agents/<id>`"
+)
 
 
 @dataclass
@@ -79,11 +84,17 @@ def run(
         result.disabled = cfg.source("enabled")
         return result
     repo.require_own_index()
-    agents = select(list_agents(repo.workdir, cfg), list(agent_ids))
+    from gitdream.git import sparse
+
+    try:
+        agents = select(list_agents(repo.workdir, cfg), list(agent_ids))
+    except ConfigError as exc:
+        if sparse.enabled(repo) and exc.message.startswith("no agent with id"):
+            exc.hint = f"{exc.hint}; {_SPARSE_AGENTS}"
+        raise
     if not agents:
-        result.warnings.append(
-            f"no agents found (agents = {cfg['agents']}); create one with `gitdream init --agent ID`"
-        )
+        fix = _SPARSE_AGENTS if sparse.enabled(repo) else "create one with `gitdream init --agent ID`"
+        result.warnings.append(f"no agents found (agents = {cfg['agents']}); {fix}")
         return result
     writes = not (opts.dry_run or opts.estimate)
     state = state_mod.load(repo.common_dir)

@@ -288,6 +288,79 @@ def test_sparse_checkout_whose_cone_holds_the_agent_works(tmp_path: Path) -> Non
     assert not (root / "big").exists()
 
 
+SPARSE_OUT = {
+    "cone": ["--cone", f"{OPS}/sessions"],  # the agent's own files are in, memory/ is out
+    "no-cone": ["--no-cone", "/*", f"!/{OPS}/memory/"],
+}
+
+
+@pytest.mark.parametrize("mode", ["cone", "no-cone"])
+def test_sparse_checkout_target_outside_it_refuses_with_the_fix(tmp_path: Path, mode: str) -> None:
+    """Regression test: a tracked target outside the sparse checkout (skip-worktree, not on
+    disk) was refused as "deleted in the working tree" with `git restore` as the fix.
+    Decision: gitdream refuses to write outside the sparse checkout and names `git
+    sparse-checkout add`; it neither materialises the file nor commits it unseen (git's
+    `update-index --index-info` would drop the skip-worktree bit)."""
+    root = make_agent(tmp_path / "repo")
+    git(root, "sparse-checkout", "set", *SPARSE_OUT[mode])
+    memory = f"{OPS}/memory/MEMORY.md"
+    assert not (root / memory).exists() and f"S {memory}" in git(root, "ls-files", "-t")
+    before_head = head(root)
+    before = snapshot(root)
+
+    refused(
+        gd(root, "run"),
+        f"{memory} is kept out of the working tree by the sparse checkout",
+        f"git sparse-checkout add {OPS}/memory",
+    )
+    unchanged(root, before_head, before)
+    assert git(root, "for-each-ref", "refs/gitdream") == ""
+    assert not (root / memory).exists() and f"S {memory}" in git(root, "ls-files", "-t")
+
+    git(root, "sparse-checkout", "add", f"{OPS}/memory")
+    dream(root)
+    dream_commits(root)
+    consistent(root)
+
+
+@pytest.mark.parametrize("mode", ["cone", "no-cone"])
+def test_sparse_checkout_new_files_outside_it_are_not_materialised(tmp_path: Path, mode: str) -> None:
+    """Regression test: a new memory file in a folder the sparse checkout leaves out was
+    written to disk and staged, checking it out behind git's back."""
+    root = make_agent(tmp_path / "repo")
+    git(root, "rm", "-q", f"{OPS}/memory/MEMORY.md")
+    commit_all(root, "no index yet: the dream creates every memory file")
+    git(root, "sparse-checkout", "set", *SPARSE_OUT[mode])
+    assert not (root / OPS / "memory").exists()
+    before_head = head(root)
+    before = snapshot(root)
+
+    refused(
+        gd(root, "run"),
+        f"{OPS}/memory/MEMORY.md would be created outside the sparse checkout",
+        f"git sparse-checkout add {OPS}/memory",
+    )
+    unchanged(root, before_head, before)
+    assert not (root / OPS / "memory").exists()
+
+
+def test_sparse_checkout_that_leaves_the_agent_out_says_so(tmp_path: Path) -> None:
+    """Regression test: an agent folder outside the sparse checkout gave "no agents found;
+    create one with `gitdream init`" — which would create a second agent in its place."""
+    root = make_agent(tmp_path / "repo")
+    write(root, "docs/readme.md", "docs\n")
+    commit_all(root, "docs")
+    git(root, "sparse-checkout", "set", "--cone", "docs")
+    before = snapshot(root)
+    proc = gd(root, "run")
+    assert proc.returncode == 0 and "git sparse-checkout add agents/<id>" in proc.stderr
+    assert "gitdream init" not in proc.stderr
+    refused(
+        gd(root, "run", "--agent", "ops"), "no agent with id 'ops'", "git sparse-checkout add agents/<id>"
+    )
+    assert snapshot(root) == before
+
+
 # --- shallow clones -----------------------------------------------------------------------
 
 
