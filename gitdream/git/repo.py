@@ -78,6 +78,35 @@ def _common_dir(git_dir: Path, env: dict[str, str] | os._Environ[str]) -> Path:
     return (path if path.is_absolute() else git_dir / path).resolve()
 
 
+# Index extensions libgit2 cannot read (it refuses the whole index): what they are and
+# how to turn them off.
+_UNREADABLE_INDEX = {
+    "sdir": (
+        "a sparse index (index.sparse)",
+        "turn it off with `git sparse-checkout reapply --no-sparse-index`",
+    ),
+    "link": (
+        "a split index (core.splitIndex)",
+        "turn it off with `git config core.splitIndex false && git update-index --no-split-index`",
+    ),
+}
+
+
+def index_format_error(exc: BaseException) -> RepoStateError | None:
+    """libgit2's "unsupported mandatory extension: 'sdir'" (sparse index) or "'link'"
+    (split index) as a refusal naming the fix; None for any other error. Any libgit2 read
+    of the index raises it, before gitdream writes anything."""
+    text = str(exc)
+    for extension, (what, fix) in _UNREADABLE_INDEX.items():
+        if f"unsupported mandatory extension: '{extension}'" in text:
+            return RepoStateError(
+                f"this repository's index is {what}, which libgit2 (the git library gitdream "
+                "uses) cannot read",
+                hint=f"{fix}, then run again",
+            )
+    return None
+
+
 def _open_hint(message: str, git_dir: str) -> str:
     """The next step for a repository libgit2 would not open. Ownership (libgit2: "repository
     path '/r' is not owned by current user", git's "dubious ownership") names the folder git

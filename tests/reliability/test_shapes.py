@@ -361,6 +361,41 @@ def test_sparse_checkout_that_leaves_the_agent_out_says_so(tmp_path: Path) -> No
     assert snapshot(root) == before
 
 
+UNREADABLE_INDEX = {
+    "sparse-index": (
+        ["sparse-checkout", "set", "--cone", "--sparse-index", "agents"],
+        "sparse index",
+        ["sparse-checkout", "reapply", "--no-sparse-index"],
+    ),
+    "split-index": (
+        ["update-index", "--split-index"],
+        "split index",
+        ["update-index", "--no-split-index"],
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(UNREADABLE_INDEX))
+def test_an_index_libgit2_cannot_read_refuses_with_the_fix(tmp_path: Path, shape: str) -> None:
+    """Regression test: a sparse index (`index.sparse`) or a split index made every command
+    that reads the index an internal error (libgit2: "unsupported mandatory extension")."""
+    make_cmd, what, fix_cmd = UNREADABLE_INDEX[shape]
+    root = make_agent(tmp_path / "repo")
+    write(root, "other/file.txt", "x\n")
+    commit_all(root, "other")
+    git(root, *make_cmd)
+    before_head = head(root)
+    before = snapshot(root)
+    for args in (("run",), ("status",), ("check", "--staged")):
+        refused(gd(root, *args), what, "git " + " ".join(fix_cmd[:2]))
+    unchanged(root, before_head, before)
+    assert git(root, "for-each-ref", "refs/gitdream", "refs/notes") == ""
+    git(root, *fix_cmd)
+    dream(root)
+    dream_commits(root)
+    consistent(root)
+
+
 # --- shallow clones -----------------------------------------------------------------------
 
 
