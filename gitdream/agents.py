@@ -9,6 +9,7 @@ component of at most 250 bytes (git locks the ref as `<id>.lock`), and unique.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -152,6 +153,13 @@ def list_agents(workdir: Path, cfg: object) -> list[Agent]:
             rel = path.relative_to(workdir).as_posix()
             dirs.append("" if rel == "." else rel)
     return agents_from_dirs(list(dict.fromkeys(dirs)), cfg)
+
+
+def own_repository(workdir: Path, agent: Agent) -> bool:
+    """True when the agent's folder is a repository of its own (a submodule, or a nested
+    clone): it has a `.git` entry. Its files are not this repository's, so it is dreamed
+    from inside (`gitdream -C <dir> run`), never from the outer repository."""
+    return bool(agent.dir) and os.path.lexists(workdir / agent.dir / ".git")
 
 
 def select(agents: list[Agent], ids: list[str] | tuple[str, ...]) -> list[Agent]:

@@ -7,6 +7,7 @@ which write nothing) and repairs an interrupted commit first.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,6 +93,9 @@ def run(
         if sparse.enabled(repo) and exc.message.startswith("no agent with id"):
             exc.hint = f"{exc.hint}; {_SPARSE_AGENTS}"
         raise
+    agents = _skip_own_repositories(repo, agents, bool(agent_ids), result.warnings)
+    if not agents and result.warnings:
+        return result
     if not agents:
         fix = _SPARSE_AGENTS if sparse.enabled(repo) else "create one with `gitdream init --agent ID`"
         result.warnings.append(f"no agents found (agents = {cfg['agents']}); {fix}")
@@ -151,6 +155,32 @@ def run(
         if held is not None:
             held.release()
     return result
+
+
+def _skip_own_repositories(repo: Repo, agents: list[Any], named: bool, warnings: list[str]) -> list[Any]:
+    """Leave out agents whose folder is a repository of its own (a submodule): a warning
+    for each, or RepoStateError when they were named with --agent."""
+    from gitdream.agents import own_repository
+    from gitdream.errors import RepoStateError
+
+    kept = []
+    for agent in agents:
+        cloned = own_repository(repo.workdir, agent)
+        if not (cloned or repo.is_gitlink(agent.dir)):
+            kept.append(agent)
+            continue
+        message = (
+            f"agent {agent.id} ({agent.dir}) is a submodule or nested repository: its files are "
+            "not this repository's"
+        )
+        folder = shlex.quote(agent.dir)
+        fix = f"dream it inside its own repository: `gitdream -C {folder} run`"
+        if not cloned:
+            fix = f"initialise it (`git submodule update --init {folder}`), then {fix}"
+        if named:
+            raise RepoStateError(message, hint=fix)
+        warnings.append(f"{message}; skipped ({fix})")
+    return kept
 
 
 def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[str]:

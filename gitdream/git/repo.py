@@ -309,6 +309,19 @@ class Repo:
         """This worktree's index file."""
         return self.git_dir / "index"
 
+    def is_gitlink(self, path: str) -> bool:
+        """True when `path` is a submodule (a gitlink entry) in HEAD's tree."""
+        import pygit2
+
+        head = self.head()
+        if head.oid is None or not path:
+            return False
+        try:
+            entry = self.raw[head.oid].peel(pygit2.Tree)[path]
+        except KeyError:
+            return False
+        return entry.filemode == 0o160000
+
     def shallow(self) -> bool:
         """True for a shallow clone."""
         return self.raw.is_shallow

@@ -242,6 +242,39 @@ def test_agent_inside_a_submodule_dreams_inside_it(tmp_path: Path) -> None:
     consistent(inner)
 
 
+@pytest.mark.parametrize("initialised", [True, False])
+def test_outer_repository_skips_an_agent_that_is_a_submodule(tmp_path: Path, initialised: bool) -> None:
+    """Regression test: run in the outer repository took a submodule's folder for an agent,
+    found no material in the gitlink and recorded a no-op dream (watermark and receipt) for
+    it. Now it is skipped with a warning naming `gitdream -C <dir> run`, and refused when
+    named with --agent; nothing is written in either repository."""
+    sub_origin = make_agent(tmp_path / "agent-origin")
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    git(outer, "init", "-q", "-b", "main")
+    git(outer, "submodule", "add", "-q", str(sub_origin), OPS)
+    commit_all(outer, "the agent is a submodule")
+    if not initialised:
+        clone = tmp_path / "clone"
+        git(tmp_path, "clone", "-q", str(outer), str(clone))
+        outer = clone
+        assert (outer / OPS).is_dir() and not os.listdir(outer / OPS)
+    before_head = head(outer)
+    before = snapshot(outer)
+    fix = f"gitdream -C {OPS} run"
+
+    proc = gd(outer, "run")
+    assert proc.returncode == 0 and "is a submodule" in proc.stderr and fix in proc.stderr
+    assert ("git submodule update --init" in proc.stderr) is not initialised
+    refused(gd(outer, "run", "--agent", "ops"), "is a submodule", fix)
+    auto = gd(outer, "run", "--auto", "-v", env={"GITDREAM_MIN_SESSIONS": "0"})
+    assert auto.returncode == 0 and "is a submodule" in auto.stderr
+    unchanged(outer, before_head, before)
+    assert git(outer, "for-each-ref", "refs/gitdream", "refs/notes") == ""
+    if initialised:
+        assert git(outer / OPS, "for-each-ref", "refs/gitdream", "refs/notes") == ""
+
+
 @pytest.mark.parametrize("recurse", [False, True])
 def test_repository_with_unrelated_submodules(tmp_path: Path, recurse: bool) -> None:
     lib = tmp_path / "lib-origin"
