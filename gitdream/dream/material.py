@@ -72,6 +72,16 @@ def read_watermark(repo: Repo, agent: Agent) -> str | None:
     return str(ref.target) if ref is not None else None
 
 
+def fetch_hint(repo: Repo) -> str:
+    """How to get the history and refs a watermark needs (`--unshallow` in a shallow clone)."""
+    unshallow = "--unshallow " if repo.shallow() else ""
+    return (
+        "fetch the history and gitdream's refs: "
+        f"`git fetch {unshallow}origin '+refs/gitdream/*:refs/gitdream/*' "
+        "'+refs/notes/gitdream:refs/notes/gitdream'`, or run with --full to read all material again"
+    )
+
+
 def resolve_base(
     repo: Repo, agent: Agent, input_commit: str, *, since: str | None = None, full: bool = False
 ) -> tuple[str | None, list[str]]:
@@ -80,7 +90,8 @@ def resolve_base(
     `full` → None (everything is new). `since` → that revision (RepoStateError when it
     does not resolve). Otherwise the watermark: None before the first dream; the merge
     base (with a warning) when it is not an ancestor of the input commit. Raises
-    RepoStateError when the watermark's commit is missing (shallow clone).
+    RepoStateError when the watermark's commit is missing, or, in a shallow clone, when it
+    is not in the history the clone has of the input commit.
     """
     import pygit2
 
@@ -101,12 +112,18 @@ def resolve_base(
         raise RepoStateError(
             f"the watermark of agent {agent.id} points at {mark[:12]}, which is not in this "
             + ("shallow clone" if repo.shallow() else "repository"),
-            hint="fetch more history and gitdream's refs: "
-            "`git fetch --unshallow origin '+refs/gitdream/*:refs/gitdream/*' "
-            "'+refs/notes/gitdream:refs/notes/gitdream'`, or run with --full to read everything again",
+            hint=fetch_hint(repo),
         )
     if mark == input_commit or repo.raw.descendant_of(input_commit, mark):
         return mark, []
+    if repo.shallow():
+        # The history between the watermark and HEAD may be cut off by the shallow
+        # boundary: "not an ancestor" cannot be told from "not fetched".
+        raise RepoStateError(
+            f"the watermark of agent {agent.id} ({mark[:12]}) is not in the history this shallow "
+            "clone has of HEAD, so the material since it cannot be found",
+            hint=fetch_hint(repo),
+        )
     try:
         merge_base = repo.raw.merge_base(mark, input_commit)
     except pygit2.GitError:

@@ -464,6 +464,29 @@ def test_shallow_clone_with_the_watermark_reachable_works(tmp_path: Path) -> Non
     consistent(clone)
 
 
+def test_shallow_clone_with_the_watermark_cut_off_refuses_with_the_fetch_fix(tmp_path: Path) -> None:
+    """Regression test: in a `--depth 1` clone that fetched gitdream's refs, the watermark's
+    commit is there but the history linking it to HEAD is not; the run warned "shares no
+    history with HEAD; reading all material again" and dreamed over everything. Now it
+    refuses with `git fetch --unshallow …`, and works once that is done."""
+    upstream, watermark = _upstream_with_a_dream(tmp_path)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{upstream}", str(clone))
+    git(clone, "fetch", "-q", "origin", *FETCH_REFS)
+    assert git(clone, "rev-parse", "refs/gitdream/watermark/ops").strip() == watermark
+    before_head = head(clone)
+    before = snapshot(clone)
+
+    refused(gd(clone, "run"), "not in the history this shallow clone has", "git fetch --unshallow origin")
+    unchanged(clone, before_head, before)
+    assert git(clone, "rev-parse", "refs/gitdream/watermark/ops").strip() == watermark
+
+    git(clone, "fetch", "-q", "--unshallow", "origin", *FETCH_REFS)
+    receipt = dream(clone)
+    assert receipt["base"] == watermark and receipt["sessions"] == 3
+    consistent(clone)
+
+
 # --- detached and unborn HEAD -------------------------------------------------------------
 
 
