@@ -487,6 +487,41 @@ def test_shallow_clone_with_the_watermark_cut_off_refuses_with_the_fetch_fix(tmp
     consistent(clone)
 
 
+@pytest.mark.parametrize("depth", [1, None])
+def test_clone_without_gitdreams_refs_refuses_with_the_fetch_fix(tmp_path: Path, depth: int | None) -> None:
+    """Regression test: a clone (a CI checkout: `--depth 1`, or a full one) does not fetch
+    `refs/gitdream/*`; with no watermark the run took the agent for never dreamed and read
+    all material again, though its MEMORY.md holds the dream's index block. Now it refuses
+    with the fetch (`--unshallow` in a shallow clone); `--full` still reads everything."""
+    upstream, watermark = _upstream_with_a_dream(tmp_path)
+    clone = tmp_path / "clone"
+    git(
+        tmp_path, "clone", "-q", *(["--depth", str(depth)] if depth else []), f"file://{upstream}", str(clone)
+    )
+    assert git(clone, "for-each-ref", "refs/gitdream") == ""
+    before_head = head(clone)
+    before = snapshot(clone)
+    fetch = "git fetch --unshallow origin" if depth else "git fetch origin '+refs/gitdream/*"
+
+    refused(gd(clone, "run"), "has dreamed before", f"{OPS}/memory/MEMORY.md", fetch)
+    unchanged(clone, before_head, before)
+    assert git(clone, "for-each-ref", "refs/gitdream") == ""
+
+    git(clone, "fetch", "-q", *(["--unshallow"] if depth else []), "origin", *FETCH_REFS)
+    receipt = dream(clone)
+    assert receipt["base"] == watermark and receipt["sessions"] == 3
+    consistent(clone)
+
+
+def test_full_reads_everything_again_without_the_watermark(tmp_path: Path) -> None:
+    upstream, _watermark = _upstream_with_a_dream(tmp_path)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{upstream}", str(clone))
+    receipt = dream(clone, "--full")
+    assert receipt["base"] is None and receipt["sessions"] == 4
+    consistent(clone)
+
+
 # --- detached and unborn HEAD -------------------------------------------------------------
 
 
