@@ -956,3 +956,69 @@ def test_lock_files_appearing_after_the_checks_are_refusals_too(tmp_path: Path) 
             Target.review("review", tip, True),
         )
     assert git(root, "for-each-ref") == git(root, "for-each-ref", "refs/heads/main")
+
+
+RECORDER = """#!/bin/sh
+# Stands in for the hook's interpreter: records whether a merge was still in progress.
+if [ -f .git/MERGE_HEAD ]; then echo merging; else echo done; fi >"$RECORD"
+"""
+
+
+def test_post_merge_dream_waits_until_git_has_finished_the_merge(tmp_path: Path) -> None:
+    """Regression test: git runs post-merge of a merge commit before it removes MERGE_HEAD,
+    so the detached dream could see "a merge is in progress" and not run (a race it mostly
+    won). Started by hand with MERGE_HEAD held in place, the dream now waits for it."""
+    root = make_agent(tmp_path / "repo")
+    recorder = tmp_path / "bin" / "python"
+    recorder.parent.mkdir()
+    recorder.write_text(RECORDER)
+    recorder.chmod(0o755)
+    ok(gd(root, "hooks", "install", "--hook", "post-merge", "--python", str(recorder)))
+    merge_head = root / ".git" / "MERGE_HEAD"
+    merge_head.write_text(head(root) + "\n")
+    record = tmp_path / "record"
+    env = {**os.environ, "RECORD": str(record), "_GITDREAM_HOOK_FOREGROUND": "0"}
+    proc = subprocess.run([str(root / ".git/hooks/post-merge"), "0"], cwd=root, env=env, capture_output=True)
+    assert proc.returncode == 0
+    time.sleep(0.6)
+    assert not record.exists(), "the dream started while the merge was still in progress"
+    merge_head.unlink()
+    deadline = time.monotonic() + 30
+    while not record.exists():
+        assert time.monotonic() < deadline, "the dream never started"
+        time.sleep(0.05)
+    time.sleep(0.05)
+    assert record.read_text() == "done\n"
+
+
+def test_a_real_merge_commit_dreams_through_the_detached_hook(tmp_path: Path) -> None:
+    """A real `git merge` that makes a merge commit, with the hook detached as in use: the
+    dream runs once git has finished, on the merged branch."""
+    root = make_agent(tmp_path / "repo")
+    write(root, "gitdream.toml", "min_hours = 0\nmin_sessions = 1\n")
+    commit_all(root, "dream after every merge")
+    ok(gd(root, "run"))
+    ok(gd(root, "hooks", "install", "--python", sys.executable))
+    git(root, "switch", "-q", "-c", "feature")
+    write(root, f"{OPS}/memory/logs/2026/03/2026-03-02.md", MORE)
+    commit_all(root, "a new log on feature")
+    git(root, "switch", "-q", "main")
+    write(root, "notes.txt", "main moved on\n")
+    commit_all(root, "main moves on")
+    subprocess.run(
+        ["git", "merge", "-q", "--no-ff", "--no-edit", "feature"], cwd=root, env=gitdream_env(), check=True
+    )
+    merge = head(root)
+    deadline = time.monotonic() + 60
+    while (
+        git(root, "rev-parse", "-q", "--verify", "refs/gitdream/watermark/ops", check=False).strip() != merge
+    ):
+        assert time.monotonic() < deadline, (
+            Path(os.environ["GITDREAM_HOME"]) / "logs" / "hooks.log"
+        ).read_text()
+        time.sleep(0.1)
+    assert git(root, "rev-parse", "HEAD~1").strip() == merge
+    while (root / ".git" / "gitdream" / "lock").exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    consistent(root)
