@@ -465,6 +465,8 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
     repo = open_repo(ctx)
     cfg = load_config(ctx, repo.workdir)
     result = status(repo, cfg)
+    for warning in result.warnings:
+        output.warn(warning)
     if json_:
         output.json_out(result.to_json())
         return

@@ -88,13 +88,13 @@ def run(
     from gitdream.git import sparse
 
     try:
-        agents = select(list_agents(repo.workdir, cfg), list(agent_ids))
+        found = select(list_agents(repo.workdir, cfg, result.warnings), list(agent_ids))
     except ConfigError as exc:
         if sparse.enabled(repo) and exc.message.startswith("no agent with id"):
             exc.hint = f"{exc.hint}; {_SPARSE_AGENTS}"
         raise
-    agents = _skip_own_repositories(repo, agents, bool(agent_ids), result.warnings)
-    if not agents and result.warnings:
+    agents = _skip_own_repositories(repo, found, bool(agent_ids), result.warnings)
+    if found and not agents:  # each was a submodule: the warnings say where to dream
         return result
     if not agents:
         fix = _SPARSE_AGENTS if sparse.enabled(repo) else "create one with `gitdream init --agent ID`"
