@@ -3,8 +3,10 @@ exit 1 and a message naming the fix — never a traceback (exit 3), never a half
 state.
 
 Each test builds its shape for real with the git CLI and runs the commands a user would
-(`gitdream run`, `run --auto`, `status`, `check`, `revert last`, `hooks install`) as real
-processes (`python -m gitdream`). "Works" means: the dream's commits are on the right
+(`gitdream run`, `run --auto`, `status`, `check`, `revert last`, `hooks install`) through
+the CLI with a user's settings (an internal error is a crash log and exit 3) — in-process
+for speed, and as real `python -m gitdream` processes where a process matters (hooks,
+concurrent dreams, and one command per shape). "Works" means: the dream's commits are on the right
 branch of the right worktree, index and working tree agree with them (`git status` shows
 only the user's own changes) and `git fsck --strict` is clean. "Refuses" means: exit 1,
 `error:` and `hint:` naming the fix, and nothing of the dream written.
@@ -20,6 +22,7 @@ import sys
 import threading
 import time
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,22 +61,43 @@ def make_agent(root: Path, agent_dir: str = OPS, log: str = "memory/logs/2026/03
     return root
 
 
-def gd(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m gitdream ARGS` as a real process, as a user runs it (an internal error
-    writes a crash log and exits 3). Never a traceback."""
-    proc = run_gitdream(cwd, *args, env={"GITDREAM_RAISE_ERRORS": "", **(env or {})})
+@dataclass
+class Proc:
+    """What a gitdream command did: exit status and its two output streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def gd(cwd: Path, *args: str, env: dict[str, str] | None = None, real: bool = False) -> Proc:
+    """`gitdream ARGS` in `cwd` as a user runs it: an internal error writes a crash log and
+    exits 3 (GITDREAM_RAISE_ERRORS is unset). In-process through click (fast), or with
+    `real` as a `python -m gitdream` process. Never exit 3, never a traceback."""
+    full = {"GITDREAM_RAISE_ERRORS": "", **(env or {})}
+    if real:
+        done = run_gitdream(cwd, *args, env=full)
+        proc = Proc(done.returncode, done.stdout, done.stderr)
+    else:
+        from click.testing import CliRunner
+
+        from gitdream.cli import cli as group
+
+        result = CliRunner().invoke(group, ["-C", str(cwd), *args], env=full)
+        proc = Proc(result.exit_code, result.stdout, result.stderr)
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert proc.returncode != 3, f"internal error:\n{proc.stdout}\n{proc.stderr}"
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
 
-def ok(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+def ok(proc: Proc) -> dict[str, Any]:
     """Assert exit 0; the parsed `--json` output (or {} without it)."""
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     return json.loads(proc.stdout) if proc.stdout.lstrip().startswith("{") else {}
 
 
-def refused(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
+def refused(proc: Proc, *needles: str) -> str:
     """Assert a refusal: exit 1 with `error:` and `hint:` on stderr, holding every needle."""
     assert proc.returncode == 1, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     assert "error: " in proc.stderr and "hint: " in proc.stderr, proc.stderr
@@ -82,9 +106,9 @@ def refused(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
     return proc.stderr
 
 
-def dream(cwd: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+def dream(cwd: Path, *args: str, env: dict[str, str] | None = None, real: bool = False) -> dict[str, Any]:
     """`gitdream run --json ARGS`, asserted to exit 0; the first receipt."""
-    doc = ok(gd(cwd, "run", "--json", *args, env=env))
+    doc = ok(gd(cwd, "run", "--json", *args, env=env, real=real))
     assert doc["runs"], doc
     return doc["runs"][0]
 
@@ -142,7 +166,7 @@ def test_linked_worktree_dreams_on_its_own_branch(tmp_path: Path) -> None:
     main_before = snapshot(main)
     main_head = head(main)
 
-    receipt = dream(linked)
+    receipt = dream(linked, real=True)
     assert receipt["status"] == "ok" and receipt["branch"] == "refs/heads/feature"
     experience, definition = dream_commits(linked)
     assert receipt["commits"] == {"experience": experience, "definition": definition}
@@ -477,7 +501,11 @@ def test_shallow_clone_with_the_watermark_cut_off_refuses_with_the_fetch_fix(tmp
     before_head = head(clone)
     before = snapshot(clone)
 
-    refused(gd(clone, "run"), "not in the history this shallow clone has", "git fetch --unshallow origin")
+    refused(
+        gd(clone, "run", real=True),
+        "not in the history this shallow clone has",
+        "git fetch --unshallow origin",
+    )
     unchanged(clone, before_head, before)
     assert git(clone, "rev-parse", "refs/gitdream/watermark/ops").strip() == watermark
 
@@ -531,7 +559,7 @@ def test_detached_head_refuses_and_review_branch_works(tmp_path: Path) -> None:
     detached = head(root)
     before = snapshot(root)
 
-    refused(gd(root, "run"), "HEAD is detached", "git switch")
+    refused(gd(root, "run", real=True), "HEAD is detached", "git switch")
     auto = gd(root, "run", "--auto", "-v")
     assert auto.returncode == 0 and "gate 'repository' is closed" in auto.stderr
     ok(gd(root, "status"))
@@ -556,7 +584,7 @@ def test_unborn_head_refuses_with_init_commit(tmp_path: Path) -> None:
     write(root, f"{OPS}/agent.md", AGENT_MD)
     before = snapshot(root)
 
-    refused(gd(root, "run"), "no commits yet", "gitdream init --commit")
+    refused(gd(root, "run", real=True), "no commits yet", "gitdream init --commit")
     refused(gd(root, "run", "--branch", "review"), "no commits yet", "gitdream init --commit")
     auto = gd(root, "run", "--auto", "-v")
     assert auto.returncode == 0 and "gate 'repository' is closed" in auto.stderr
@@ -797,6 +825,7 @@ def test_repository_owned_by_another_user_names_safe_directory(tmp_path: Path) -
         in subprocess.run(["git", "status"], cwd=root, capture_output=True, text=True).stderr
     )
     fix = f"git config --global --add safe.directory {root}`"
+    refused(gd(root / OPS, "run", real=True), "not owned by current user", fix)
     for cwd in (root, root / OPS / "memory"):
         for args in (
             ("run",),
@@ -839,7 +868,7 @@ def test_a_leftover_lock_file_refuses_with_nothing_written(tmp_path: Path, lock_
     before = snapshot(root)
 
     start = time.monotonic()
-    refused(gd(root, "run"), f"{lock} exists", f"rm {lock}", "never removes")
+    refused(gd(root, "run", real=True), f"{lock} exists", f"rm {lock}", "never removes")
     assert time.monotonic() - start < 8
     if lock_file == "index.lock":
         refused(gd(root, "run", "--auto", env={"GITDREAM_MIN_SESSIONS": "1"}), f"{lock} exists")
