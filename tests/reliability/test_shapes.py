@@ -163,6 +163,11 @@ def test_linked_worktree_dreams_on_its_own_branch(tmp_path: Path) -> None:
     git(main, "worktree", "add", "-q", "-b", "feature", str(linked))
     write(linked, LOG, FACTS + MORE)
     commit_all(linked, "more on feature")
+    # The user's own work in progress in the linked worktree, staged and not.
+    write(linked, f"{OPS}/agent.md", AGENT_MD + "\nA draft line.\n")
+    write(linked, "notes.txt", "staged\n")
+    git(linked, "add", "notes.txt")
+    mine = " M agents/ops/agent.md\nA  notes.txt\n"
     main_before = snapshot(main)
     main_head = head(main)
 
@@ -171,7 +176,7 @@ def test_linked_worktree_dreams_on_its_own_branch(tmp_path: Path) -> None:
     experience, definition = dream_commits(linked)
     assert receipt["commits"] == {"experience": experience, "definition": definition}
     assert git(main, "rev-parse", "feature").strip() == definition
-    consistent(linked)
+    consistent(linked, mine)
     assert (linked / f"{OPS}/memory/MEMORY.md").read_bytes() == git(
         linked, "show", f"{definition}:{OPS}/memory/MEMORY.md"
     ).encode()
@@ -186,7 +191,7 @@ def test_linked_worktree_dreams_on_its_own_branch(tmp_path: Path) -> None:
     ok(gd(linked, "check"))
     ok(gd(linked, "revert", "last"))
     assert ls_tree(linked, "HEAD") == ls_tree(linked, f"{experience}~1")
-    consistent(linked)
+    consistent(linked, mine)
     assert snapshot(main) == main_before
 
 
@@ -331,18 +336,26 @@ def test_repository_with_unrelated_submodules(tmp_path: Path, recurse: bool) -> 
 # --- sparse checkout -----------------------------------------------------------------------
 
 
-def test_sparse_checkout_whose_cone_holds_the_agent_works(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "patterns",
+    [["--cone", f"{OPS}/memory/logs"], ["--no-cone", "/*", "!/big/", f"!/{OPS}/memory/logs/"]],
+    ids=["cone", "no-cone-logs-out"],
+)
+def test_sparse_checkout_that_holds_the_targets_works(tmp_path: Path, patterns: list[str]) -> None:
+    """The dream's targets are checked out; other folders — even the agent's own raw logs,
+    which a dream reads from commits, never from disk — may be left out."""
     root = make_agent(tmp_path / "repo")
     write(root, "big/data.txt", "elsewhere\n")
     commit_all(root, "unrelated folder")
-    git(root, "sparse-checkout", "set", "--cone", f"{OPS}/memory/logs")
+    git(root, "sparse-checkout", "set", *patterns)
     assert not (root / "big").exists()
+    logs_out = not (root / LOG).exists()
     receipt = dream(root)
-    assert receipt["status"] == "ok"
+    assert receipt["status"] == "ok" and receipt["sessions"] == 1
     dream_commits(root)
     consistent(root)
     assert "S big/data.txt" in git(root, "ls-files", "-t")
-    assert not (root / "big").exists()
+    assert not (root / "big").exists() and (root / LOG).exists() is not logs_out
 
 
 SPARSE_OUT = {
