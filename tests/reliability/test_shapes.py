@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unicodedata
@@ -786,6 +787,58 @@ def test_gpgsign_with_a_missing_key_refuses_with_nothing_written(tmp_path: Path)
     refused(gd(root, "run", "--branch", "review"), "commit.gpgsign is true")
     assert git(root, "branch", "--list", "review") == ""
     unchanged(root, before_head, before)
+
+
+@pytest.fixture
+def gnupg(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A throw-away GNUPGHOME with an ed25519 signing key (no passphrase); yields its
+    fingerprint. A short path: gpg-agent's socket path has a length limit."""
+    if shutil.which("gpg") is None or shutil.which("gpgconf") is None:
+        pytest.skip("gpg is not installed")
+    home = Path(tempfile.mkdtemp(prefix="gdgpg", dir="/tmp"))
+    monkeypatch.setenv("GNUPGHOME", str(home))
+    try:
+        subprocess.run(
+            [
+                "gpg",
+                "--batch",
+                "--passphrase",
+                "",
+                "--quick-gen-key",
+                "Test User <test@example.invalid>",
+                "ed25519",
+                "sign",
+                "never",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        out = subprocess.run(
+            ["gpg", "--list-keys", "--with-colons"], check=True, capture_output=True, text=True
+        ).stdout
+        yield next(line.split(":")[9] for line in out.splitlines() if line.startswith("fpr:"))
+    finally:
+        subprocess.run(["gpgconf", "--kill", "gpg-agent"], capture_output=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_gpgsign_with_openpgp_signs_and_a_missing_key_refuses(tmp_path: Path, gnupg: str) -> None:
+    root = make_agent(tmp_path / "repo")
+    git(root, "config", "commit.gpgsign", "true")
+    git(root, "config", "user.signingkey", "0123456789ABCDEF0123456789ABCDEF01234567")
+    before_head = head(root)
+    before = snapshot(root)
+    refused(gd(root, "run"), "commit.gpgsign is true", "git config commit.gpgsign false")
+    unchanged(root, before_head, before)
+
+    git(root, "config", "user.signingkey", gnupg)
+    receipt = dream(root)
+    for kind in ("experience", "definition"):
+        verify = subprocess.run(
+            ["git", "verify-commit", receipt["commits"][kind]], cwd=root, capture_output=True, text=True
+        )
+        assert verify.returncode == 0 and gnupg in verify.stderr, verify.stderr
+    consistent(root)
 
 
 # --- core.hooksPath and the post-merge hook --------------------------------------------------
