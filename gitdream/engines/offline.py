@@ -350,6 +350,8 @@ class OfflineEngine:
         stats = {"entries": len(context.entries), "created": 0, "corroborated": 0, "definition": 0}
         stats |= {"skipped": 0, "deferred": 0}
         for position, entry in enumerate(context.entries):
+            if position % 256 == 0:
+                context.stop()
             text = cleaned[position]
             if not text:
                 result.skipped.append((entry.id, "empty after clean-up"))
