@@ -84,6 +84,12 @@ class GitdreamGroup(click.Group):
             output.err("interrupted")
             ctx.exit(errors.EXIT_INTERRUPTED)
         except Exception as exc:
+            from gitdream.git.repo import index_format_error
+
+            known = index_format_error(exc)  # raised by any libgit2 read of the index
+            if known is not None:
+                _report(ctx, known)
+                ctx.exit(known.exit_code)
             if os.environ.get("GITDREAM_RAISE_ERRORS"):
                 raise
             ctx.exit(_crash(exc))
