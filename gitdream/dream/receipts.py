@@ -60,6 +60,8 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
     """
     import pygit2
 
+    from gitdream.git import locks
+
     line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     last_error: Exception | None = None
     for _attempt in range(20):
@@ -74,7 +76,10 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
         try:
             repo.raw.create_note(text, author, committer, commit, NOTES_REF, True)
             return
-        except pygit2.GitError as exc:  # the notes ref moved under us: read again
+        except (pygit2.GitError, OSError) as exc:  # the notes ref moved under us: read again
+            refusal = locks.from_git_error(exc)
+            if refusal is not None:  # a lock file git left behind: retrying cannot help
+                raise refusal from exc
             last_error = exc
     raise GitdreamError(
         f"could not write the receipt note on {commit[:12]}: {last_error}",

@@ -19,7 +19,12 @@ index, in these steps:
    user made meanwhile is kept;
 7. the journal is removed. A crash between 5 and 7 is repaired by `repair()` at the
    start of the next write: paths still at their pre-dream state are brought to the
-   new commit; anything else is the user's and is left alone.
+   new commit; anything else is the user's and is left alone. So is a sync that could
+   not finish (an `index.lock` another git command held past `INDEX_LOCK_WAIT_SECONDS`):
+   the commit stands, with a warning, and the journal stays for the next command.
+
+A lock file git left behind (`index.lock`, `HEAD.lock`, the branch's `.lock`) refuses the
+commit before anything is written (`gitdream.git.locks`); gitdream never removes it.
 
 In review-branch mode (`Target.review`) only steps 1-5 run, on a branch of its own: the
 current branch, the index and the working tree are not touched.
@@ -39,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults, paths
 from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
-from gitdream.git import convert, signing, writegate
+from gitdream.git import convert, locks, signing, writegate
 
 if TYPE_CHECKING:
     import pygit2
@@ -50,6 +55,7 @@ if TYPE_CHECKING:
 REGULAR = 0o100644
 _ZERO = "0" * 40
 MAX_REBUILDS = 5
+INDEX_LOCK_WAIT_SECONDS = 10.0  # after the branch moved: wait this long for a live index.lock
 
 
 @dataclass(frozen=True)
@@ -284,18 +290,20 @@ def _update_index(repo: Repo, lines: list[str]) -> None:
     if not lines:
         return
     payload = ("\n".join(lines) + "\n").encode("utf-8")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + INDEX_LOCK_WAIT_SECONDS
     while True:
         proc = repo.git("update-index", "--index-info", input=payload, check=False)
         if proc.returncode == 0:
             return
         locked = b"index.lock" in proc.stderr
-        if not locked or time.monotonic() > deadline:
+        if locked and time.monotonic() > deadline:
+            raise locks.held(locks.lock_path(repo, locks.INDEX), locks.INDEX)
+        if not locked:
+            first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise GitdreamError(
-                "the dream's commit is in place, but its index entries could not be updated: "
-                + proc.stderr.decode("utf-8", "replace").strip(),
-                hint="make sure no other git command is running; "
-                "the next gitdream command finishes the update",
+                "the index entries could not be updated: "
+                + (first[0] if first else "git update-index failed"),
+                hint="the next gitdream command finishes the update",
             )
         time.sleep(0.05)
 
@@ -366,6 +374,7 @@ def repair(repo: Repo) -> list[str]:
     if not repo.raw.descendant_of(ref.target, journal.new) and str(ref.target) != journal.new:
         _drop_journal(repo)
         return [f"dropped the journal of commit {journal.new[:12]}: {journal.ref} no longer contains it"]
+    locks.require_free(repo, [locks.INDEX])
     _remove_temp_files(repo, journal)
     warnings = _sync(repo, journal)
     _drop_journal(repo)
@@ -434,6 +443,18 @@ def _move_ref(
     branch is checked out, so a concurrent checkout cannot switch it meanwhile."""
     import pygit2
 
+    try:
+        return _swap(repo, ref, expected, new, message, lock_head)
+    except (pygit2.GitError, OSError) as exc:  # pygit2 raises either for a held lock
+        refusal = locks.from_git_error(exc)
+        if refusal is None:
+            raise
+        raise refusal from exc
+
+
+def _swap(repo: Repo, ref: str, expected: str | None, new: str, message: str, lock_head: bool) -> str | None:
+    import pygit2
+
     with repo.raw.transaction() as txn:
         if lock_head:
             txn.lock_ref("HEAD")
@@ -486,6 +507,7 @@ def commit(
                 f"'{target.review_branch}' is not a valid branch name",
                 hint="choose a name git accepts (see `git check-ref-format --branch`)",
             )
+        locks.require_free(repo, [ref])
         existing = repo.raw.references.get(ref)
         if target.create:
             if existing is not None:
@@ -502,6 +524,9 @@ def commit(
             raise RepoStateError("the repository has no commits yet", hint="commit something first")
     else:
         repo.require_own_index()
+        branch = repo.head().branch
+        # A leftover lock of git's refuses before anything is written (see locks).
+        locks.require_free(repo, [locks.INDEX, "HEAD", *([branch] if branch else [])])
         warnings = repair(repo)
         head = repo.head()
         if head.detached:
@@ -527,6 +552,7 @@ def commit(
     for _attempt in range(MAX_REBUILDS + 1):
         if not review:
             _recheck(repo, verdicts)
+            locks.require_free(repo, [locks.INDEX, "HEAD", ref])
             journal = Journal(str(repo.git_dir), ref, base, new)
             for path, blob in prepared.blobs.items():
                 seen = verdicts[path].seen
@@ -573,6 +599,15 @@ def commit(
 
     if review:
         return CommitResult(new, base, ref, rebuilt, tuple(paths_))
-    sync_warnings = _sync(repo, journal)
+    try:
+        sync_warnings = _sync(repo, journal)
+    except GitdreamError as exc:
+        # The commit is on the branch; the journal stays, and the next gitdream command
+        # (its repair()) finishes the working tree and the index.
+        late = (
+            f"commit {new[:12]} is on {ref}, but its working-tree and index update did not "
+            f"finish: {exc.message}; the next gitdream command finishes it"
+        )
+        return CommitResult(new, base, ref, rebuilt, tuple(paths_), tuple([*warnings, late]))
     _drop_journal(repo)
     return CommitResult(new, base, ref, rebuilt, tuple(paths_), tuple(warnings + sync_warnings))

@@ -20,8 +20,23 @@ def compare_and_swap(repo: Repo, ref: str, expected: str | None, new: str | None
     """Set `ref` to `new` (hex; None deletes it) if it currently holds `expected` (None:
     absent), under a reference transaction (lock, re-read, compare, set).
 
-    Raises RefMoved (nothing changed) when the ref holds something else.
+    Raises RefMoved (nothing changed) when the ref holds something else, and the
+    RepoStateError of `locks.held` when git left the ref's lock file behind.
     """
+    import pygit2
+
+    from gitdream.git import locks
+
+    try:
+        _swap(repo, ref, expected, new, message)
+    except (pygit2.GitError, OSError) as exc:  # pygit2 raises either for a held lock
+        refusal = locks.from_git_error(exc)
+        if refusal is None:
+            raise
+        raise refusal from exc
+
+
+def _swap(repo: Repo, ref: str, expected: str | None, new: str | None, message: str) -> None:
     import pygit2
 
     with repo.raw.transaction() as txn:
