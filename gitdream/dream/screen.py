@@ -202,7 +202,9 @@ _SECRET_NAME = (
 RULES: tuple[Rule, ...] = (
     Rule(
         "private-key",
-        _r(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+        # The END line too: an encrypted PEM key has a blank line after its headers, so in a
+        # Markdown log its body and END line are a paragraph of their own.
+        _r(r"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
         "RFC 7468 (PKCS#8, RSA, EC, OPENSSH, ENCRYPTED), RFC 4880 (PGP PRIVATE KEY BLOCK)",
     ),
     Rule(
@@ -217,6 +219,14 @@ RULES: tuple[Rule, ...] = (
             r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
         "AWS secret access key: 40 base64 characters, assigned to an aws…secret name",
+    ),
+    Rule(
+        "azure-storage-key",
+        _r(
+            r"(?i)(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|AccessKey)\s*=\s*"
+            r"(?P<secret>[A-Za-z0-9+/]{20,}={0,2})(?![A-Za-z0-9+/=])"
+        ),
+        "Azure storage and Service Bus/Event Hubs connection strings (AccountKey=…, SharedAccessKey=…)",
     ),
     Rule(
         "gcp-api-key",

@@ -95,6 +95,20 @@ def secrets() -> list[tuple[str, str, str]]:
     add("private-key", "key:\n{s}\nMIIEvQ...\n", "-----BEGIN RSA PRIVATE KEY-----")
     add("private-key", "{s}", "-----BEGIN OPENSSH PRIVATE KEY-----")
     add("private-key", "{s}", "-----BEGIN PGP PRIVATE KEY BLOCK-----")
+    # Regression: the body and END line of an encrypted PEM key (a blank line after its
+    # Proc-Type/DEK-Info headers splits it into two Markdown paragraphs) passed the scanner.
+    add("private-key", rnd(64, B64, "pem") + "\n{s}", "-----END ENCRYPTED PRIVATE KEY-----")
+    # Regression: Azure connection strings were not recognised at all.
+    add(
+        "azure-storage-key",
+        "DefaultEndpointsProtocol=https;AccountName=opsprod;AccountKey={s};EndpointSuffix=core.windows.net",
+        rnd(86, B64, "az") + "==",
+    )
+    add(
+        "azure-storage-key",
+        "Endpoint=sb://ops.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey={s}",
+        rnd(43, B64, "sb") + "=",
+    )
     add("url-credentials", "connect to postgres://deploy:{s}@db.internal:5432/app", rnd(16, ALNUM, "pw"))
     add("url-credentials", "clone https://bot:{s}@git.corp.local/x.git", rnd(20, ALNUM, "pw2"))
     add("secret-assignment", "in .env:\nDB_PASSWORD={s}\n", rnd(12, ALNUM, "env"))
