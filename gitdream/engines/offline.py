@@ -6,9 +6,11 @@ Per raw entry, in input order:
    `[ ]`/`[x]`), leading `[YYYY-MM-DD]` dates and leading `[tag]`s, `#tag`s at the very start
    or end when they are the entry's tags; rewrite relative dates to absolute ones from the
    entry's date (`absolutize`); collapse to one line; escape `<!--`; cap at `FACT_MAX_CHARS`
-   characters with "…" (never inside a grapheme). An entry with no letter, digit or symbol
-   left is skipped as "empty after clean-up". Short entries are never skipped: one line of
-   Chinese can be a whole sentence.
+   characters with "…" (never inside a grapheme, never inside a run of ASCII without spaces —
+   a key or token is kept whole or not at all). An entry with no letter, digit or symbol
+   left is skipped as "empty after clean-up" (or `TOKEN_ONLY` when all it held was one
+   token longer than a fact). Short entries are never skipped: one line of Chinese can be a
+   whole sentence.
 2. **Route**: an entry tagged `#skill`, `#soul` or `#agent` (the first such tag wins) becomes
    a definition unit (target `skill`/`soul`/`agent`, topic = the target) for the `learned`
    block of SKILL.md/soul.md/agent.md. Everything else is experience.
@@ -76,6 +78,7 @@ TOPIC_NAME_MAX_CHARS = 80
 DEFINITION_TITLE_MAX_CHARS = 60
 """Definition units are titled by their text, clipped to this many characters."""
 DEFAULT_TOPIC = "journal"
+TOKEN_ONLY = f"nothing but an unbroken token longer than {FACT_MAX_CHARS} characters (never kept in part)"
 ROUTING_TAGS = DEFINITION_TARGETS  # ("skill", "soul", "agent")
 _GENERIC = """
     log logs daily diary journal journals notes note misc miscellaneous entries entry
@@ -359,8 +362,10 @@ class OfflineEngine:
             if position % 256 == 0:
                 context.stop()
             text = cleaned[position]
-            if not text:
-                result.skipped.append((entry.id, "empty after clean-up"))
+            if not _has_content(text):
+                # clip() never keeps part of a token: one longer than a fact leaves only "…"
+                reason = "empty after clean-up" if not text else TOKEN_ONLY
+                result.skipped.append((entry.id, reason))
                 stats["skipped"] += 1
                 continue
             if len(result.units) >= self.max_units:
