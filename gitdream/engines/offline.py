@@ -19,7 +19,9 @@ Per raw entry, in input order:
    — a heading left empty once dates, times, weekday and month names, numbers and the words
    in `GENERIC_HEADING_WORDS` (log, daily, notes, journal, heartbeat, session, summary, …)
    are taken out, such as "2026-02-10 Daily Log", "Heartbeat ~00:33 UTC" or "Notes"; else
-   `journal`. The name maps to an existing topic file when its slug, or the normalised front
+   `journal`. A tag or heading longer than `NAME_MAX_CHARS`, or holding something the secret
+   scanner finds (checked as written, before it is clipped or lower-cased), is passed over.
+   The name maps to an existing topic file when its slug, or the normalised front
    matter `name`/file name, matches one (case-insensitive), so facts land in the existing
    (possibly human-written) topic's facts block; otherwise `slugify(name, taken)` gives a new
    safe slug (`taken` holds every existing topic file name, the reserved names and the slugs
@@ -73,6 +75,8 @@ if TYPE_CHECKING:
 
 FACT_MAX_CHARS = 400
 """Longest fact text, in characters (code points), "…" included."""
+NAME_MAX_CHARS = 200
+"""A tag or heading longer than this (as written) never names a topic: it is not a name."""
 TOPIC_NAME_MAX_CHARS = 80
 """Longest topic display name taken from a heading or tag, in characters."""
 DEFINITION_TITLE_MAX_CHARS = 60
@@ -177,18 +181,43 @@ def is_generic_heading(heading: str) -> bool:
 
 
 def topic_name(entry: Entry) -> str:
-    """The topic display name of an experience entry (module docstring, step 3)."""
+    """The topic display name of an experience entry (module docstring, step 3). A tag or
+    heading that cannot name a topic (`_unfit_name`) is passed over."""
     for tag in entry.tags:
-        if tag.lower() not in ROUTING_TAGS:
+        if tag.lower() not in ROUTING_TAGS and not _unfit_name(_as_written(tag, entry.text)):
             name = clean_name(tag)
             if name:
                 return name
     for heading in reversed(entry.context):
-        if not is_generic_heading(heading):
+        if not _unfit_name(heading) and not is_generic_heading(heading):
             name = clean_name(heading)
             if name:
                 return name
     return DEFAULT_TOPIC.capitalize()
+
+
+def _unfit_name(written: str) -> bool:
+    """True when a tag or heading, as written, must not name a topic: longer than
+    NAME_MAX_CHARS, or holding something the secret scanner finds. A name becomes a file
+    name, a title and an index line in lossy forms — clipped, lower-cased, punctuation made
+    "-" — that the scanner, which screens units afterwards, could no longer recognise."""
+    from gitdream.dream.screen import scan_text
+
+    return len(written) > NAME_MAX_CHARS or bool(scan_text(written))
+
+
+def _as_written(tag: str, text: str) -> str:
+    """The word around the first occurrence of `tag` in `text`, in its original letter
+    case (`find_tags` lower-cases tags; an AWS key id is only a key in capitals)."""
+    match = re.search(re.escape(tag), text, re.IGNORECASE)
+    if match is None:
+        return tag
+    start, end = match.start(), match.end()
+    while start > 0 and end - start <= NAME_MAX_CHARS and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and end - start <= NAME_MAX_CHARS and not text[end].isspace():
+        end += 1
+    return text[start:end]
 
 
 def _key(name: str) -> str:

@@ -408,3 +408,30 @@ def test_an_entry_that_is_one_long_token_is_skipped_not_clipped() -> None:
     result = run([entry(1, blob, tags=("ops",)), entry(2, dump, tags=("ops",))])
     assert [u.body for u in result.units] == ["see the dump:…"]
     assert result.skipped == [(f"{LOG}#L1-L1", TOKEN_ONLY)]
+
+
+def test_a_tag_or_heading_holding_a_secret_never_names_a_topic() -> None:
+    """Regression test: `- [AKIA…] x` made the topic "Akia…" in a file `akia….md` — the tag
+    lower-cased, so the scanner (which needs the capitals) let the unit through and the key
+    was committed as a file name; a heading holding a JWT longer than a title gave a file
+    name of its lower-cased first 64 characters."""
+    key = "AKIA" + "Q3EGRTXW7LZ5N2VB"
+    jwt = (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+        + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ik9wcyBib3QifQ" * 3
+        + ".c2ln"
+    )
+    result = run(
+        [
+            entry(1, f"- [{key}] rotate the key", tags=(key.lower(),)),
+            entry(2, f"- rotated the key #{key}", tags=(key.lower(),)),
+            entry(3, "- the token is in the vault", context=("Deploys", f"Token {jwt}")),
+            entry(4, "- a heading too long to be a name", context=("Deploys", "word " * 60)),
+        ]
+    )
+    assert [(u.topic, u.title) for u in result.units] == [
+        ("journal", "Journal"),
+        ("journal", "Journal"),
+        ("deploys", "Deploys"),
+        ("deploys", "Deploys"),
+    ]
