@@ -202,9 +202,13 @@ _SECRET_NAME = (
 RULES: tuple[Rule, ...] = (
     Rule(
         "private-key",
-        # The END line too: an encrypted PEM key has a blank line after its headers, so in a
-        # Markdown log its body and END line are a paragraph of their own.
-        _r(r"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+        # The whole block from BEGIN (headers, base64 body, END line: what a mask must
+        # cover); the END line alone too: an encrypted PEM key has a blank line after its
+        # headers, so in a Markdown log its body and END line are a paragraph of their own.
+        _r(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s:,\-]*"
+            r"|-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        ),
         "RFC 7468 (PKCS#8, RSA, EC, OPENSSH, ENCRYPTED), RFC 4880 (PGP PRIVATE KEY BLOCK)",
     ),
     Rule(

@@ -92,7 +92,12 @@ def secrets() -> list[tuple[str, str, str]]:
         "session cookie {s}",
         "eyJhbGciOiJIUzI1NiJ9.eyJ" + rnd(40, B64URL, "j1") + "." + rnd(43, B64URL, "j2"),
     )
-    add("private-key", "key:\n{s}\nMIIEvQ...\n", "-----BEGIN RSA PRIVATE KEY-----")
+    # Regression: only the BEGIN line was the finding, so masking it left the key's body.
+    add(
+        "private-key",
+        "key:\n{s}...\n",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END RSA PRIVATE KEY-----",
+    )
     add("private-key", "{s}", "-----BEGIN OPENSSH PRIVATE KEY-----")
     add("private-key", "{s}", "-----BEGIN PGP PRIVATE KEY BLOCK-----")
     # Regression: the body and END line of an encrypted PEM key (a blank line after its
