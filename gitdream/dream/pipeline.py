@@ -405,6 +405,8 @@ def run_agent(
         kept, rejected = verify.verify(
             distilled.units, [e.id for e in entries], [f.id for f in facts], notes=notes
         )
+        for note in notes:  # the titles of units not screened yet
+            note["title"] = screen.elide_tokens(str(note.get("title", "")))
         _phase(state, "verify", kept=len(kept), rejected=len(rejected), dropped_sources=notes[:50])
 
         current = "screen"
@@ -421,7 +423,7 @@ def run_agent(
             over = kept[int(cfg["max_units"]) :]
             kept = kept[: int(cfg["max_units"])]
             _pend(state, [s for u in over for s in u.sources], material, "over max_units")
-        receipt["rejected"] = [r.to_json() for r in rejected]
+        receipt["rejected"] = _rejected_json(rejected, cfg)
         _check_time(state)
 
         experience_units = [u for u in kept if u.target == "experience"]
@@ -461,7 +463,7 @@ def run_agent(
             _pend(state, exp.waiting, material, "topic file left alone")
         rejected += exp.rejected
         counts["rejected"] = len(rejected)
-        receipt["rejected"] = [r.to_json() for r in rejected]
+        receipt["rejected"] = _rejected_json(rejected, cfg)
         written = [f.to_json() for f in exp.facts_written]
         receipt["units"] = written[:MAX_RECEIPT_UNITS]
         if len(written) > MAX_RECEIPT_UNITS:
@@ -516,7 +518,7 @@ def run_agent(
         if defs.rejected:
             rejected += defs.rejected
             counts["rejected"] = len(rejected)
-            receipt["rejected"] = [r.to_json() for r in rejected]
+            receipt["rejected"] = _rejected_json(rejected, cfg)
         counts["created"] += defs.created
         counts["corroborated"] += defs.corroborated
         def_written = [f.to_json() for f in defs.facts_written]
@@ -678,8 +680,76 @@ def _write_receipt(repo: Repo, state: _State, ident: Identity) -> None:
     receipt["finished"] = clock.iso(clock.now())
     receipt["duration_seconds"] = round((clock.now() - state.started).total_seconds(), 3)
     _totals(receipt)
+    _redact(receipt, state.cfg)
     receipts.append(repo, receipt["input_commit"], receipt, ident)
     receipt["receipt_written"] = True
+
+
+# Receipt fields that hold identifiers, or facts already screened and written to memory
+# (`gitdream audit --run` matches them against the topic files); every other string of a
+# receipt passes through the scanner's masks.
+_RECEIPT_IDS = frozenset(
+    {"run", "agent", "agent_dir", "input_commit", "commits", "base", "watermark_before"}
+    | {"watermark_after", "branch", "started", "finished", "pending", "units", "definition_units"}
+)
+WITHHELD = "(withheld: the unit held a secret)"
+PIECE = 8
+"""A title sharing this many characters with a secret found in its unit is withheld."""
+
+
+def _redact(receipt: dict[str, Any], cfg: Config) -> None:
+    """Mask, in place, whatever the secret scanner finds in the receipt's free text —
+    warnings, errors, phase details (a model's schema violations quote its answer), model
+    calls, rejected units — so a receipt never becomes the leak the scanner prevents."""
+    from gitdream.dream.screen import redact_json
+
+    allow, deny = _patterns(cfg)
+    for key in list(receipt):
+        if key not in _RECEIPT_IDS:
+            receipt[key] = redact_json(receipt[key], allow=allow, deny=deny)
+
+
+def _patterns(cfg: Config) -> tuple[list[Any], list[Any]]:
+    """`screen.allow`/`screen.deny`; when they do not compile (the screen phase has
+    already failed on that), none: masking with the built-in rules alone masks more."""
+    from gitdream.dream.screen import user_patterns
+    from gitdream.errors import ConfigError
+
+    try:
+        return user_patterns(cfg)
+    except ConfigError:
+        return [], []
+
+
+def _rejected_json(rejected: list[Any], cfg: Config) -> list[dict[str, Any]]:
+    """Rejected units for the receipt. A unit holding a secret anywhere (title, body or
+    topic) is recorded with its sources, its topic withheld, and its title masked — or
+    withheld too when it holds a piece of the secret the scanner cannot see as one (cut
+    short, lower-cased): an engine carries secrets into titles and topics in such forms."""
+    from gitdream.dream.screen import elide_tokens, redact, scan_text
+
+    allow, deny = _patterns(cfg)
+    out = []
+    for item in rejected:
+        record = item.to_json()
+        unit = item.unit
+        found = [
+            finding.text
+            for text in (unit.title, unit.body, unit.topic)
+            for finding in scan_text(text, allow=allow, deny=deny)
+        ]
+        if found:
+            title = redact(unit.title, allow=allow, deny=deny)
+            pieces = {f[i : i + PIECE].casefold() for f in found for i in range(max(1, len(f) - PIECE + 1))}
+            folded = title.casefold()
+            record["title"] = WITHHELD if any(piece in folded for piece in pieces) else title
+            record["topic"] = WITHHELD
+            record["sources"] = list(unit.sources)[:20]
+        else:
+            record["title"] = elide_tokens(unit.title)
+            record["topic"] = elide_tokens(unit.topic)
+        out.append(record)
+    return out
 
 
 def _write_receipt_quietly(repo: Repo, state: _State, ident: Identity) -> None:
@@ -721,6 +791,7 @@ def _close(outcome: Outcome, state: _State, t0: float) -> Outcome:
     receipt["warnings"] = list(dict.fromkeys(state.warnings))[:200]
     receipt.setdefault("finished", clock.iso(clock.now()))
     _totals(receipt)
+    _redact(receipt, state.cfg)
     if not outcome.summary:
         outcome.summary = _summary(state.agent, receipt)
     return outcome

@@ -433,6 +433,58 @@ def scan_text(
     return kept
 
 
+def user_patterns(cfg: Any) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
+    """`(allow, deny)` compiled from `screen.allow` and `screen.deny` (ConfigError when one
+    is not a valid regular expression)."""
+    return _compile_user(cfg["screen.allow"], "screen.allow"), _compile_user(
+        cfg["screen.deny"], "screen.deny"
+    )
+
+
+def redact(
+    text: str, *, allow: Sequence[str | re.Pattern[str]] = (), deny: Sequence[str | re.Pattern[str]] = ()
+) -> str:
+    """`text` with every finding replaced by its masked excerpt (`ghp_… (40 chars)`): for
+    text that is recorded or shown (receipts, warnings, errors), never written as memory."""
+    for finding in reversed(scan_text(text, allow=allow, deny=deny)):
+        text = text[: finding.start] + finding.masked + text[finding.end :]
+    return text
+
+
+_LONG_TOKEN = re.compile(r"[!-~]{20,}")
+
+
+def elide_tokens(text: str) -> str:
+    """`text` with every long run of ASCII without spaces (20 characters or more, letters
+    and digits mixed) masked like a finding: for titles and topic names an engine made up
+    and nothing vouched for, which may hold a secret the scanner cannot recognise (cut
+    short, lower-cased)."""
+
+    def mask_run(match: re.Match[str]) -> str:
+        run = match[0]
+        mixed = any(c.isdigit() for c in run) and any(c.isalpha() for c in run)
+        return mask(run) if mixed else run
+
+    return _LONG_TOKEN.sub(mask_run, text)
+
+
+def redact_json(
+    value: Any, *, allow: Sequence[str | re.Pattern[str]] = (), deny: Sequence[str | re.Pattern[str]] = ()
+) -> Any:
+    """`value` (JSON-able: dicts, lists, strings, numbers) with `redact` applied to every
+    string in it, dictionary keys included."""
+    if isinstance(value, str):
+        return redact(value, allow=allow, deny=deny)
+    if isinstance(value, list):
+        return [redact_json(v, allow=allow, deny=deny) for v in value]
+    if isinstance(value, dict):
+        return {
+            redact(str(k), allow=allow, deny=deny): redact_json(v, allow=allow, deny=deny)
+            for k, v in value.items()
+        }
+    return value
+
+
 def screen_units(units: Iterable[Unit], cfg: Any) -> ScreenResult:
     """Run `scan_text` over each unit's title, body and topic with `screen.allow` and
     `screen.deny` from `cfg`.

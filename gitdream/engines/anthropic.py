@@ -1069,7 +1069,7 @@ def _screen_message(unit: Unit) -> str:
 def _parse_verdict(answer: _Answer) -> tuple[str | None, str]:
     """("yes"|"no", reason) from the verdict call, or (None, what is wrong). The reason is
     shortened and any secret the scanner finds in it is masked (it goes to the receipt)."""
-    from gitdream.dream.screen import scan_text
+    from gitdream.dream.screen import redact
 
     if answer.stop_reason == "max_tokens":
         return None, "the verdict was cut off (max_tokens)"
@@ -1081,7 +1081,5 @@ def _parse_verdict(answer: _Answer) -> tuple[str | None, str]:
     problems = validate(call.input, VERDICT_SCHEMA)
     if problems:
         return None, "; ".join(problems[:3])
-    reason = " ".join(str(call.input["reason"]).split())[:300]
-    for finding in reversed(scan_text(reason)):
-        reason = reason[: finding.start] + finding.masked + reason[finding.end :]
+    reason = redact(" ".join(str(call.input["reason"]).split())[:300])
     return str(call.input["verdict"]), reason
