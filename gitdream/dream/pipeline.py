@@ -411,7 +411,7 @@ def run_agent(
 
         current = "screen"
         reporter.phase(agent.id, "screen", f"{len(kept)} units")
-        screened = screen.screen_units(kept, cfg)
+        screened = screen.screen_units(kept, cfg, sources={e.id: e.text for e in entries})
         kept, rejected = screened.kept, rejected + screened.rejected
         engine_screen = getattr(engine, "screen", None)
         if engine_screen is not None and kept:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -485,9 +485,45 @@ def redact_json(
     return value
 
 
-def screen_units(units: Iterable[Unit], cfg: Any) -> ScreenResult:
+PIECE = 8
+"""A unit holding this many consecutive characters (one a digit) of a secret found in its
+sources holds part of that secret."""
+SOURCE_SCAN_CHARS = 200_000
+"""How much of each cited source is scanned for secrets whose pieces a unit must not hold
+(no engine derives a unit from further in: the offline engine keeps 400 characters, and
+the anthropic engine skips entries larger than one batch)."""
+_TOKEN_RUN = re.compile(rf"[!-~]{{{PIECE},}}")
+
+
+def _pieces(text: str) -> set[str]:
+    """The case-folded PIECE-character windows of `text` that hold a digit."""
+    folded = text.casefold()
+    return {
+        folded[i : i + PIECE]
+        for i in range(len(folded) - PIECE + 1)
+        if any(c.isdigit() for c in folded[i : i + PIECE])
+    }
+
+
+def _echo(unit_text: str, pieces: dict[str, Finding]) -> Finding | None:
+    """The source finding a piece of which `unit_text` holds (in any letter case), or None."""
+    for run in _TOKEN_RUN.findall(unit_text):
+        folded = run.casefold()
+        for i in range(len(folded) - PIECE + 1):
+            hit = pieces.get(folded[i : i + PIECE])
+            if hit is not None:
+                return hit
+    return None
+
+
+def screen_units(units: Iterable[Unit], cfg: Any, sources: Mapping[str, str] | None = None) -> ScreenResult:
     """Run `scan_text` over each unit's title, body and topic with `screen.allow` and
     `screen.deny` from `cfg`.
+
+    `sources` maps entry ids to their text: a unit that holds, in any letter case, a piece
+    (`PIECE` characters with a digit) of a secret the scanner finds in a source it cites is
+    rejected too — a secret cut short (a 400-character fact, a model's clipped title) or
+    lower-cased (a topic slug) is no longer recognisable on its own.
 
     Returns a ScreenResult: units without findings in `kept`; the others in `rejected` as
     `Rejected(unit, "screen", reason, details={"findings": [{"rule", "field", "excerpt"}]})`,
@@ -500,11 +536,41 @@ def screen_units(units: Iterable[Unit], cfg: Any) -> ScreenResult:
     allow = _compile_user(cfg["screen.allow"], "screen.allow")
     deny = _compile_user(cfg["screen.deny"], "screen.deny")
     result = ScreenResult()
+    source_pieces: dict[str, dict[str, Finding]] = {}
+
+    def pieces_of(entry_id: str) -> dict[str, Finding]:
+        if entry_id not in source_pieces:
+            found: dict[str, Finding] = {}
+            text = (sources or {}).get(entry_id, "")[:SOURCE_SCAN_CHARS]
+            for finding in scan_text(text, allow=allow, deny=deny):
+                for piece in _pieces(finding.text):
+                    found.setdefault(piece, finding)
+            source_pieces[entry_id] = found
+        return source_pieces[entry_id]
+
     for unit in units:
         findings: list[dict[str, str]] = []
         for field_name in ("title", "body", "topic"):
             for finding in scan_text(getattr(unit, field_name), allow=allow, deny=deny):
                 findings.append({"rule": finding.rule, "field": field_name, "excerpt": finding.masked})
+        if (
+            not findings
+            and sources
+            and any(_TOKEN_RUN.search(getattr(unit, f)) for f in ("title", "body", "topic"))
+        ):
+            for entry_id in unit.sources:
+                pieces = pieces_of(entry_id)
+                for field_name in ("title", "body", "topic") if pieces else ():
+                    hit = _echo(getattr(unit, field_name), pieces)
+                    if hit is not None:
+                        findings.append(
+                            {
+                                "rule": hit.rule,
+                                "field": field_name,
+                                "excerpt": f"part of {hit.masked} in {entry_id}",
+                            }
+                        )
+                        break
         if not findings:
             result.kept.append(unit)
             continue

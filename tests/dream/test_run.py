@@ -418,11 +418,18 @@ def test_receipts_mask_what_the_scanner_finds_in_rejected_units(agent_repo: Path
     rejected unit's title and topic verbatim — for a definition proposal the title is the
     text itself, so the secret the scanner had just rejected was written into the note."""
     key = "AKIA" + "Q3EGRTXW7LZ5N2VB"
-    _log(agent_repo, 1, f"- Keep {key} out of the logs next time. #skill", "- [deploy] Rollbacks need the tag.")
+    _log(
+        agent_repo, 1, f"- Keep {key} out of the logs next time. #skill", "- [deploy] Rollbacks need the tag."
+    )
     commit_all(agent_repo, "log with a key")
     receipt = _run(agent_repo)["runs"][0]
     note = git(agent_repo, "notes", "--ref", "gitdream", "show", receipt["input_commit"])
     assert key not in note and key not in json.dumps(receipt)
     (rejected,) = receipt["rejected"]
-    assert rejected["stage"] == "screen" and rejected["title"] == "Keep AKIA… (20 chars) out of the logs next time."
-    assert rejected["topic"].startswith("(withheld") and rejected["sources"] == [f"{LOGS}/2026-03-01.md#L3-L3"]
+    assert (
+        rejected["stage"] == "screen"
+        and rejected["title"] == "Keep AKIA… (20 chars) out of the logs next time."
+    )
+    assert rejected["topic"].startswith("(withheld") and rejected["sources"] == [
+        f"{LOGS}/2026-03-01.md#L3-L3"
+    ]

@@ -254,3 +254,29 @@ def test_scanner_is_linear_in_runs_of_name_parts(run: str) -> None:
         assert scan_text(text) == []
     # names with several parts are still secret names
     assert [f.rule for f in scan_text("MY_APP_PROD_DB_PASSWORD=Zq8#mX2v!pL")] == ["secret-assignment"]
+
+
+def test_a_unit_holding_part_of_a_secret_from_its_source_is_rejected() -> None:
+    """Regression test: a secret cut short (a model's clipped copy, a 400-character fact)
+    or lower-cased (a topic slug) is no longer recognisable on its own, so such a unit
+    passed the scanner and part of the secret was committed."""
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI0MjQyNDIiLCJyb2xlIjoiZGVwbG95In0.c2lnbmF0dXJlMTIzNDU2"
+    key = "AKIA" + "Q3EGRTXW7LZ5N2VB"
+    sources = {"log.md#L1-L1": f"use {jwt} for the deploy", "log.md#L2-L2": f"key {key} rotated"}
+
+    def unit(body: str, topic: str = "deploy", source: str = "log.md#L1-L1") -> Unit:
+        return Unit("Deploys", body, "experience", "create", topic, (source,))
+
+    units = [
+        unit(f"Use {jwt[:40]} for the deploy."),  # cut short: one dot, not a JWT any more
+        unit("Rotated the key.", topic=key.lower(), source="log.md#L2-L2"),  # lower-cased slug
+        unit("Use the deploy token from the vault."),  # prose about it: kept
+        unit("Build 20260302 passed."),  # digits, but no piece of the secret
+    ]
+    result = screen_units(units, config.defaults(), sources=sources)
+    assert [u.body for u in result.kept] == ["Use the deploy token from the vault.", "Build 20260302 passed."]
+    reasons = [r.reason for r in result.rejected]
+    assert "jwt" in reasons[0] and "part of eyJh… (" in reasons[0] and jwt[4:] not in reasons[0]
+    assert "aws-access-key-id" in reasons[1] and key not in reasons[1]
+    # without the sources, nothing tells the cut-short copy from prose
+    assert len(screen_units(units, config.defaults()).kept) == 4
