@@ -738,8 +738,8 @@ def _rejected_json(rejected: list[Any], cfg: Config) -> list[dict[str, Any]]:
             for text in (unit.title, unit.body, unit.topic)
             for finding in scan_text(text, allow=allow, deny=deny)
         ]
-        if found:
-            title = redact(unit.title, allow=allow, deny=deny)
+        if found or (item.stage == "screen" and item.details.get("findings")):
+            title = elide_tokens(redact(unit.title, allow=allow, deny=deny))
             pieces = {f[i : i + PIECE].casefold() for f in found for i in range(max(1, len(f) - PIECE + 1))}
             folded = title.casefold()
             record["title"] = WITHHELD if any(piece in folded for piece in pieces) else title
