@@ -601,7 +601,7 @@ def _demote(
             first = _next_archived_number(current, path)
             body, _ = _rename_blocks(topic.text, topic.path, first)
         except BlockError as exc:
-            result.warnings.append(f"{path}: {exc.message}; stale topics were not demoted")
+            result.warnings.append(f"{_where(path, exc)}; stale topics were not demoted")
             break
         body = _fence_front_matter(body)
         if not current.endswith("\n"):
@@ -687,7 +687,7 @@ def _write_index(
     try:
         block = blocks.find(text, mf.INDEX_BLOCK, path) if text is not None else None
     except BlockError as exc:
-        result.warnings.append(f"{path}: {exc.message}; the index was not updated")
+        result.warnings.append(f"{_where(path, exc)}; the index was not updated")
         return
     old_lines = (
         [] if text is None or block is None else text[block.inner_start : block.inner_end].splitlines()
@@ -802,6 +802,12 @@ def _write_index(
         result.changes[path] = new
     n_lines, n_bytes = _size(new)
     result.index = {"lines": n_lines, "bytes": n_bytes, "listed": len(lines) - unlisted, "unlisted": unlisted}
+
+
+def _where(path: str, exc: BlockError) -> str:
+    """`path:LINE: problem` for malformed markers (the message without its path prefix)."""
+    message = exc.message.removeprefix(f"{path}: ").removeprefix(f"line {exc.line}: ")
+    return f"{path}:{exc.line}: {message}" if exc.line else f"{path}: {message}"
 
 
 def _invert(iso: str) -> str:

@@ -509,3 +509,15 @@ def test_sources_per_fact_are_capped_but_seen_counts_all() -> None:
     assert len(fact.sources) == MAX_SOURCES
     assert fact.sources[0] == "a.md#L1-L1@aaaaaaaaaaaa"
     assert fact.sources[-1] == "a.md#L39-L39@aaaaaaaaaaaa"
+
+
+def test_malformed_index_markers_are_a_warning_naming_file_and_line() -> None:
+    """Regression test: the warning read "…/MEMORY.md: …/MEMORY.md: line 3: end of block
+    'index' without a matching begin" — the path twice and the line in another form than
+    every other "path:LINE: message" warning."""
+    broken = "# Memory\n\n<!-- gitdream:end index -->\n"
+    result = integrate({INDEX: broken}, [unit("deploys", "Rollbacks need the tag.")])
+    assert INDEX not in result.changes
+    assert result.warnings == [
+        f"{INDEX}:3: end of block 'index' without a matching begin; the index was not updated"
+    ]
