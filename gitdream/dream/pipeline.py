@@ -515,6 +515,10 @@ def run_agent(
             check=lambda path, text: check_text(path, text, limits, kind_by_name(path)).lines(),
         )
         state.warnings += list(defs.warnings)
+        for path in sorted(defs.changes):
+            # What `gitdream check` warns about in a file the dream writes into (an
+            # unreadable front matter, say) is worth a word, with its line.
+            state.warnings += check_text(path, memory[path], limits, kind_by_name(path)).warning_lines()
         if defs.rejected:
             rejected += defs.rejected
             counts["rejected"] = len(rejected)

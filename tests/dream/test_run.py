@@ -433,3 +433,17 @@ def test_receipts_mask_what_the_scanner_finds_in_rejected_units(agent_repo: Path
     assert rejected["topic"].startswith("(withheld") and rejected["sources"] == [
         f"{LOGS}/2026-03-01.md#L3-L3"
     ]
+
+
+def test_writing_into_a_definition_with_unreadable_front_matter_warns_with_its_line(agent_repo: Path) -> None:
+    """Regression test: gitdream wrote its learned block into an agent.md whose front
+    matter was a YAML bomb without a word, although `gitdream check` warns about it."""
+    agent_md = agent_repo / "agents/ops/agent.md"
+    agent_md.write_text("---\nname: ops\na: &a [1, 2]\nb: [*a, *a]\n---\n" + agent_md.read_text())
+    _log(agent_repo, 1, "- Always run the smoke test first. #agent")
+    commit_all(agent_repo, "agent.md with an alias in its front matter")
+    receipt = _run(agent_repo)["runs"][0]
+    assert receipt["commits"]["definition"]
+    assert any(w.startswith("agents/ops/agent.md:4: front-matter: ") for w in receipt["warnings"]), receipt[
+        "warnings"
+    ]
