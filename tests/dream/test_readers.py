@@ -837,3 +837,18 @@ def test_prose_segments_are_linear_in_scheme_like_runs(run: str) -> None:
         pieces = segments(text)
     assert "".join(p for p, _ in pieces) == text
     assert [p for p, prose in pieces if not prose] == ["https://x.test/a-b"]
+
+
+@pytest.mark.parametrize("run", [" ", "\t", " \t"])
+def test_a_heading_with_a_long_run_of_spaces_is_read_in_linear_time(run: str) -> None:
+    """Regression test: the closing-hashes pattern of ATX headings was tried from each
+    character of a long run of spaces inside a heading: a heading with 40 k spaces took
+    seconds, 200 k minutes."""
+    heading = "## deploys" + run * (200_000 // len(run)) + "rollback ##"
+    with deadline(5, "a heading with 200 k spaces"):
+        result = read_markdown_log(LOG, f"{heading}\n\n- an item\n".encode(), fallback_date=FALLBACK)
+    (entry,) = result.entries
+    assert entry.context[0].startswith("deploys") and entry.context[0].endswith("rollback")
+    assert read_markdown_log(LOG, b"## Deploys ##\n\n- x\n", fallback_date=FALLBACK).entries[0].context == (
+        "Deploys",
+    )
