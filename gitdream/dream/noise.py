@@ -69,11 +69,24 @@ def _is_symbol(ch: str) -> bool:
     return unicodedata.category(ch).startswith("S") and ch not in "→←⇒⇐↦➜➔|+<>=~^`"
 
 
+# A literal each match of the rule's pattern holds (lower-cased): a text without any of them
+# skips the pattern, so a long entry costs one scan per literal, not a case-insensitive
+# regular-expression pass per rule.
+_LITERALS = {
+    "tool_call": ("[tool_", "id:", "toolu_", "tooluse_", "call_", "⏺"),
+    "heartbeat": ("heartbeat",),
+    "empty": ("(", "no_reply"),
+}
+
+
 def noise_rule(text: str) -> str | None:
     """The rule ("tool_call", "heartbeat", "empty") that makes `text` noise, or None."""
     rest = "\n".join(strip_prefix(line)[0] for line in text.split("\n"))
+    lowered = rest.lower()
     found = None
     for name, pattern in (("tool_call", _TOOL_CALL), ("heartbeat", _HEARTBEAT), ("empty", _EMPTY)):
+        if not any(literal in lowered for literal in _LITERALS[name]):
+            continue
         rest, count = pattern.subn(" ", rest)
         if count and found is None:
             found = name

@@ -61,6 +61,8 @@ def segments(text: str) -> list[tuple[str, bool]]:
 
 
 def _inline(text: str) -> list[tuple[str, bool]]:
+    if "`" not in text and "://" not in text and "www." not in text:
+        return [(text, True)]  # no code span or URL can start: skip the scan
     out: list[tuple[str, bool]] = []
     pos = 0
     for match in _NOT_PROSE.finditer(text):
