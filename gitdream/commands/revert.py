@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gitdream import clock, ids
+from gitdream import clock, faults, ids
 from gitdream.dream import receipts
 from gitdream.dream.runs import KINDS, Run, list_runs, resolve
 from gitdream.errors import GitdreamError, WriteRefused
@@ -441,7 +441,9 @@ def _apply(
                 continue
             message = _message(repo, run, kind, oid, result.run, plan.agent, head_oid)
             changes = [commitbuilder.Change(c.path, c.data) for c in inv.changes]
+            faults.point(f"before-{kind}-commit")
             made = commitbuilder.commit(repo, plan.agent, kind, changes, message, ident, target)
+            faults.point(f"after-{kind}-commit")
             done[kind] = made.oid
             result.warnings.extend(made.warnings)
             result.commits.append(RevertedCommit(kind, oid, made.oid, inv.paths, message.split("\n", 1)[0]))
@@ -466,6 +468,7 @@ def _apply(
     if plan.replay is not None:
         from gitdream.git.refs import RefMoved, compare_and_swap
 
+        faults.point("before-watermark")
         try:
             compare_and_swap(
                 repo,
@@ -545,6 +548,7 @@ def _record(
     if watermark is not None and status == "ok":
         receipt["watermark_before"] = watermark["from"]
         receipt["watermark_after"] = watermark["to"]
+    faults.point("before-receipt")
     receipts.append(repo, input_commit, receipt, ident)
     annotated = run.input_commit if history.exists(repo, run.input_commit) else input_commit
     assert annotated is not None
@@ -557,4 +561,5 @@ def _record(
         "commits": dict(done),
         "time": receipt["finished"],
     }
+    faults.point("before-annotation")
     receipts.append(repo, annotated, note, ident)

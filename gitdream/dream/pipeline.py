@@ -516,6 +516,7 @@ def run_agent(
             if opts.dry_run:
                 diff_parts.append(_diff_text(memory, dict(def_changes)))
             else:
+                faults.point("before-definition-commit")
                 checkpoint()
                 names = ", ".join(p.rsplit("/", 1)[-1] for p in sorted(def_changes))
                 message = _commit_message(
@@ -550,6 +551,7 @@ def run_agent(
                     receipt["definition_units"] = def_written[:MAX_RECEIPT_UNITS]
                     state.warnings += list(done.warnings)
                     _advance(target, done.oid, target_state, input_commit)
+                    faults.point("after-definition-commit")
         _phase(state, "definitions", changes=len(def_changes))
         receipt["status"] = "ok"
         outcome.diff = "".join(diff_parts)
