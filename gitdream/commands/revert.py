@@ -377,18 +377,26 @@ def revert(
     run = resolve(list_runs(repo), ref, agent_id)
     new_run = ids.new_run_id()
     held = None
+    warnings: list[str] = []
     if not dry_run:
+        from gitdream.git import commitbuilder
         from gitdream.trigger import lock
 
         held = lock.acquire(repo.common_dir, new_run, float(cfg["lock_ttl_minutes"]))
     try:
+        if held is not None:
+            # A commit a killed process left half-synced is finished first: its paths
+            # would otherwise look like uncommitted changes to the plan and the gate.
+            warnings = [*held.warnings, *commitbuilder.repair(repo)]
         started = clock.now()
         t0 = time.monotonic()
         head = repo.head() if branch is not None else repo.require_writable()
         if head.oid is None:
             raise repo.state_problem() or GitdreamError("the repository has no commits yet")
         plan = _plan(repo, cfg, run, only, head.oid, replay)
-        result = RevertResult(run.run, plan.agent.id, only, dry_run, branch=branch, watermark=plan.replay)
+        result = RevertResult(
+            run.run, plan.agent.id, only, dry_run, branch=branch, watermark=plan.replay, warnings=warnings
+        )
         result.patch = "".join(
             inverse.patch_text(c.path, c.old, c.data) for _k, _o, inv in plan.steps for c in inv.changes
         )

@@ -1,0 +1,132 @@
+"""Kill anywhere (issue 8): SIGKILL a real `gitdream revert` (plain, `--replay`,
+`--branch`) at every fault point it crosses, a `gitdream run` onto a review branch and in a
+linked worktree, and runs at random moments.
+
+After each kill: `git fsck --strict` is clean, the user's staged, unstaged and untracked
+work is byte-identical, every file gitdream writes holds either its old or its new bytes;
+then the same command completes (or reports that everything was already done) and the
+repository ends as after an uninterrupted command: same files, same facts, same watermark,
+nothing left behind (temporary files, git or gitdream locks).
+
+`gitdream run` at every point of its own path is in tests/trigger/test_crash.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import git, run_gitdream
+from tests.reliability.support import (
+    LOCK,
+    USER_STATUS,
+    agent_repo,
+    fsck,
+    killed,
+    leftovers,
+    material,
+    memory_tree,
+    prepared,
+    ref,
+    run_json,
+    status,
+    user_changes,
+    user_state,
+)
+
+WATERMARK = "refs/gitdream/watermark/ops"
+REVIEW = "review"
+_REFERENCE: dict[str, dict[str, Any]] = {}
+
+
+def _dreamed(root: Path) -> dict[str, Any]:
+    """agent ops, material, one uninterrupted dream (an experience commit and a definition
+    commit that touches SKILL.md and soul.md), then the user's uncommitted work."""
+    agent_repo(root)
+    material(root)
+    receipt = run_json(root, "run")["runs"][0]
+    assert receipt["status"] == "ok" and all(receipt["commits"].values()), receipt
+    user_changes(root)
+    return {"run": receipt["run"], "head": git(root, "rev-parse", "HEAD").strip()}
+
+
+def _fresh(root: Path) -> dict[str, Any]:
+    """agent ops with material not dreamed yet, and the user's uncommitted work."""
+    agent_repo(root)
+    material(root)
+    user_changes(root)
+    return {"head": git(root, "rev-parse", "HEAD").strip()}
+
+
+REVERT_ARGS = {"plain": [], "replay": ["--replay"], "branch": ["--branch", REVIEW]}
+
+
+def _end_state(root: Path, variant: str) -> dict[str, Any]:
+    rev = REVIEW if variant == "branch" else "HEAD"
+    return {"tree": memory_tree(root, rev), "watermark": ref(root, WATERMARK), "head": ref(root, "HEAD")}
+
+
+def _reference(
+    factory: pytest.TempPathFactory, key: str, build: Any, args: list[str], variant: str
+) -> dict[str, Any]:
+    """The end state of the command `args` run uninterrupted on a copy of `key`."""
+    name = f"{key}:{' '.join(args)}"
+    if name not in _REFERENCE:
+        root, meta = prepared(factory, key, build, factory.mktemp("reference") / "repo")
+        proc = run_gitdream(root, *[a.format(**meta) for a in args])
+        assert proc.returncode == 0, proc.stderr
+        state = _end_state(root, variant)
+        state["status"] = status(root)
+        _REFERENCE[name] = state
+    return _REFERENCE[name]
+
+
+def _after_kill(root: Path, before: dict[str, object], old: dict[str, str], new: dict[str, str]) -> None:
+    """Right after a kill: sound repository, user work intact, no half-written file."""
+    assert fsck(root) == ""
+    assert user_state(root) == before
+    for path in set(old) | set(new):
+        target = root / path
+        on_disk = target.read_text(encoding="utf-8") if target.exists() else None
+        assert on_disk in (old.get(path), new.get(path)) or _same_facts(
+            on_disk, old.get(path), new.get(path)
+        ), path
+
+
+def _same_facts(on_disk: str | None, *candidates: str | None) -> bool:
+    import re
+
+    norm = re.sub(r"@[0-9a-f]{12}`", "@<input>`", on_disk) if on_disk is not None else None
+    return norm in candidates
+
+
+def _finally(root: Path, before: dict[str, object]) -> None:
+    assert fsck(root) == ""
+    assert user_state(root) == before
+    assert status(root) == USER_STATUS
+    assert leftovers(root) == []
+    assert not (root / LOCK).exists()
+
+
+def test_revert_finishes_the_update_a_killed_dream_left(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Regression test: after a dream killed between its branch move and the working-tree
+    update, `gitdream revert` did not finish that update first: the write gate took the
+    dream's un-synced paths for the user's uncommitted changes and refused ("commit or
+    stash your change", which would have undone the dream by hand); and a revert killed
+    the same way was answered "already undone" with the working tree still behind."""
+    root, meta = prepared(tmp_path_factory, "fresh", _fresh, tmp_path / "repo")
+    before = user_state(root)
+    old = memory_tree(root)
+    proc = run_gitdream(root, "run", env={"GITDREAM_FAULT": "after-ref-move:kill"})
+    assert killed(proc)
+    assert status(root) != USER_STATUS  # the index and working tree are behind HEAD
+    reverted = run_gitdream(root, "revert", "last")
+    assert reverted.returncode == 0, reverted.stderr
+    assert "finished updating the working tree" in reverted.stderr
+    assert memory_tree(root) == old
+    _finally(root, before)
+    assert ref(root, WATERMARK) is None and ref(root, "HEAD") != meta["head"]
