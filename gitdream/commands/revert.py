@@ -18,6 +18,8 @@ moves back to where it was before the run (compare-and-swap), so the next dream 
 material again — only while it still points at that run's input commit, or has moved on
 through no-op dreams alone (no source of the agent changed since); a later dream that
 consumed more material refuses the replay, since that material would be read twice.
+`replay` of a run that is already undone (reverted without `replay`, or by a revert killed
+before its watermark move) moves just the watermark back, with a receipt and no commit.
 """
 
 from __future__ import annotations
@@ -314,10 +316,18 @@ def _plan(repo: Repo, cfg: Config, run: Run, only: str | None, head_oid: str, re
     if any(inv.conflicts for _k, _o, inv in steps):
         raise _conflict_error(repo, run, steps, head_oid)
     if not any(inv.changes for _k, _o, inv in steps):
-        raise GitdreamError(
-            f"run {run.run} is already undone: its paths are as they were before it",
-            hint=f"nothing to do; see `gitdream show {run.run}`",
-        )
+        # With --replay, an undone run whose watermark was not moved back yet (a revert
+        # without --replay, or one killed before its watermark move) gets just that.
+        try:
+            replayed = _replay_plan(repo, run, agent) if replay else None
+        except GitdreamError:
+            replayed = None
+        if replayed is None:
+            raise GitdreamError(
+                f"run {run.run} is already undone: its paths are as they were before it",
+                hint=f"nothing to do; see `gitdream show {run.run}`",
+            )
+        return _Plan(agent, steps, replayed)
     broken = [
         line
         for kind, _oid, inv in steps

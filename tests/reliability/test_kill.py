@@ -13,6 +13,7 @@ nothing left behind (temporary files, git or gitdream locks).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +131,34 @@ def test_revert_finishes_the_update_a_killed_dream_left(
     assert memory_tree(root) == old
     _finally(root, before)
     assert ref(root, WATERMARK) is None and ref(root, "HEAD") != meta["head"]
+
+
+def test_replay_of_an_undone_run_moves_only_the_watermark(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Regression test: `gitdream revert RUN --replay` killed after its revert commits but
+    before its watermark move could never be finished: the next `revert --replay` answered
+    "already undone" and the watermark stayed, so the next dream never read the material
+    again. Now --replay of an undone run moves just the watermark (same for a plain revert
+    followed by --replay)."""
+    root, meta = prepared(tmp_path_factory, "dreamed", _dreamed, tmp_path / "repo")
+    before = user_state(root)
+    assert ref(root, WATERMARK) is not None
+    proc = run_gitdream(
+        root, "revert", meta["run"], "--replay", env={"GITDREAM_FAULT": "before-watermark:kill"}
+    )
+    assert killed(proc)
+    reverted = memory_tree(root)
+    head = ref(root, "HEAD")
+    again = run_gitdream(root, "revert", meta["run"], "--replay", "--json")
+    assert again.returncode == 0, again.stderr
+    document = json.loads(again.stdout)
+    assert document["commits"] == [] and document["watermark"]["to"] is None
+    assert ref(root, WATERMARK) is None and ref(root, "HEAD") == head and memory_tree(root) == reverted
+    _finally(root, before)
+    # Once the watermark is back, there is nothing left to do.
+    third = run_gitdream(root, "revert", meta["run"], "--replay")
+    assert third.returncode == 1 and "already undone" in third.stderr
+    # The next dream reads the material again and writes the same memory.
+    assert run_gitdream(root, "run").returncode == 0
+    assert ref(root, WATERMARK) is not None
