@@ -898,7 +898,9 @@ def revert_cmd(
         output.out(f"Reverted run {result.reverted} of agent {result.agent}{where}: {made}")
         output.out(f"Revert run {result.run}; undo it with `gitdream revert {result.run}`")
     else:
-        output.out(f"Run {result.reverted} of agent {result.agent} was already undone (revert run {result.run})")
+        output.out(
+            f"Run {result.reverted} of agent {result.agent} was already undone (revert run {result.run})"
+        )
     if result.watermark is not None:
         target = str(result.watermark["to"] or "")[:7] or "nothing (before the first dream)"
         output.out(

@@ -466,7 +466,7 @@ def _apply(
             result.warnings.extend(made.warnings)
             result.commits.append(RevertedCommit(kind, oid, made.oid, inv.paths, message.split("\n", 1)[0]))
             target = (
-                commitbuilder.Target.review(branch, made.oid, False)
+                commitbuilder.Target.review(branch, made.oid, True)
                 if branch
                 else commitbuilder.Target.head(made.oid)
             )
@@ -475,6 +475,8 @@ def _apply(
             raise
         # The definition revert is committed; the experience one was refused (a race the
         # gate check above could not see). Record what was done, then say what is left.
+        if branch:
+            _publish(repo, branch, result)
         _record(repo, run, result, plan.agent, head_oid, ident, started, t0, done, "failed", exc)
         raise GitdreamError(
             f"reverted the definitions of run {run.run} ({str(done['definition'])[:7]}), but not its "
@@ -482,6 +484,8 @@ def _apply(
             hint=(exc.hint + "; then " if exc.hint else "")
             + f"run `gitdream revert {run.run} --only experience`",
         ) from exc
+    if branch:
+        _publish(repo, branch, result)
     moved: GitdreamError | None = None
     if plan.replay is not None:
         from gitdream.git.refs import RefMoved, compare_and_swap
@@ -504,6 +508,18 @@ def _apply(
         raise GitdreamError(
             f"reverted run {run.run}, but its watermark was not moved back: {moved.message}",
             hint=f"read the material again with `gitdream run --agent {plan.agent.id} --since REV`",
+        )
+
+
+def _publish(repo: Repo, branch: str, result: RevertResult) -> None:
+    """Create review branch `branch` at the last revert commit (the commits were only
+    built): the branch appears with the whole revert or not at all."""
+    from gitdream.git import commitbuilder
+
+    made = [c.oid for c in result.commits if c.oid]
+    if made:
+        commitbuilder.publish(
+            repo, branch, None, made[-1], f"gitdream: revert {result.reverted} ({result.run})"
         )
 
 

@@ -21,8 +21,12 @@ index, in these steps:
    start of the next write: paths still at their pre-dream state are brought to the
    new commit; anything else is the user's and is left alone.
 
-In review-branch mode (`Target.review`) only steps 1-5 run, on a branch of its own: the
-current branch, the index and the working tree are not touched.
+In review-branch mode (`Target.review`) only steps 1-2 run: the commit is built on the
+commit it continues, and no ref moves. The caller chains a run's review commits and then
+`publish()`es the branch once, with its other refs (the watermark) in the same reference
+transaction, so a review branch appears whole or not at all — a process killed midway
+leaves only unreachable objects, and the same command can simply run again. The current
+branch, the index and the working tree are never touched.
 """
 
 from __future__ import annotations
@@ -76,8 +80,9 @@ class Target:
     `Target.head(base)`: the same, for changes computed from commit `base`: when the
     branch has moved past it, the commit is rebuilt on the new tip only if none of the
     changed paths differ between `base` and that tip (else HeadMoved, nothing changed).
-    `Target.review(name, start)`: onto branch `name`, created at commit `start` when
-    `create` is true, else continued from its current tip; nothing else is touched.
+    `Target.review(name, start, create)`: a commit for review branch `name`, built on
+    commit `start` (default: the branch's tip); `create` refuses when the branch exists
+    already. No ref moves (see `publish`); nothing else is touched.
     """
 
     review_branch: str | None = None
@@ -452,6 +457,86 @@ def _move_ref(
     return None
 
 
+def _branch_ref(name: str) -> str:
+    import pygit2
+
+    ref = f"refs/heads/{name}"
+    if not pygit2.reference_is_valid_name(ref):
+        raise ConfigError(
+            f"'{name}' is not a valid branch name",
+            hint="choose a name git accepts (see `git check-ref-format --branch`)",
+        )
+    return ref
+
+
+def _branch_exists(name: str) -> WriteRefused:
+    return WriteRefused(
+        f"branch {name} already exists",
+        hint="choose another --branch name, or delete that branch first",
+    )
+
+
+def _review_commit(
+    repo: Repo,
+    agent: Agent | None,
+    kind: str,
+    changes: Sequence[Change],
+    message: str,
+    ident: Identity,
+    target: Target,
+) -> CommitResult:
+    """A commit for a review branch: gate (tree only), blobs, tree and commit object on
+    `target.start`, no ref moved (see `publish`)."""
+    assert target.review_branch is not None
+    ref = _branch_ref(target.review_branch)
+    existing = repo.raw.references.get(ref)
+    if target.create and existing is not None:
+        raise _branch_exists(target.review_branch)
+    base = target.start if target.start is not None else str(existing.target) if existing else None
+    if base is None:
+        raise RepoStateError("the repository has no commits yet", hint="commit something first")
+    paths_ = [c.path for c in changes]
+    verdicts = writegate.require(repo, agent, paths_, kind, tree_only=True)
+    prepared = _prepare(repo, changes, verdicts)
+    faults.point("after-blobs")
+    tree = _tree_for(repo, base, prepared)
+    faults.point("after-tree")
+    new = _create_commit(repo, ident, message, tree, base)
+    faults.point("after-commit-object")
+    return CommitResult(new, base, ref, False, tuple(paths_))
+
+
+def publish(
+    repo: Repo,
+    branch: str,
+    expected: str | None,
+    new: str,
+    message: str,
+    also: Sequence[tuple[str, str | None, str | None]] = (),
+) -> None:
+    """Move review branch `branch` from `expected` (None: create it) to `new`, the last of
+    the commits `commit()` built for it, together with the gitdream refs in `also`
+    (`(ref, expected, new)`, e.g. the watermark) in one reference transaction: all of them
+    move, or none does. Raises WriteRefused when the branch was created or moved by someone
+    else meanwhile, RefMoved when one of `also` was; nothing changed then."""
+    from gitdream.git.refs import RefMoved, compare_and_swap_all
+
+    ref = _branch_ref(branch)
+    faults.point("before-ref-move")
+    try:
+        compare_and_swap_all(repo, [(ref, expected, new), *also], message)
+    except RefMoved as exc:
+        if exc.ref != ref:
+            raise
+        if expected is None:
+            raise _branch_exists(branch) from exc
+        raise WriteRefused(
+            f"branch {branch} was moved by someone else while gitdream wrote to it; nothing was published",
+            hint="run again onto another --branch name",
+        ) from exc
+    faults.point("after-ref-move")
+
+
 def commit(
     repo: Repo,
     agent: Agent | None,
@@ -467,7 +552,8 @@ def commit(
     WriteRefused (gate refusal, or a target changed during the run), HeadMoved (the
     branch moved and touched one of the paths, or HEAD switched branch) and
     SigningError; in each of those cases nothing was changed. Raises ValueError for an
-    empty change list.
+    empty change list. With a review target the commit is only built: `publish` moves
+    the branch.
     """
     if not changes:
         raise ValueError("commit() needs at least one change")
@@ -478,43 +564,22 @@ def commit(
         raise ValueError("duplicate paths in one commit")
 
     if review:
-        ref = f"refs/heads/{target.review_branch}"
-        import pygit2
+        return _review_commit(repo, agent, kind, changes, message, ident, target)
+    repo.require_own_index()
+    warnings = repair(repo)
+    head = repo.head()
+    if head.detached:
+        raise repo.state_problem() or RepoStateError("HEAD is detached")
+    if repo.in_progress():
+        raise repo.state_problem()  # type: ignore[misc]
+    ref = head.branch
+    assert ref is not None
+    # Changes computed from an older commit are built on it; the compare-and-swap
+    # below then moves them onto the branch's tip only if their paths are unchanged.
+    base = target.start or head.oid
+    expected = base
 
-        if not pygit2.reference_is_valid_name(ref):
-            raise ConfigError(
-                f"'{target.review_branch}' is not a valid branch name",
-                hint="choose a name git accepts (see `git check-ref-format --branch`)",
-            )
-        existing = repo.raw.references.get(ref)
-        if target.create:
-            if existing is not None:
-                raise WriteRefused(
-                    f"branch {target.review_branch} already exists",
-                    hint="choose another --branch name, or delete that branch first",
-                )
-            base = target.start
-            expected: str | None = None
-        else:
-            base = str(existing.target) if existing is not None else target.start
-            expected = str(existing.target) if existing is not None else None
-        if base is None:
-            raise RepoStateError("the repository has no commits yet", hint="commit something first")
-    else:
-        repo.require_own_index()
-        warnings = repair(repo)
-        head = repo.head()
-        if head.detached:
-            raise repo.state_problem() or RepoStateError("HEAD is detached")
-        if repo.in_progress():
-            raise repo.state_problem()  # type: ignore[misc]
-        ref = head.branch  # type: ignore[assignment]
-        # Changes computed from an older commit are built on it; the compare-and-swap
-        # below then moves them onto the branch's tip only if their paths are unchanged.
-        base = target.start or head.oid
-        expected = base
-
-    verdicts = writegate.require(repo, agent, paths_, kind, tree_only=review)
+    verdicts = writegate.require(repo, agent, paths_, kind)
     prepared = _prepare(repo, changes, verdicts)
     faults.point("after-blobs")
     tree = _tree_for(repo, base, prepared)
@@ -525,32 +590,29 @@ def commit(
 
     rebuilt = False
     for _attempt in range(MAX_REBUILDS + 1):
-        if not review:
-            _recheck(repo, verdicts)
-            journal = Journal(str(repo.git_dir), ref, base, new)
-            for path, blob in prepared.blobs.items():
-                seen = verdicts[path].seen
-                assert seen is not None
-                journal.paths[path] = {
-                    "old_oid": seen.head_oid,
-                    "old_mode": seen.head_mode,
-                    "old_worktree_sha256": seen.worktree_sha256,
-                    "new_oid": blob.oid if blob else None,
-                    "new_worktree_sha256": _sha(blob.worktree) if blob else None,
-                    "mode": prepared.modes[path],
-                }
-            _write_journal(repo, journal)
+        _recheck(repo, verdicts)
+        journal = Journal(str(repo.git_dir), ref, base, new)
+        for path, blob in prepared.blobs.items():
+            seen = verdicts[path].seen
+            assert seen is not None
+            journal.paths[path] = {
+                "old_oid": seen.head_oid,
+                "old_mode": seen.head_mode,
+                "old_worktree_sha256": seen.worktree_sha256,
+                "new_oid": blob.oid if blob else None,
+                "new_worktree_sha256": _sha(blob.worktree) if blob else None,
+                "mode": prepared.modes[path],
+            }
+        _write_journal(repo, journal)
         faults.point("before-ref-move")
         try:
-            actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=not review)
+            actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=True)
         except BaseException:
-            if not review:
-                _drop_journal(repo)
+            _drop_journal(repo)
             raise
         if actual is None:
             break
-        if not review:
-            _drop_journal(repo)
+        _drop_journal(repo)
         if not actual or base is None:
             raise HeadMoved(
                 f"{ref} was created, deleted or moved by someone else while the dream ran",
@@ -571,8 +633,6 @@ def commit(
         raise HeadMoved(f"{ref} kept moving while the dream ran", hint="nothing was written; run again later")
     faults.point("after-ref-move")
 
-    if review:
-        return CommitResult(new, base, ref, rebuilt, tuple(paths_))
     sync_warnings = _sync(repo, journal)
     _drop_journal(repo)
     return CommitResult(new, base, ref, rebuilt, tuple(paths_), tuple(warnings + sync_warnings))

@@ -162,3 +162,39 @@ def test_replay_of_an_undone_run_moves_only_the_watermark(
     # The next dream reads the material again and writes the same memory.
     assert run_gitdream(root, "run").returncode == 0
     assert ref(root, WATERMARK) is not None
+
+
+def test_a_killed_review_run_leaves_no_half_branch(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Regression test: `gitdream run --branch NAME` (and `revert --branch NAME`) killed
+    between its two commits left branch NAME with half the dream (and the watermark not
+    moved); the same command run again was refused: "branch NAME already exists". The
+    branch is now created once, with the whole dream and (for run) the watermark."""
+    root, meta = prepared(tmp_path_factory, "dreamed", _dreamed, tmp_path / "repo")
+    proc = run_gitdream(
+        root,
+        "revert",
+        meta["run"],
+        "--branch",
+        REVIEW,
+        env={"GITDREAM_FAULT": "after-definition-commit:kill"},
+    )
+    assert killed(proc)
+    assert ref(root, REVIEW) is None
+    again = run_gitdream(root, "revert", meta["run"], "--branch", REVIEW, "--json")
+    assert again.returncode == 0, again.stderr
+    assert [c["kind"] for c in json.loads(again.stdout)["commits"]] == ["definition", "experience"]
+    assert git(root, "log", "--format=%s", f"HEAD..{REVIEW}").startswith('Revert "dream(ops): experience')
+
+    root, meta = prepared(tmp_path_factory, "fresh", _fresh, tmp_path / "fresh")
+    proc = run_gitdream(
+        root, "run", "--branch", REVIEW, env={"GITDREAM_FAULT": "after-experience-commit:kill"}
+    )
+    assert killed(proc)
+    assert ref(root, REVIEW) is None and ref(root, WATERMARK) is None
+    again = run_gitdream(root, "run", "--branch", REVIEW)
+    assert again.returncode == 0, again.stderr
+    subjects = git(root, "log", "--format=%s", f"HEAD..{REVIEW}").splitlines()
+    assert [s.split(" — ")[0] for s in subjects] == ["dream(ops): definitions", "dream(ops): experience"]
+    assert ref(root, WATERMARK) == meta["head"]
