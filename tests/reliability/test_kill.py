@@ -14,11 +14,15 @@ nothing left behind (temporary files, git or gitdream locks).
 from __future__ import annotations
 
 import json
+import os
+import random
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gitdream.faults import REVERT_POINTS
 from tests.helpers import git, run_gitdream
 from tests.reliability.support import (
     LOCK,
@@ -29,6 +33,7 @@ from tests.reliability.support import (
     leftovers,
     material,
     memory_tree,
+    popen,
     prepared,
     ref,
     run_json,
@@ -76,9 +81,11 @@ def _reference(
     name = f"{key}:{' '.join(args)}"
     if name not in _REFERENCE:
         root, meta = prepared(factory, key, build, factory.mktemp("reference") / "repo")
+        start = time.monotonic()
         proc = run_gitdream(root, *[a.format(**meta) for a in args])
         assert proc.returncode == 0, proc.stderr
         state = _end_state(root, variant)
+        state["seconds"] = time.monotonic() - start
         state["status"] = status(root)
         _REFERENCE[name] = state
     return _REFERENCE[name]
@@ -109,6 +116,173 @@ def _finally(root: Path, before: dict[str, object]) -> None:
     assert status(root) == USER_STATUS
     assert leftovers(root) == []
     assert not (root / LOCK).exists()
+
+
+REVERT_CASES = (
+    [("plain", p) for p in REVERT_POINTS if p != "before-watermark"]
+    + [("plain", f"{p}@2") for p in ("after-commit-object", "after-ref-move", "before-index-update")]
+    + [("replay", p) for p in ("after-ref-move@2", "before-watermark", "before-receipt")]
+    # On a review branch the commits are only built; the branch is created once, at the end.
+    + [("branch", p) for p in ("after-commit-object@2", "before-ref-move", "after-ref-move")]
+)
+
+
+@pytest.mark.parametrize(("variant", "point"), REVERT_CASES)
+def test_kill_revert_then_revert_again(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, variant: str, point: str
+) -> None:
+    args = ["revert", "{run}", *REVERT_ARGS[variant]]
+    expected = _reference(tmp_path_factory, "dreamed", _dreamed, args, variant)
+    root, meta = prepared(tmp_path_factory, "dreamed", _dreamed, tmp_path / "repo")
+    command = [a.format(**meta) for a in args]
+    before = user_state(root)
+    old = memory_tree(root)
+    watermark = ref(root, WATERMARK)
+
+    proc = run_gitdream(root, *command, env={"GITDREAM_FAULT": f"{point}:kill"})
+    assert killed(proc), (point, proc.returncode, proc.stderr)
+    _after_kill(root, before, old, expected["tree"] if variant != "branch" else old)
+    if variant == "branch":
+        assert memory_tree(root) == old and ref(root, "HEAD") == meta["head"]
+
+    again = run_gitdream(root, *command)
+    if again.returncode != 0:
+        # Everything the revert writes was written before the kill: the retry says so.
+        assert again.returncode == 1, (point, again.stderr)
+        assert "already undone" in again.stderr or "already exists" in again.stderr, again.stderr
+    end = _end_state(root, variant)
+    assert end["tree"] == expected["tree"], point
+    assert end["watermark"] == (expected["watermark"] if variant == "replay" else watermark), point
+    if variant == "branch":
+        assert ref(root, "HEAD") == meta["head"]
+    _finally(root, before)
+
+
+RUN_BRANCH_POINTS = ("after-experience-commit", "before-ref-move", "after-ref-move")
+
+
+@pytest.mark.parametrize("point", RUN_BRANCH_POINTS)
+def test_kill_run_onto_a_review_branch(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, point: str
+) -> None:
+    args = ["run", "--branch", REVIEW]
+    expected = _reference(tmp_path_factory, "fresh", _fresh, args, "branch")
+    root, meta = prepared(tmp_path_factory, "fresh", _fresh, tmp_path / "repo")
+    before = user_state(root)
+    old = memory_tree(root)
+    proc = run_gitdream(root, *args, env={"GITDREAM_FAULT": f"{point}:kill"})
+    assert killed(proc), (point, proc.returncode, proc.stderr)
+    _after_kill(root, before, old, old)
+    assert ref(root, "HEAD") == meta["head"] and memory_tree(root) == old
+
+    again = run_gitdream(root, *args)
+    if again.returncode != 0:
+        # The branch and the watermark moved together before the kill: the dream is done.
+        assert again.returncode == 1 and "branch review already exists" in again.stderr, (point, again.stderr)
+        assert point == "after-ref-move"
+    assert memory_tree(root, REVIEW) == expected["tree"], point
+    assert ref(root, "HEAD") == meta["head"] and memory_tree(root) == old
+    assert ref(root, WATERMARK) == meta["head"]
+    _finally(root, before)
+
+
+def _worktrees(folder: Path) -> dict[str, Any]:
+    """`folder/main` (agent ops, material) and its linked worktree `folder/linked` on
+    branch feature, both with the user's uncommitted work."""
+    main = folder / "main"
+    _fresh(main)
+    git(main, "worktree", "add", "-q", "-b", "feature", str(folder / "linked"))
+    user_changes(folder / "linked")
+    return {}
+
+
+WORKTREE_POINTS = ("after-ref-move", "mid-worktree-update", "after-experience-commit")
+
+
+@pytest.mark.parametrize("point", WORKTREE_POINTS)
+def test_kill_run_in_a_linked_worktree(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, point: str
+) -> None:
+    expected = _reference(tmp_path_factory, "fresh", _fresh, ["run"], "plain")
+    folder, _meta = prepared(tmp_path_factory, "worktrees", _worktrees, tmp_path / "copy")
+    main, linked = folder / "main", folder / "linked"
+    # The copy's worktree links still name the original folders: point them at the copy.
+    admin = main / ".git" / "worktrees" / "linked"
+    (linked / ".git").write_text(f"gitdir: {admin}\n")
+    (admin / "gitdir").write_text(f"{linked / '.git'}\n")
+    assert git(linked, "rev-parse", "--show-toplevel").strip() == str(linked)
+    main_before = user_state(main)
+    before = user_state(linked)
+    old = memory_tree(linked)
+
+    proc = run_gitdream(linked, "run", env={"GITDREAM_FAULT": f"{point}:kill"})
+    assert killed(proc), (point, proc.returncode, proc.stderr)
+    _after_kill(linked, before, old, expected["tree"])
+    on_disk = {p: (linked / p).read_bytes() for p in expected["tree"] if (linked / p).exists()}
+    # A command in the main worktree leaves the linked worktree's unfinished update alone.
+    # (Not a dream: the watermark is the agent's, so a dream on main would consume the
+    # material the linked branch's unfinished dream still needs.)
+    other = run_gitdream(main, "status")
+    assert other.returncode == 0, other.stderr
+    assert {p: (linked / p).read_bytes() for p in expected["tree"] if (linked / p).exists()} == on_disk
+    assert user_state(main) == main_before and status(main) == USER_STATUS
+
+    again = run_gitdream(linked, "run")
+    assert again.returncode == 0, (point, again.stderr)
+    assert memory_tree(linked) == expected["tree"], point
+    _finally(linked, before)
+    assert user_state(main) == main_before and status(main) == USER_STATUS
+    assert fsck(main) == ""
+
+
+def _timed(root: Path, *args: str) -> float:
+    start = time.monotonic()
+    proc = run_gitdream(root, *args)
+    assert proc.returncode == 0, proc.stderr
+    return time.monotonic() - start
+
+
+def _kill_after(root: Path, delay: float, *args: str) -> int:
+    proc = popen(root, *args)
+    time.sleep(delay)
+    proc.kill()
+    proc.communicate(timeout=60)
+    return proc.returncode
+
+
+def _dream_with_commits(root: Path) -> str:
+    runs = json.loads(run_gitdream(root, "log", "--json").stdout)["runs"]
+    return next(r["run"] for r in runs if r["commits"]["experience"] and not r["reverts"])
+
+
+def test_kill_at_random_moments(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """SIGKILL `gitdream run` (5 times), then `gitdream revert` (3 times), after a random
+    delay within the time an uninterrupted command takes: each time the repository is
+    consistent, and the same command run again completes and ends where an uninterrupted
+    one ends. GITDREAM_TEST_SEED=N replays a failure."""
+    seed = int(os.environ.get("GITDREAM_TEST_SEED", time.time_ns() % 100000))
+    rng = random.Random(seed)
+    kills = 0
+    for attempt, (key, build, args) in enumerate(
+        [("fresh", _fresh, ["run"])] * 5 + [("dreamed", _dreamed, ["revert", "{run}"])] * 3
+    ):
+        expected = _reference(tmp_path_factory, key, build, args, "plain")
+        root, meta = prepared(tmp_path_factory, key, build, tmp_path / f"repo{attempt}")
+        command = [a.format(**meta) for a in args]
+        where = f"seed {seed}, attempt {attempt}"
+        before = user_state(root)
+        old = memory_tree(root)
+        proc = popen(root, *command)
+        time.sleep(rng.uniform(0.2, 0.95) * expected["seconds"])
+        proc.kill()
+        proc.communicate(timeout=60)
+        kills += killed(proc)
+        _after_kill(root, before, old, expected["tree"])
+        again = run_gitdream(root, *command)
+        assert again.returncode == 0 or "already undone" in again.stderr, (where, again.stderr)
+        assert memory_tree(root) == expected["tree"], where
+        _finally(root, before)
+    assert kills >= 4, f"seed {seed}: only {kills} of 8 commands were killed before they finished"
 
 
 def test_revert_finishes_the_update_a_killed_dream_left(
