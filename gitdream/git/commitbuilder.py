@@ -139,6 +139,44 @@ def format_message(subject: str, body: str, trailers: Sequence[tuple[str, str]])
     return "\n\n".join(parts) + "\n"
 
 
+# --- objects not reachable yet -----------------------------------------------------------
+
+# Objects this process wrote that no ref reaches yet, per object directory: `{oid: (type,
+# raw bytes)}`. Until a ref reaches them, `git gc --prune=now` (or `git prune`) running
+# meanwhile may delete them; `_restore` writes back any that went missing, right before
+# and right after a ref starts pointing at them, so a ref never stays on a pruned object.
+_UNREACHABLE: dict[str, dict[str, tuple[int, bytes]]] = {}
+
+
+def _objects_dir(repo: Repo) -> str:
+    return os.environ.get("GIT_OBJECT_DIRECTORY") or str(repo.common_dir / "objects")
+
+
+def _remember(repo: Repo, oid: str) -> None:
+    kind, data = repo.raw.odb.read(oid)[:2]
+    _UNREACHABLE.setdefault(_objects_dir(repo), {})[oid] = (int(kind), bytes(data))
+
+
+def _restore(repo: Repo) -> None:
+    """Write back every remembered object that is no longer in the object database (a
+    fresh handle: libgit2's object cache would still answer for a pruned object)."""
+    import pygit2
+
+    kept = _UNREACHABLE.get(_objects_dir(repo))
+    if not kept:
+        return
+    on_disk = pygit2.Odb(_objects_dir(repo))
+    for oid, (kind, data) in kept.items():
+        if not on_disk.exists(oid):
+            repo.raw.odb.write(kind, data)
+
+
+def _reachable(repo: Repo) -> None:
+    """A ref reaches the remembered objects now: make sure they exist, then forget them."""
+    _restore(repo)
+    _UNREACHABLE.pop(_objects_dir(repo), None)
+
+
 # --- tree building ---------------------------------------------------------------------
 
 
@@ -172,7 +210,9 @@ def _build_tree(repo: Repo, base_tree: pygit2.Tree | None, items: dict[str, tupl
                 builder.remove(name)
         else:
             builder.insert(name, pygit2.Oid(hex=sub_oid), 0o040000)
-    return str(builder.write())
+    oid = str(builder.write())
+    _remember(repo, oid)
+    return oid
 
 
 def _prepare(repo: Repo, changes: Sequence[Change], verdicts: dict[str, writegate.Verdict]) -> _Prepared:
@@ -185,6 +225,7 @@ def _prepare(repo: Repo, changes: Sequence[Change], verdicts: dict[str, writegat
             blobs[change.path] = None
         else:
             blobs[change.path] = convert.to_repository(repo, change.path, change.data)
+            _remember(repo, blobs[change.path].oid)  # type: ignore[union-attr]
     return _Prepared(blobs, modes)
 
 
@@ -210,8 +251,11 @@ def _create_commit(repo: Repo, ident: Identity, message: str, tree: str, parent:
     if signing.signing_enabled(repo):
         payload = repo.raw.create_commit_string(author, committer, message, tree_oid, parents)
         signature = signing.sign(repo, payload, f"{ident.committer[0]} <{ident.committer[1]}>")
-        return str(repo.raw.create_commit_with_signature(payload, signature))
-    return str(repo.raw.create_commit(None, author, committer, message, tree_oid, parents))
+        oid = str(repo.raw.create_commit_with_signature(payload, signature))
+    else:
+        oid = str(repo.raw.create_commit(None, author, committer, message, tree_oid, parents))
+    _remember(repo, oid)
+    return oid
 
 
 # --- journal ---------------------------------------------------------------------------
@@ -524,7 +568,9 @@ def publish(
     ref = _branch_ref(branch)
     faults.point("before-ref-move")
     try:
+        _restore(repo)
         compare_and_swap_all(repo, [(ref, expected, new), *also], message)
+        _reachable(repo)
     except RefMoved as exc:
         if exc.ref != ref:
             raise
@@ -606,11 +652,13 @@ def commit(
         _write_journal(repo, journal)
         faults.point("before-ref-move")
         try:
+            _restore(repo)
             actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=True)
         except BaseException:
             _drop_journal(repo)
             raise
         if actual is None:
+            _reachable(repo)
             break
         _drop_journal(repo)
         if not actual or base is None:

@@ -25,12 +25,14 @@ _CACHE: dict[str, tuple[Path, object]] = {}
 
 
 def material(root: Path) -> None:
-    """Two committed daily logs: facts for two topics, a #skill and a #soul unit."""
+    """Two committed daily logs: facts for two topics (deploy.md, ci.md) and units for
+    SKILL.md, agent.md and soul.md."""
     write(
         root,
         f"{LOGS}/2026-03-01.md",
         "# 2026-03-01\n\n- [deploy] Rollbacks need the previous image tag.\n"
-        "- [ci] The integration suite is flaky.\n- Always run the smoke test first. #skill\n",
+        "- [ci] The integration suite is flaky.\n- Always run the smoke test first. #skill\n"
+        "- Escalate to a human after two failed rollbacks. #agent\n",
     )
     write(root, f"{LOGS}/2026-03-02.md", "- [deploy] Yesterday's build is stable.\n- Answer briefly. #soul\n")
     commit_all(root, "logs")

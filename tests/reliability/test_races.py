@@ -1,0 +1,295 @@
+"""Races (issue 8): a real `gitdream run` while the user commits, edits, stages, checks out
+another branch, or runs `git gc`; concurrent runs and reverts.
+
+The user's action is placed exactly in each dangerous window with the `pause` fault action
+(between the gate and the branch move, between the branch move and the working-tree
+update, between the working-tree update and the index update), then at random moments in
+bounded loops. Whatever happens, the dream either commits or refuses with a clear error,
+and never overwrites or loses a byte the user wrote: the user's last content of every file
+they wrote is in the working tree or in a commit they made; the index has no conflict
+entries and keeps what the user staged; `git fsck --strict` is clean; no lock is left.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import git
+from tests.reliability.support import (
+    LOCK,
+    MEMORY,
+    agent_repo,
+    fsck,
+    leftovers,
+    material,
+    popen,
+    prepared,
+    ref,
+    run_json,
+    write,
+)
+
+INDEX = f"{MEMORY}/MEMORY.md"
+TOPIC = f"{MEMORY}/deploy.md"  # created by the dream
+AGENT = "agents/ops/agent.md"
+WATERMARK = "refs/gitdream/watermark/ops"
+CLEAR_ERRORS = (
+    "changed while the dream ran",
+    "moved while the dream ran",
+    "switched from",
+    "uncommitted changes",
+)
+
+
+def _fresh(root: Path) -> dict[str, Any]:
+    """agent ops with material not dreamed yet; the user has an unstaged change and an
+    untracked file (neither is committed by `git add X && git commit`)."""
+    agent_repo(root)
+    write(root, "unstaged.txt", "committed\n")
+    material(root)
+    git(root, "branch", "before")  # another branch, at the commit the dream starts from
+    write(root, "unstaged.txt", "edited, not staged\n")
+    write(root, "notes.txt", "untracked\n")
+    return {"head": git(root, "rev-parse", "HEAD").strip()}
+
+
+def _dreamed(root: Path) -> dict[str, Any]:
+    """`_fresh` after one uninterrupted dream."""
+    meta = _fresh(root)
+    receipt = run_json(root, "run")["runs"][0]
+    assert receipt["status"] == "ok" and all(receipt["commits"].values()), receipt
+    return {**meta, "run": receipt["run"]}
+
+
+class User:
+    """The person working in the repository meanwhile: every write is recorded, so the end
+    state can be checked against the last bytes they wrote to each file."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.last: dict[str, bytes] = {
+            "unstaged.txt": (root / "unstaged.txt").read_bytes(),
+            "notes.txt": (root / "notes.txt").read_bytes(),
+        }
+        self.staged: dict[str, bytes] = {}
+        self.committed: dict[str, bytes] = {}
+        self.count = 0
+        self.failures: list[str] = []
+
+    def write(self, path: str, text: str | None = None) -> bytes:
+        self.count += 1
+        data = (text or f"written by the user, #{self.count} at {time.monotonic_ns()}\n").encode()
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        self.last[path] = data
+        return data
+
+    def git(self, *args: str) -> bool:
+        """Run git as a person would; a failure (e.g. index.lock held by the dream's
+        update) is recorded, not raised: the person would simply try again."""
+        proc = subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True)
+        if proc.returncode != 0:
+            self.failures.append(f"git {' '.join(args)}: {proc.stderr.strip()}")
+        return proc.returncode == 0
+
+    def add(self, path: str) -> bool:
+        done = self.git("add", "--", path)
+        if done:
+            self.staged[path] = self.last[path]
+        return done
+
+    def commit(self, path: str, text: str | None = None) -> bool:
+        data = self.write(path, text)
+        if not (self.add(path) and self.git("commit", "-q", "-m", f"the user's commit of {path}")):
+            return False
+        self.committed[path] = data
+        return True
+
+
+def _committed_by_user(root: Path, path: str, data: bytes) -> bool:
+    """True when a commit of the user in HEAD's history has `data` at `path`."""
+    for oid in git(root, "log", "--format=%H", "--author=Test User", "HEAD", "--", path).split():
+        proc = subprocess.run(["git", "cat-file", "blob", f"{oid}:{path}"], cwd=root, capture_output=True)
+        if proc.returncode == 0 and proc.stdout == data:
+            return True
+    return False
+
+
+def _index_entries(root: Path) -> dict[str, tuple[str, str]]:
+    entries = {}
+    for line in git(root, "ls-files", "-s").splitlines():
+        meta, path = line.split("\t", 1)
+        mode, oid, stage = meta.split()
+        assert stage == "0", f"conflict entry in the index: {line}"
+        entries[path] = (mode, oid)
+    return entries
+
+
+def _blob_id(root: Path, data: bytes) -> str:
+    return git(root, "hash-object", "--stdin", input=data).strip()
+
+
+def check_user_kept(root: Path, user: User, *, staged: bool = True) -> None:
+    """No byte the user wrote is lost, what they staged is still staged (unless they
+    committed it), and the repository is sound with no lock left behind."""
+    for path, data in user.last.items():
+        target = root / path
+        on_disk = target.read_bytes() if target.exists() else None
+        assert on_disk == data or _committed_by_user(root, path, data), f"the user's bytes of {path} are lost"
+    for path, data in user.committed.items():
+        # A dream whose contents were computed before the user's commit must never
+        # replace what the user committed (it refuses instead).
+        assert git(root, "cat-file", "blob", f"HEAD:{path}").encode() == data, f"{path} was overwritten"
+    index = _index_entries(root)
+    if staged:
+        for path, data in user.staged.items():
+            blob = _blob_id(root, data)
+            assert index.get(path, ("", ""))[1] == blob or _committed_by_user(root, path, data), (
+                f"what the user staged for {path} is no longer in the index"
+            )
+    assert fsck(root) == ""
+    assert leftovers(root) == []
+    assert not (root / LOCK).exists()
+    git(root, "status", "--porcelain")  # the index can be read and refreshed
+
+
+def check_outcome(root: Path, proc: subprocess.Popen[str], out: str, err: str) -> str:
+    """The dream committed (exit 0) or refused with a clear error (exit 1), never a crash:
+    "ok" (both commits, watermark moved), "refused" (no commit, watermark not moved: the
+    next run reads the same material), or "partial" (the experience commit, the definition
+    commit refused, its material pending for the next run)."""
+    assert "Traceback" not in err and "internal error" not in err, err
+    receipt = json.loads(out)["runs"][0]
+    if proc.returncode == 0:
+        assert receipt["status"] == "ok" and all(receipt["commits"].values()), receipt
+        assert ref(root, WATERMARK) == receipt["input_commit"]
+        return "ok"
+    assert proc.returncode == 1, (proc.returncode, err)
+    assert any(text in err for text in CLEAR_ERRORS), err
+    if receipt["commits"]["experience"] is None:
+        assert receipt["status"] == "failed" and ref(root, WATERMARK) is None, receipt
+        return "refused"
+    assert receipt["phases"]["definitions"]["status"] == "refused" and receipt["pending"], receipt
+    assert ref(root, WATERMARK) == receipt["input_commit"]
+    return "partial"
+
+
+# --- user actions placed in a window ------------------------------------------------------
+
+
+def commit_unrelated(user: User) -> None:
+    assert user.commit("user.txt")
+
+
+def commit_index(user: User) -> None:
+    assert user.commit(INDEX)
+
+
+def commit_topic(user: User) -> None:
+    assert user.commit(TOPIC)
+
+
+def commit_agent(user: User) -> None:
+    assert user.commit(AGENT, "# ops\n\nThe user's own rewrite of agent.md.\n")
+
+
+def edit_index(user: User) -> None:
+    user.write(INDEX)
+
+
+def create_topic(user: User) -> None:
+    user.write(TOPIC)
+
+
+def add_index(user: User) -> None:
+    user.write(INDEX)
+    assert user.add(INDEX)
+
+
+def checkout_away(user: User) -> None:
+    assert user.git("checkout", "-q", "-b", "elsewhere")
+
+
+def checkout_existing(user: User) -> None:
+    assert user.git("checkout", "-q", "before")
+
+
+def checkout_and_back(user: User) -> None:
+    assert user.git("checkout", "-q", "-b", "elsewhere")
+    user.write("elsewhere.txt")
+    assert user.add("elsewhere.txt") and user.git("commit", "-q", "-m", "on another branch")
+    assert user.git("checkout", "-q", "main")
+    user.staged.pop("elsewhere.txt")
+    user.last.pop("elsewhere.txt")  # it lives on branch elsewhere now, as git does it
+
+
+def gc_prune_now(user: User) -> None:
+    assert user.git("gc", "-q", "--prune=now")
+
+
+def repack(user: User) -> None:
+    assert user.git("repack", "-q", "-a", "-d")
+
+
+def _pause(root: Path, folder: Path, point: str, *args: str) -> subprocess.Popen[str]:
+    """Start `gitdream ARGS` and return once it waits at fault point `point`."""
+    folder.mkdir(exist_ok=True)
+    env = {"GITDREAM_FAULT": f"{point}:pause", "GITDREAM_FAULT_DIR": str(folder)}
+    proc = popen(root, *args, env=env)
+    reached = folder / f"{point.partition('@')[0]}.reached"
+    deadline = time.monotonic() + 60
+    while not reached.exists():
+        if proc.poll() is not None:
+            raise AssertionError(f"{point} was never reached: {proc.communicate()}")
+        assert time.monotonic() < deadline, f"{point} was not reached within 60 s"
+        time.sleep(0.005)
+    return proc
+
+
+def _resume(proc: subprocess.Popen[str], folder: Path, point: str) -> tuple[str, str]:
+    (folder / f"{point.partition('@')[0]}.continue").write_text("")
+    return proc.communicate(timeout=60)
+
+
+def _window(
+    root: Path, tmp_path: Path, point: str, action: Callable[[User], None], *args: str
+) -> tuple[User, str, str, int]:
+    user = User(root)
+    folder = tmp_path / f"faults-{root.name}"
+    proc = _pause(root, folder, point, *args)
+    action(user)
+    out, err = _resume(proc, folder, point)
+    assert "Traceback" not in err, err
+    return user, out, err, proc.returncode
+
+
+# --- regression tests --------------------------------------------------------------------
+
+
+def test_gc_prune_now_during_a_dream_never_leaves_a_branch_on_a_missing_commit(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Regression test: `git gc --prune=now` between the moment the dream wrote its objects
+    and the branch move deleted them (nothing reached them yet); the branch then moved to a
+    missing commit (fsck: broken link) and the run crashed reading a pruned blob. On a review
+    branch the window was the whole run. The commit builder now writes back any object of
+    its own that went missing, before and after the ref move."""
+    root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "repo")
+    user, _out, err, code = _window(root, tmp_path, "after-commit-object", gc_prune_now, "run", "--json")
+    assert code == 0, err
+    check_user_kept(root, user)
+    root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "review")
+    user, _out, err, code = _window(
+        root, tmp_path, "after-experience-commit", gc_prune_now, "run", "--branch", "rv"
+    )
+    assert code == 0, err
+    assert fsck(root) == ""
+    assert git(root, "log", "--format=%s", "main..rv").count("dream(ops)") == 2
