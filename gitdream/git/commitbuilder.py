@@ -294,10 +294,18 @@ def _drop_journal(repo: Repo) -> None:
 # --- working tree and index -------------------------------------------------------------
 
 
-def atomic_write(path: Path, data: bytes, mode: int = 0o666) -> None:
+_ANY = "*"
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o666, expect: str | None = _ANY) -> bool:
     """Write `data` to `path` through a temporary file in the same folder, fsync and
     `os.replace`, so readers see the old bytes or the new, never a mix. `mode` is masked
-    by the umask, as git's checkout does."""
+    by the umask, as git's checkout does.
+
+    With `expect` (the SHA-256 the file must still have, None: it must not exist), the
+    file is checked once the new bytes are safely on disk, right before the replace, and
+    left alone (False) when it changed meanwhile — someone else's write is never replaced
+    by one that took longer. Returns True when written."""
     tmp = path.with_name(f".{path.name}.gitdream-{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
@@ -305,6 +313,9 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o666) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if expect != _ANY and _worktree_sha(path) != expect:
+            tmp.unlink()
+            return False
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -312,6 +323,11 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o666) -> None:
         except FileNotFoundError:
             pass
         raise
+    return True
+
+
+def _worktree_sha(path: Path) -> str | None:
+    return writegate.file_sha256(path) if not path.is_symlink() else "symlink"
 
 
 def _index_entry(repo: Repo, path: str) -> tuple[str, int] | None:
@@ -351,31 +367,37 @@ def _update_index(repo: Repo, lines: list[str]) -> None:
 
 def _sync(repo: Repo, journal: Journal) -> list[str]:
     """Bring each journaled path that is still at its pre-dream state to the new commit:
-    working-tree file first (atomic replace), then the index entries. Returns warnings for
-    paths left alone because the user changed them."""
+    the working-tree files first (each re-checked right before its atomic replace), then
+    the index entries, each compared with a fresh read of the index right before
+    `git update-index`. Returns warnings for paths left alone because the user changed
+    them."""
     warnings: list[str] = []
-    lines: list[str] = []
+    changed = (
+        "{} was changed in the working tree while the dream ran; your bytes were kept, and they "
+        "differ from the dream's commit"
+    )
     first = True
     for path, info in journal.paths.items():
         if not first:
             faults.point("mid-worktree-update")
         first = False
         target = repo.workdir / path
-        current_sha = writegate.file_sha256(target) if not target.is_symlink() else "symlink"
-        wt_ok = current_sha == info["old_worktree_sha256"]
-        wt_done = current_sha == info["new_worktree_sha256"]
-        if wt_ok and not wt_done:
-            if info["new_oid"] is None:
-                target.unlink()
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                data = convert.to_worktree(repo, path, info["new_oid"])
-                atomic_write(target, data, 0o777 if info["mode"] == 0o100755 else 0o666)
-        elif not wt_done:
-            warnings.append(
-                f"{path} was changed in the working tree while the dream ran; your bytes were "
-                "kept, and they differ from the dream's commit"
-            )
+        current_sha = _worktree_sha(target)
+        if current_sha == info["new_worktree_sha256"]:
+            continue
+        if current_sha != info["old_worktree_sha256"]:
+            warnings.append(changed.format(path))
+        elif info["new_oid"] is None:
+            target.unlink()
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = convert.to_worktree(repo, path, info["new_oid"])
+            mode = 0o777 if info["mode"] == 0o100755 else 0o666
+            if not atomic_write(target, data, mode, expect=info["old_worktree_sha256"]):
+                warnings.append(changed.format(path))
+    faults.point("before-index-update")
+    lines: list[str] = []
+    for path, info in journal.paths.items():
         entry = _index_entry(repo, path)
         old = (info["old_oid"], info["old_mode"]) if info["old_oid"] else None
         new = (info["new_oid"], info["mode"]) if info["new_oid"] else None
@@ -386,7 +408,6 @@ def _sync(repo: Repo, journal: Journal) -> list[str]:
                 lines.append(f"{info['mode']:o} {info['new_oid']}\t{path}")
         elif entry != new:
             warnings.append(f"{path} was staged while the dream ran; your index entry was kept")
-    faults.point("before-index-update")
     _update_index(repo, lines)
     return warnings
 

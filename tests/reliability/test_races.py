@@ -293,3 +293,18 @@ def test_gc_prune_now_during_a_dream_never_leaves_a_branch_on_a_missing_commit(
     assert code == 0, err
     assert fsck(root) == ""
     assert git(root, "log", "--format=%s", "main..rv").count("dream(ops)") == 2
+
+
+def test_git_add_between_the_working_tree_and_the_index_update_is_kept(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Regression test: the sync compared each index entry with the pre-dream one while it
+    wrote the working-tree files, then ran `git update-index` once at the end; a `git add`
+    the user made in between (their edit of MEMORY.md, staged) was replaced by the dream's
+    entry. The entries are now compared right before the update."""
+    root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "repo")
+    user, _out, err, code = _window(root, tmp_path, "before-index-update", add_index, "run")
+    assert code == 0, err
+    assert "MEMORY.md was staged while the dream ran; your index entry was kept" in err
+    check_user_kept(root, user)
+    assert git(root, "diff", "--cached", "--name-only").split() == [INDEX]
