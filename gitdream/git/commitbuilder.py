@@ -370,8 +370,23 @@ def _sync(repo: Repo, journal: Journal) -> list[str]:
     the working-tree files first (each re-checked right before its atomic replace), then
     the index entries, each compared with a fresh read of the index right before
     `git update-index`. Returns warnings for paths left alone because the user changed
-    them."""
+    them. Only paths for which HEAD *now* has the dream's version are brought over: after
+    a checkout of another branch, or a commit made meanwhile from the index, the working
+    tree and index already agree with HEAD there and are left alone."""
+    stale = _not_at_head(repo, journal)
+    journal = Journal(
+        journal.git_dir,
+        journal.ref,
+        journal.base,
+        journal.new,
+        {p: i for p, i in journal.paths.items() if p not in stale},
+    )
     warnings: list[str] = []
+    if stale:
+        warnings.append(
+            f"HEAD no longer has the dream's version of {', '.join(stale)} (a checkout or a commit "
+            f"made while the dream ran); the working tree and index were left as they are there"
+        )
     changed = (
         "{} was changed in the working tree while the dream ran; your bytes were kept, and they "
         "differ from the dream's commit"
@@ -410,6 +425,21 @@ def _sync(repo: Repo, journal: Journal) -> list[str]:
             warnings.append(f"{path} was staged while the dream ran; your index entry was kept")
     _update_index(repo, lines)
     return warnings
+
+
+def _not_at_head(repo: Repo, journal: Journal) -> list[str]:
+    """The journal's paths whose version in HEAD's tree is not the dream's."""
+    import pygit2
+
+    head = repo.head()
+    tree = repo.raw[head.oid].peel(pygit2.Tree) if head.oid else None
+    out = []
+    for path, info in journal.paths.items():
+        entry = tree[path] if tree is not None and path in tree else None
+        at_head = (str(entry.id), int(entry.filemode)) if entry is not None else None
+        if at_head != ((info["new_oid"], info["mode"]) if info["new_oid"] else None):
+            out.append(path)
+    return out
 
 
 def repair(repo: Repo) -> list[str]:

@@ -308,3 +308,21 @@ def test_git_add_between_the_working_tree_and_the_index_update_is_kept(
     assert "MEMORY.md was staged while the dream ran; your index entry was kept" in err
     check_user_kept(root, user)
     assert git(root, "diff", "--cached", "--name-only").split() == [INDEX]
+
+
+def test_checkout_of_another_branch_before_the_update_is_left_alone(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Regression test: a `git checkout` of another branch between the dream's branch move
+    and its working-tree update was followed by the update anyway: the dream's files were
+    written, and staged, on the branch the user had switched to. Only paths for which HEAD
+    now has the dream's version are updated."""
+    root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "repo")
+    user, _out, err, code = _window(root, tmp_path, "after-ref-move", checkout_existing, "run")
+    assert code == 0, err
+    assert "HEAD no longer has the dream's version" in err
+    assert git(root, "status", "--porcelain", "--", "agents") == ""
+    check_user_kept(root, user)
+    assert (
+        git(root, "checkout", "-q", "main") == "" and git(root, "status", "--porcelain", "--", "agents") == ""
+    )
