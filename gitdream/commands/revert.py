@@ -465,11 +465,13 @@ def _apply(
             done[kind] = made.oid
             result.warnings.extend(made.warnings)
             result.commits.append(RevertedCommit(kind, oid, made.oid, inv.paths, message.split("\n", 1)[0]))
-            target = (
-                commitbuilder.Target.review(branch, made.oid, True)
-                if branch
-                else commitbuilder.Target.head(made.oid)
-            )
+            # The next commit's contents were computed at head_oid too: it builds on this
+            # one, unless this one was rebuilt on commits made meanwhile — then it is
+            # compared from head_oid, so that it cannot undo what those commits changed.
+            if branch:
+                target = commitbuilder.Target.review(branch, made.oid, True)
+            elif not made.rebuilt:
+                target = commitbuilder.Target.head(made.oid)
     except GitdreamError as exc:
         if not any(done.values()):
             raise

@@ -481,7 +481,7 @@ def run_agent(
                 done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, target)
                 receipt["commits"]["experience"] = done.oid
                 state.warnings += list(done.warnings)
-                _advance(target, done.oid, target_state, input_commit)
+                _advance(target, done, target_state, input_commit)
                 faults.point("after-experience-commit")
         _phase(state, "experience", changes=len(exp_changes))
         _check_time(state)
@@ -550,7 +550,7 @@ def run_agent(
                     # The facts written into `learned` blocks, for `gitdream show`/`audit`.
                     receipt["definition_units"] = def_written[:MAX_RECEIPT_UNITS]
                     state.warnings += list(done.warnings)
-                    _advance(target, done.oid, target_state, input_commit)
+                    _advance(target, done, target_state, input_commit)
                     faults.point("after-definition-commit")
         _phase(state, "definitions", changes=len(def_changes))
         receipt["status"] = "ok"
@@ -610,14 +610,17 @@ def _target(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, A
     return Target.review(opts.branch, shared.get("tip") or input_commit, "published" not in shared)
 
 
-def _advance(target: Any, oid: str, shared: dict[str, Any] | None, input_commit: str) -> None:
-    """Remember the commit just made, so the next one of this run builds on it."""
+def _advance(target: Any, done: Any, shared: dict[str, Any] | None, input_commit: str) -> None:
+    """Remember the commit just made, so the next one of this run builds on it. On the
+    current branch only when it was not rebuilt on commits made meanwhile: the next
+    commit's contents were computed at the input commit, and the commit builder must
+    compare its paths from there, or it would overwrite what those commits changed."""
     if shared is None:
         return
     if target.review_branch is not None:
-        shared["tip"] = oid
-    else:
-        shared.setdefault("head_base", {})[input_commit] = oid
+        shared["tip"] = done.oid
+    elif not done.rebuilt:
+        shared.setdefault("head_base", {})[input_commit] = done.oid
 
 
 def _unpublished(opts: RunOptions, shared: dict[str, Any] | None) -> tuple[str | None, str] | None:

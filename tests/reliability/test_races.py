@@ -326,3 +326,23 @@ def test_checkout_of_another_branch_before_the_update_is_left_alone(
     assert (
         git(root, "checkout", "-q", "main") == "" and git(root, "status", "--porcelain", "--", "agents") == ""
     )
+
+
+def test_a_commit_to_a_definition_file_meanwhile_is_never_undone(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Regression test: when the user committed agent.md while the experience commit was
+    about to land, the experience commit was rebuilt on top (it does not touch agent.md),
+    but the definition commit was then built on it as if its contents had been computed
+    there: it replaced the user's committed agent.md with the dream's version. The same
+    held for `gitdream revert` (the experience revert after a rebuilt definition revert).
+    Now the second commit is compared from the input commit, and refused."""
+    root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "repo")
+    user, _out, err, code = _window(root, tmp_path, "before-ref-move", commit_agent, "run")
+    assert code == 1 and "definitions refused" in err, err
+    check_user_kept(root, user)
+
+    root, meta = prepared(tmp_path_factory, "dreamed-race", _dreamed, tmp_path / "dreamed")
+    user, _out, err, code = _window(root, tmp_path, "before-ref-move", commit_index, "revert", meta["run"])
+    assert code == 1 and "but not its experience" in err, err
+    check_user_kept(root, user)
