@@ -531,25 +531,30 @@ def _move_ref(
 ) -> str | None:
     """Compare-and-swap `ref` from `expected` to `new`. Returns None on success, else the
     ref's actual target (hex, or "" when it does not exist). Locks HEAD too when the
-    branch is checked out, so a concurrent checkout cannot switch it meanwhile."""
+    branch is checked out, so a concurrent checkout cannot switch it meanwhile; waits for
+    refs another git process holds locked (`refs.transaction`)."""
     import pygit2
 
-    with repo.raw.transaction() as txn:
+    from gitdream.git import refs
+
+    def body(txn: Any) -> str | None:
         if lock_head:
-            txn.lock_ref("HEAD")
+            refs.lock(txn, "HEAD")
             head_target = repo.raw.references["HEAD"].target
             if head_target != ref:
                 raise HeadMoved(
                     f"HEAD switched from {ref} to {head_target} while the dream ran",
                     hint="nothing was written; run again on the branch you want to dream on",
                 )
-        txn.lock_ref(ref)
+        refs.lock(txn, ref)
         current = repo.raw.references.get(ref)
         actual = str(current.target) if current is not None else None
         if actual != expected:
             return actual or ""
         txn.set_target(ref, pygit2.Oid(hex=new), message=message)
-    return None
+        return None
+
+    return refs.transaction(repo, body)
 
 
 def _branch_ref(name: str) -> str:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gitdream.errors import GitdreamError
 
 if TYPE_CHECKING:
     from gitdream.git.repo import Repo
+
+T = TypeVar("T")
+LOCK_TIMEOUT_SECONDS = 5.0
+"""How long a ref move waits for a ref another git process holds locked (`<ref>.lock`:
+a commit, checkout or `git gc` of the user's, which hold it for milliseconds)."""
 
 
 class RefMoved(GitdreamError):
@@ -16,6 +22,46 @@ class RefMoved(GitdreamError):
 
     kind = "ref_moved"
     ref: str | None = None
+
+
+class RefLocked(GitdreamError):
+    """A ref stayed locked by another process for LOCK_TIMEOUT_SECONDS; nothing moved."""
+
+    kind = "ref_locked"
+
+
+class _Busy(Exception):
+    pass
+
+
+def lock(txn: Any, ref: str) -> None:
+    """Lock `ref` in transaction `txn` (inside `transaction`'s body)."""
+    import pygit2
+
+    try:
+        txn.lock_ref(ref)
+    except pygit2.GitError as exc:  # <ref>.lock exists: another git process is moving it
+        raise _Busy(f"{ref}: {exc}") from exc
+
+
+def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
+    """Run `body(txn)` in a reference transaction, committed when `body` returns. `body`
+    locks its refs with `lock`; when one is held by another process the transaction is
+    dropped (releasing the locks it took) and tried again, for up to LOCK_TIMEOUT_SECONDS,
+    then RefLocked. An exception raised by `body` drops the transaction: nothing moves."""
+    deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
+    while True:
+        try:
+            with repo.raw.transaction() as txn:
+                return body(txn)
+        except _Busy as busy:
+            if time.monotonic() > deadline:
+                raise RefLocked(
+                    f"a ref gitdream must move stays locked by another git process ({busy})",
+                    hint="nothing was moved; run again once that git command has finished "
+                    "(remove the .lock file only if no git process is running)",
+                ) from None
+            time.sleep(0.02)
 
 
 def compare_and_swap(repo: Repo, ref: str, expected: str | None, new: str | None, message: str) -> None:
@@ -32,12 +78,13 @@ def compare_and_swap_all(
 ) -> None:
     """Move every `(ref, expected, new)` of `moves` as `compare_and_swap` does, all in one
     reference transaction: every ref is locked and compared before any is set, so either
-    all move or none does (RefMoved, naming the first ref that held something else)."""
+    all move or none does (RefMoved, naming the first ref that held something else;
+    RefLocked when a ref stayed locked by another process)."""
     import pygit2
 
-    with repo.raw.transaction() as txn:
+    def body(txn: Any) -> None:
         for ref, expected, _new in moves:
-            txn.lock_ref(ref)
+            lock(txn, ref)
             current = repo.raw.references.get(ref)
             actual = str(current.target) if current is not None else None
             if actual != expected:
@@ -53,6 +100,8 @@ def compare_and_swap_all(
                     txn.remove(ref)
             else:
                 txn.set_target(ref, pygit2.Oid(hex=new), message=message)
+
+    transaction(repo, body)
 
 
 def _short(value: str | None) -> str:

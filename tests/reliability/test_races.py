@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +46,8 @@ CLEAR_ERRORS = (
     "moved while the dream ran",
     "switched from",
     "uncommitted changes",
+    "refusing to write",
+    "stays locked by another git process",
 )
 
 
@@ -346,3 +349,38 @@ def test_a_commit_to_a_definition_file_meanwhile_is_never_undone(
     user, _out, err, code = _window(root, tmp_path, "before-ref-move", commit_index, "revert", meta["run"])
     assert code == 1 and "but not its experience" in err, err
     check_user_kept(root, user)
+
+
+def test_a_ref_locked_by_a_git_command_meanwhile_is_waited_for(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression test: when a git command of the user's held `HEAD.lock` or
+    `refs/heads/main.lock` at the moment the dream moved the branch (a commit, a checkout,
+    `git gc` packing refs), libgit2's lock failure ended the run with an internal error
+    (exit 3, traceback). The ref move now waits for the lock, as git does, and reports a
+    lock that stays with a clear error, with nothing moved."""
+    root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "repo")
+    held = root / ".git" / "refs" / "heads" / "main.lock"
+
+    def take(user: User) -> None:
+        held.write_text("")
+        threading.Timer(0.3, held.unlink).start()
+
+    user, _out, err, code = _window(root, tmp_path, "before-ref-move", take, "run")
+    assert code == 0, err
+    check_user_kept(root, user)
+
+    from gitdream.git import refs
+    from gitdream.git.repo import Repo
+
+    monkeypatch.setattr(refs, "LOCK_TIMEOUT_SECONDS", 0.2)
+    watermark = ref(root, WATERMARK)
+    held = root / ".git" / "refs" / "gitdream" / "watermark" / "ops.lock"
+    held.write_text("")
+    with pytest.raises(refs.RefLocked, match="stays locked by another git process"):
+        refs.compare_and_swap(Repo.open(root), WATERMARK, watermark, _meta["head"], "test")
+    held.unlink()
+    assert ref(root, WATERMARK) == watermark
+
+
+# --- the same actions at random moments, in loops -----------------------------------------
