@@ -75,7 +75,8 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
         try:
             repo.raw.create_note(text, author, committer, commit, NOTES_REF, True)
             return
-        except pygit2.GitError as exc:  # the notes ref moved or is locked: read again
+        except (pygit2.GitError, OSError) as exc:  # the notes ref moved or is locked, or a
+            # fan-out folder vanished under `git gc` (see `write_object`): read again
             last_error = exc
             time.sleep(0.01 * attempt)
     raise GitdreamError(

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from gitdream import clock, faults, paths
 from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
 from gitdream.git import convert, signing, writegate
+from gitdream.git.repo import write_object
 
 if TYPE_CHECKING:
     import pygit2
@@ -168,7 +169,7 @@ def _restore(repo: Repo) -> None:
     on_disk = pygit2.Odb(_objects_dir(repo))
     for oid, (kind, data) in kept.items():
         if not on_disk.exists(oid):
-            repo.raw.odb.write(kind, data)
+            write_object(lambda kind=kind, data=data: repo.raw.odb.write(kind, data))
 
 
 def _reachable(repo: Repo) -> None:
@@ -210,7 +211,7 @@ def _build_tree(repo: Repo, base_tree: pygit2.Tree | None, items: dict[str, tupl
                 builder.remove(name)
         else:
             builder.insert(name, pygit2.Oid(hex=sub_oid), 0o040000)
-    oid = str(builder.write())
+    oid = str(write_object(builder.write))
     _remember(repo, oid)
     return oid
 
@@ -251,9 +252,11 @@ def _create_commit(repo: Repo, ident: Identity, message: str, tree: str, parent:
     if signing.signing_enabled(repo):
         payload = repo.raw.create_commit_string(author, committer, message, tree_oid, parents)
         signature = signing.sign(repo, payload, f"{ident.committer[0]} <{ident.committer[1]}>")
-        oid = str(repo.raw.create_commit_with_signature(payload, signature))
+        oid = str(write_object(lambda: repo.raw.create_commit_with_signature(payload, signature)))
     else:
-        oid = str(repo.raw.create_commit(None, author, committer, message, tree_oid, parents))
+        oid = str(
+            write_object(lambda: repo.raw.create_commit(None, author, committer, message, tree_oid, parents))
+        )
     _remember(repo, oid)
     return oid
 
