@@ -13,6 +13,8 @@ entries and keeps what the user staged; `git fsck --strict` is clean; no lock is
 from __future__ import annotations
 
 import json
+import os
+import random
 import subprocess
 import threading
 import time
@@ -142,7 +144,7 @@ def _blob_id(root: Path, data: bytes) -> str:
     return git(root, "hash-object", "--stdin", input=data).strip()
 
 
-def check_user_kept(root: Path, user: User, *, staged: bool = True) -> None:
+def check_user_kept(root: Path, user: User) -> None:
     """No byte the user wrote is lost, what they staged is still staged (unless they
     committed it), and the repository is sound with no lock left behind."""
     for path, data in user.last.items():
@@ -154,30 +156,29 @@ def check_user_kept(root: Path, user: User, *, staged: bool = True) -> None:
         # replace what the user committed (it refuses instead).
         assert git(root, "cat-file", "blob", f"HEAD:{path}").encode() == data, f"{path} was overwritten"
     index = _index_entries(root)
-    if staged:
-        for path, data in user.staged.items():
-            blob = _blob_id(root, data)
-            assert index.get(path, ("", ""))[1] == blob or _committed_by_user(root, path, data), (
-                f"what the user staged for {path} is no longer in the index"
-            )
+    for path, data in user.staged.items():
+        blob = _blob_id(root, data)
+        assert index.get(path, ("", ""))[1] == blob or _committed_by_user(root, path, data), (
+            f"what the user staged for {path} is no longer in the index"
+        )
     assert fsck(root) == ""
     assert leftovers(root) == []
     assert not (root / LOCK).exists()
     git(root, "status", "--porcelain")  # the index can be read and refreshed
 
 
-def check_outcome(root: Path, proc: subprocess.Popen[str], out: str, err: str) -> str:
+def check_outcome(root: Path, code: int, out: str, err: str) -> str:
     """The dream committed (exit 0) or refused with a clear error (exit 1), never a crash:
     "ok" (both commits, watermark moved), "refused" (no commit, watermark not moved: the
     next run reads the same material), or "partial" (the experience commit, the definition
     commit refused, its material pending for the next run)."""
     assert "Traceback" not in err and "internal error" not in err, err
     receipt = json.loads(out)["runs"][0]
-    if proc.returncode == 0:
+    if code == 0:
         assert receipt["status"] == "ok" and all(receipt["commits"].values()), receipt
         assert ref(root, WATERMARK) == receipt["input_commit"]
         return "ok"
-    assert proc.returncode == 1, (proc.returncode, err)
+    assert code == 1, (code, err)
     assert any(text in err for text in CLEAR_ERRORS), err
     if receipt["commits"]["experience"] is None:
         assert receipt["status"] == "failed" and ref(root, WATERMARK) is None, receipt
@@ -274,6 +275,73 @@ def _window(
     out, err = _resume(proc, folder, point)
     assert "Traceback" not in err, err
     return user, out, err, proc.returncode
+
+
+# The regression tests below place more: `git gc --prune=now` after the objects are
+# written, a commit to agent.md before the branch move, a checkout of an existing branch
+# after it, a `git add` before the index update.
+WINDOWS: list[tuple[str, Callable[[User], None], str]] = [
+    # After the gate, before the re-check: the re-check refuses.
+    ("after-commit-object", edit_index, "refused"),
+    ("after-commit-object", commit_index, "refused"),
+    ("after-commit-object", commit_unrelated, "ok"),
+    # After the re-check, before the branch moves: the compare-and-swap decides.
+    ("before-ref-move", commit_unrelated, "ok"),
+    ("before-ref-move", commit_index, "refused"),
+    ("before-ref-move", commit_topic, "refused"),
+    ("before-ref-move", checkout_away, "refused"),
+    ("before-ref-move", checkout_and_back, "ok"),
+    ("before-ref-move", repack, "ok"),
+    # After the branch moved, before the working tree and index follow.
+    ("after-ref-move", edit_index, "ok"),
+    ("after-ref-move", create_topic, "ok"),
+    ("after-ref-move", commit_unrelated, "ok"),
+    ("after-ref-move", checkout_away, "ok"),
+    ("after-ref-move", gc_prune_now, "ok"),
+    # After the working tree, before the index.
+    ("before-index-update", commit_unrelated, "ok"),
+]
+
+
+@pytest.mark.parametrize(
+    ("point", "action", "outcome"), WINDOWS, ids=[f"{p}-{a.__name__}" for p, a, _o in WINDOWS]
+)
+def test_user_action_in_each_window(
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+    point: str,
+    action: Callable[[User], None],
+    outcome: str,
+) -> None:
+    root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "repo")
+    user, out, err, code = _window(root, tmp_path, point, action, "run", "--json")
+    assert check_outcome(root, code, out, err) == outcome, err
+    check_user_kept(root, user)
+    status = git(root, "status", "--porcelain", "--untracked-files=all", "--", "agents").splitlines()
+    if action is commit_unrelated and point in ("after-ref-move", "before-index-update"):
+        # A known limit: git commits the index, and between the dream's branch move and its
+        # index update the index still holds the dream's paths as they were before, so the
+        # user's commit records them so: it undoes the dream on the branch. Nothing is lost
+        # — the dream's commit stays in history, and if its working-tree files were already
+        # written they stay, staged. (Closing this needs the dream to hold index.lock from
+        # its branch move to its index update, as git's own commands do.)
+        dream = git(
+            root, "log", "-1", "--format=%H", "--author=gitdream", "--grep=: experience", "HEAD"
+        ).strip()
+        assert dream and git(root, "merge-base", "--is-ancestor", dream, "HEAD", check=False) == ""
+        index = _index_entries(root)
+        for line in git(root, "diff-tree", "-r", "--no-commit-id", dream).splitlines():
+            blob, path = line.split()[3], line.split("\t", 1)[1]
+            if point == "before-index-update":
+                assert index[path][1] == blob and git(root, "hash-object", path).strip() == blob, path
+            else:
+                assert status == [] and index.get(path, ("", ""))[1] != blob, path
+        return
+    # Every path the user did not touch is the same in HEAD, the index and the working tree
+    # (the dream's bytes on the dream's branch, that branch's on another): nothing staged
+    # or changed that the user did not stage or change.
+    touched = {p for p in user.last if p.startswith("agents/")}
+    assert all(line[3:] in touched for line in status), status
 
 
 # --- regression tests --------------------------------------------------------------------
@@ -392,8 +460,9 @@ def test_git_gc_emptying_object_folders_during_dreams_is_survived(
     renames the new object into it; `git gc` removing that folder, emptied by packing, in
     between made the write fail with OSError ("failed to rename lockfile … No such file or
     directory"): an internal error. Object writes are retried, as git's own are. (A race:
-    dreams against a `git gc` loop; before the fix most runs of this test failed.)"""
-    for attempt in range(3):
+    dreams against a `git gc` loop; before the fix about one run of this test in three
+    failed.)"""
+    for attempt in range(2):
         root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / f"repo{attempt}")
         gc = subprocess.Popen(["sh", "-c", "while :; do git gc -q; git prune-packed; done"], cwd=root)
         try:
@@ -406,3 +475,152 @@ def test_git_gc_emptying_object_folders_during_dreams_is_survived(
 
 
 # --- the same actions at random moments, in loops -----------------------------------------
+
+
+def _loop_commit_unrelated(user: User, rng: random.Random) -> None:
+    user.commit(f"user-{rng.randrange(3)}.txt")
+
+
+def _loop_commit_targets(user: User, rng: random.Random) -> None:
+    user.commit(rng.choice([INDEX, TOPIC, AGENT]))
+
+
+def _loop_edit_targets(user: User, rng: random.Random) -> None:
+    user.write(rng.choice([INDEX, TOPIC, AGENT]))
+
+
+def _loop_checkout(user: User, rng: random.Random) -> None:
+    user.git("checkout", "-q", "before")
+    user.git("checkout", "-q", "main")
+
+
+def _loop_add(user: User, rng: random.Random) -> None:
+    path = rng.choice([INDEX, TOPIC, "user.txt"])
+    user.write(path)
+    user.add(path)
+
+
+def _loop_gc(user: User, rng: random.Random) -> None:
+    # Not `--prune=now` here: it deletes every object not reachable *when its walk began*,
+    # so it can delete what any writer — git's own commands as much as gitdream — wrote
+    # and referenced during its run (git documents it as unsafe while the repository is
+    # written to). It is tested above, running entirely inside each window.
+    user.git(*rng.choice([("gc", "-q"), ("repack", "-q", "-a", "-d"), ("pack-refs", "--all")]))
+
+
+# (action, whether HEAD, index and working tree must agree on every path the user did not
+# touch, dreams). A commit made from the index, or a checkout, in the milliseconds between the
+# dream's branch move and its index update can leave the dream's bytes staged or carried
+# over (the known limit above); no byte is lost either way.
+LOOPS = [
+    (_loop_commit_unrelated, False, 2),
+    (_loop_commit_targets, False, 2),
+    (_loop_edit_targets, True, 1),
+    (_loop_checkout, False, 1),
+    (_loop_add, True, 2),
+    (_loop_gc, True, 1),
+]
+_RUN_SECONDS: list[float] = []
+
+
+@pytest.mark.parametrize(("action", "agree", "dreams"), LOOPS, ids=[a.__name__[6:] for a, _c, _n in LOOPS])
+def test_user_actions_in_a_loop_during_dreams(
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+    action: Callable[[User, random.Random], None],
+    agree: bool,
+    dreams: int,
+) -> None:
+    """Dreams, each with the user's action repeated from a random moment until the dream
+    ends (GITDREAM_TEST_SEED=N replays a failure)."""
+    seed = int(os.environ.get("GITDREAM_TEST_SEED", time.time_ns() % 100000))
+    rng = random.Random(seed)
+    if not _RUN_SECONDS:
+        sample, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "sample")
+        start = time.monotonic()
+        assert run_gitdream(sample, "run").returncode == 0
+        _RUN_SECONDS.append(time.monotonic() - start)
+    outcomes = []
+    for attempt in range(dreams):
+        where = f"seed {seed}, attempt {attempt}"
+        root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / f"repo{attempt}")
+        user = User(root)
+        proc = popen(root, "run", "--json")
+        time.sleep(rng.uniform(0, 0.9) * _RUN_SECONDS[0])
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            action(user, rng)
+            time.sleep(rng.uniform(0, 0.01))  # a fast person, not a busy loop
+        if action is _loop_checkout:
+            user.git("checkout", "-q", "main")
+        out, err = proc.communicate(timeout=60)
+        outcomes.append(check_outcome(root, proc.returncode, out, err))
+        check_user_kept(root, user)
+        if agree:
+            status = git(root, "status", "--porcelain", "--untracked-files=all", "--", "agents").splitlines()
+            touched = {p for p in user.last if p.startswith("agents/")}
+            assert all(line[3:] in touched for line in status), (where, status)
+    # The repository stays usable: once the user's changes are out of the way, the next
+    # dream completes.
+    git(root, "checkout", "-q", "-f", "main")
+    git(root, "clean", "-q", "-f", "--", "agents")
+    again = run_gitdream(root, "run")
+    assert again.returncode == 0, (seed, again.stderr)
+    assert fsck(root) == "" and not (root / LOCK).exists()
+
+
+# --- concurrent dreams and reverts --------------------------------------------------------
+
+
+def _all(procs: list[subprocess.Popen[str]]) -> list[tuple[int, str, str]]:
+    return [(p.wait(timeout=120), *p.communicate()) for p in procs]
+
+
+def test_eight_concurrent_reverts_make_one_revert(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    root, meta = prepared(tmp_path_factory, "dreamed-race", _dreamed, tmp_path / "repo")
+    before = git(root, "rev-parse", "HEAD").strip()
+    results = _all([popen(root, "revert", meta["run"]) for _ in range(8)])
+    codes = [code for code, _out, _err in results]
+    assert codes.count(0) == 1, results
+    for code, _out, err in results:
+        assert (
+            code == 0
+            or (code == 75 and "another dream (run " in err)
+            or (code == 1 and "already undone" in err)
+        ), (code, err)
+    subjects = git(root, "log", "--format=%s", f"{before}..HEAD").splitlines()
+    assert [s.split(" — ")[0] for s in subjects] == [
+        'Revert "dream(ops): experience',
+        'Revert "dream(ops): definitions',
+    ], subjects
+    assert fsck(root) == "" and not (root / LOCK).exists()
+    assert git(root, "status", "--porcelain", "--", "agents") == ""
+
+
+def test_concurrent_runs_and_reverts(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """Three `gitdream run` and three `gitdream revert` at once: exactly one revert lands,
+    every run is a no-op (the material was consumed) or reports the lock."""
+    root, meta = prepared(tmp_path_factory, "dreamed-race", _dreamed, tmp_path / "repo")
+    before = git(root, "rev-parse", "HEAD").strip()
+    procs = [popen(root, *(("run", "--json") if i % 2 else ("revert", meta["run"]))) for i in range(6)]
+    results = _all(procs)
+    reverts = [r for i, r in enumerate(results) if not i % 2]
+    runs = [r for i, r in enumerate(results) if i % 2]
+    assert [code for code, _o, _e in reverts].count(0) == 1, reverts
+    for code, out, err in runs:
+        assert code in (0, 75), (code, err)
+        if code == 0:
+            assert [r["status"] for r in json.loads(out)["runs"]] == ["noop"], out
+        else:
+            assert "another dream (run " in err
+    for code, _out, err in reverts:
+        assert (
+            code == 0
+            or (code == 75 and "another dream (run " in err)
+            or (code == 1 and "already undone" in err)
+        ), (code, err)
+    subjects = git(root, "log", "--format=%s", f"{before}..HEAD").splitlines()
+    assert len(subjects) == 2 and all(s.startswith('Revert "dream(ops)') for s in subjects), subjects
+    assert fsck(root) == "" and not (root / LOCK).exists()
