@@ -290,11 +290,26 @@ def _render_run(result: Any, json_: bool, quiet: bool) -> None:
                 output.err(f"hint: {error['hint']}")
         elif not quiet and not json_:
             output.out(outcome.summary)
-        for phase, info in outcome.receipt.get("phases", {}).items():
-            if info.get("status") == "refused" and not json_:
-                output.warn(
-                    f"{outcome.agent}: {phase} refused: {info.get('error', {}).get('message') if isinstance(info.get('error'), dict) else info.get('refused')}"
-                )
+        if not json_:
+            for phase, info in outcome.receipt.get("phases", {}).items():
+                if info.get("status") == "refused":
+                    for line in _refusal_lines(info):
+                        output.warn(f"{outcome.agent}: {phase} not written: {line}")
+
+
+def _refusal_lines(info: dict[str, Any]) -> list[str]:
+    """Human lines for a refused phase of a receipt: the commit's error, or each refused
+    file with its reason and next step."""
+    error = info.get("error")
+    if isinstance(error, dict):
+        return [str(error.get("message")) + (f" ({error['hint']})" if error.get("hint") else "")]
+    lines = []
+    for item in info.get("refused") or []:
+        if isinstance(item, dict):
+            where = item.get("path") or f"no {item.get('target')} file"
+            hint = f" ({item['hint']})" if item.get("hint") else ""
+            lines.append(f"{where}: {item.get('reason')}{hint}")
+    return lines or ["see `gitdream show last --json`"]
 
 
 @cli.command(name="run")
