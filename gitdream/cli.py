@@ -84,6 +84,12 @@ class GitdreamGroup(click.Group):
             output.err("interrupted")
             ctx.exit(errors.EXIT_INTERRUPTED)
         except Exception as exc:
+            from gitdream.git.repo import index_format_error
+
+            known = index_format_error(exc)  # raised by any libgit2 read of the index
+            if known is not None:
+                _report(ctx, known)
+                ctx.exit(known.exit_code)
             if os.environ.get("GITDREAM_RAISE_ERRORS"):
                 raise
             ctx.exit(_crash(exc))
@@ -284,11 +290,26 @@ def _render_run(result: Any, json_: bool, quiet: bool) -> None:
                 output.err(f"hint: {error['hint']}")
         elif not quiet and not json_:
             output.out(outcome.summary)
-        for phase, info in outcome.receipt.get("phases", {}).items():
-            if info.get("status") == "refused" and not json_:
-                output.warn(
-                    f"{outcome.agent}: {phase} refused: {info.get('error', {}).get('message') if isinstance(info.get('error'), dict) else info.get('refused')}"
-                )
+        if not json_:
+            for phase, info in outcome.receipt.get("phases", {}).items():
+                if info.get("status") == "refused":
+                    for line in _refusal_lines(info):
+                        output.warn(f"{outcome.agent}: {phase} not written: {line}")
+
+
+def _refusal_lines(info: dict[str, Any]) -> list[str]:
+    """Human lines for a refused phase of a receipt: the commit's error, or each refused
+    file with its reason and next step."""
+    error = info.get("error")
+    if isinstance(error, dict):
+        return [str(error.get("message")) + (f" ({error['hint']})" if error.get("hint") else "")]
+    lines = []
+    for item in info.get("refused") or []:
+        if isinstance(item, dict):
+            where = item.get("path") or f"no {item.get('target')} file"
+            hint = f" ({item['hint']})" if item.get("hint") else ""
+            lines.append(f"{where}: {item.get('reason')}{hint}")
+    return lines or ["see `gitdream show last --json`"]
 
 
 @cli.command(name="run")
@@ -459,6 +480,8 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
     repo = open_repo(ctx)
     cfg = load_config(ctx, repo.workdir)
     result = status(repo, cfg)
+    for warning in result.warnings:
+        output.warn(warning)
     if json_:
         output.json_out(result.to_json())
         return
@@ -552,6 +575,17 @@ def _run_notes(run: dict[str, Any]) -> list[str]:
     return notes
 
 
+def _known_agent(ctx: click.Context, repo: Any, agent_id: str) -> None:
+    """ConfigError (exit 1) for an agent id no `agents` glob gives and no run names."""
+    from gitdream.agents import list_agents, select
+    from gitdream.commands.review import log
+
+    agents = list_agents(repo.workdir, load_config(ctx, repo.workdir), [])
+    if agent_id in {a.id for a in agents} or log(repo, agent_id=agent_id, limit=1).total:
+        return
+    select(agents, [agent_id])  # raises ConfigError naming the known agents
+
+
 @cli.command(name="log")
 @click.option("--agent", "agent_id", metavar="ID", help="Only this agent's runs.")
 @click.option("--limit", "-n", type=click.IntRange(min=0), metavar="N", help="Show at most N runs.")
@@ -582,6 +616,8 @@ def log_cmd(
     from gitdream.commands.review import log
 
     repo = open_repo(ctx)
+    if agent_id is not None:
+        _known_agent(ctx, repo, agent_id)
     result = log(repo, agent_id=agent_id, limit=limit, status=status)
     if json_:
         output.json_out(result.to_json())
@@ -591,7 +627,12 @@ def log_cmd(
             f"note: commits without receipts were looked for in the last {result.walk_limit} commits of HEAD only"
         )
     if not result.runs:
-        output.out("No runs match." if (agent_id or status) else "No dreams yet; dream with `gitdream run`.")
+        if result.total:
+            output.out(f"{result.total} runs match; --limit {limit} shows none of them.")
+        elif agent_id or status:
+            output.out("No runs match.")
+        else:
+            output.out("No dreams yet; dream with `gitdream run`.")
         return
     documents = [r.to_json() for r in result.runs]
     rows = []
@@ -810,7 +851,7 @@ def _render_audit(result: Any, width: int) -> None:
                     output.out(f"        {line}")
                 continue
             output.out(f"      {source.path}#L{source.start}-L{source.end} @ {str(source.commit)[:12]}")
-            quoted = source.text or []
+            quoted = source.message.splitlines() if source.message else (source.text or [])
             for line in quoted[:MAX_QUOTED_LINES]:
                 output.out(_clip(f"        │ {line}", width))
             if len(quoted) > MAX_QUOTED_LINES:

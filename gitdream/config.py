@@ -50,6 +50,7 @@ class Key:
     maximum: float | None = None
     secret: bool = False
     env_aliases: tuple[str, ...] = ()
+    relative: bool = False
 
     @property
     def env(self) -> str:
@@ -62,9 +63,13 @@ class Key:
         if self.type == "bool":
             return "true or false"
         if self.type == "list":
-            return "a list of strings"
+            return (
+                "a list of relative paths or globs (no '..', not absolute)"
+                if self.relative
+                else "a list of strings"
+            )
         if self.type == "str":
-            return "a string"
+            return "a relative path (no '..', not absolute)" if self.relative else "a string"
         kind = "an integer" if self.type == "int" else "a number"
         if self.minimum is not None and self.maximum is not None:
             return f"{kind} from {_num(self.minimum)} to {_num(self.maximum)}"
@@ -92,24 +97,28 @@ KEYS: tuple[Key, ...] = (
         ["agents/*"],
         'Globs (relative to the repository root) of agent directories; ["."] for a '
         'single-agent repository. An agent\'s id is its directory name ("default" for ".").',
+        relative=True,
     ),
     Key(
         "memory_dir",
         "str",
         "memory",
         "An agent's memory directory, relative to the agent directory (MEMORY.md, topics).",
+        relative=True,
     ),
     Key(
         "definition_files",
         "list",
         ["agent.md", "soul.md", "SKILL.md"],
         "Definition files, relative to the agent directory; only their managed blocks are ever written.",
+        relative=True,
     ),
     Key(
         "log_globs",
         "list",
         ["memory/logs/**/*.md"],
         "Raw Markdown daily logs, globs relative to the agent directory.",
+        relative=True,
     ),
     Key(
         "session_globs",
@@ -117,6 +126,7 @@ KEYS: tuple[Key, ...] = (
         ["sessions/**/*.jsonl"],
         "Raw session transcripts (Claude Code JSONL or {role,text,ts} JSONL), globs relative "
         "to the agent directory.",
+        relative=True,
     ),
     Key(
         "max_file_bytes",
@@ -210,9 +220,10 @@ KEYS: tuple[Key, ...] = (
         "required_sections",
         "list",
         [],
-        'Headings (e.g. "## Role") that must end within the prefix; empty means the default '
-        "rule: front matter if present, then the first H1 and its text (or the first body "
-        "section when there is no H1).",
+        'Sections that must end within the prefix: "default" (the front matter if present, '
+        "then the opening section of the body: its first heading and text, or the prose before "
+        'the first heading), "front-matter", or a heading such as "## Role". Empty means '
+        '["default"].',
     ),
     # --- commits ------------------------------------------------------------------------------
     Key("author_name", "str", "gitdream", "Author name of dream commits."),
@@ -356,7 +367,7 @@ def _check(key: Key, value: Any, where: str) -> Any:
         if not math.isfinite(value):
             raise bad()
     elif key.type == "str":
-        if not isinstance(value, str):
+        if not isinstance(value, str) or (key.relative and not _relative_ok(value)):
             raise bad()
         return value
     elif key.type == "enum":
@@ -366,12 +377,22 @@ def _check(key: Key, value: Any, where: str) -> Any:
     elif key.type == "list":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad()
+        if key.relative and not all(_relative_ok(v) for v in value):
+            raise bad()
         return list(value)
     if key.minimum is not None and value < key.minimum:
         raise bad()
     if key.maximum is not None and value > key.maximum:
         raise bad()
     return value
+
+
+def _relative_ok(value: str) -> bool:
+    """A relative POSIX path or glob that cannot leave its folder (DESIGN §6: gitdream
+    reads and writes only inside the repository and the agent's folder)."""
+    if not value.strip() or value.startswith("/") or "\\" in value or (len(value) > 1 and value[1] == ":"):
+        return False
+    return ".." not in value.split("/")
 
 
 _TRUE = {"1", "true", "yes", "on"}

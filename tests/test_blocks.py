@@ -89,3 +89,13 @@ def test_content_may_not_contain_markers() -> None:
 def test_non_ascii_content_round_trips() -> None:
     text = blocks.replace("# メモ\n", "facts", "東京 🚀 Привет\n")
     assert blocks.get(text, "facts") == "東京 🚀 Привет\n"
+
+
+def test_markers_quoted_in_inline_code_are_text() -> None:
+    """Regression test: the agent.md template quoted the markers in a code span, and every
+    `gitdream check` of a new agent failed."""
+    text = "Text between `<!-- gitdream:begin ... -->` and ``<!-- gitdream:end x -->`` is ours.\n"
+    assert blocks.parse(text) == []
+    assert blocks.replace(text, "x", "a\n").startswith(text)
+    with pytest.raises(BlockError):
+        blocks.parse("`quoted` then <!-- gitdream:begin -->\n")

@@ -54,8 +54,12 @@ def test_section_keys_and_env_aliases(tmp_path: Path) -> None:
         ('enabled = "yes"', "key 'enabled' has the value 'yes', but it must be true or false"),
         ('engine = "gpt"', "must be one of 'offline', 'anthropic'"),
         ('prefix_unit = "bytes"', "must be one of 'chars', 'utf16'"),
-        ('agents = "agents/*"', "must be a list of strings"),
+        ('agents = "agents/*"', "must be a list of relative paths or globs"),
         ("max_loss_fraction = 2", "must be a number from 0 to 1"),
+        ('memory_dir = "../.."', "must be a relative path (no '..', not absolute)"),
+        ('memory_dir = "/tmp"', "must be a relative path"),
+        ('log_globs = ["../../**"]', "must be a list of relative paths or globs"),
+        ('definition_files = ["/etc/passwd"]', "must be a list of relative paths or globs"),
     ],
 )
 def test_bad_value_names_file_key_value_and_allowed(tmp_path: Path, toml: str, fragment: str) -> None:

@@ -93,7 +93,7 @@ def test_commit_in_a_repository_without_commits(tmp_path: Path) -> None:
 
 
 def test_invalid_agent_id(git_repo: Path) -> None:
-    for bad in ("a/b", "x..y", "has space"):
+    for bad in ("a/b", "x..y", "has space", "", "wat$(id)", "-x", ".hidden"):
         result = cli(git_repo, "init", "--agent", bad)
         assert result.exit_code == 1, bad
         assert "cannot be an agent id" in result.stderr
@@ -104,3 +104,10 @@ def test_agent_outside_the_configured_globs_warns(git_repo: Path) -> None:
     result = cli(git_repo, "init", "--agent", "ops")
     assert result.exit_code == 0
     assert "is not matched by agents" in result.stderr
+
+
+def test_new_agent_passes_check(git_repo: Path) -> None:
+    """Regression test: the agent.md template failed gitdream's own managed-block check."""
+    assert cli(git_repo, "init", "--commit").exit_code == 0
+    result = cli(git_repo, "check")
+    assert result.exit_code == 0, result.stdout + result.stderr

@@ -179,5 +179,17 @@ def test_duplicate_agent_ids_are_an_error(git_repo: Path) -> None:
 
 def test_agent_glob_leaving_the_repository_is_an_error(git_repo: Path) -> None:
     write(git_repo, "gitdream.toml", 'agents = ["../*"]\n')
-    with pytest.raises(ConfigError, match="leaves the repository"):
-        list_agents(git_repo, config.load(git_repo, env={}))
+    with pytest.raises(ConfigError, match="must be a list of relative paths or globs"):
+        config.load(git_repo, env={})
+
+
+def test_badly_named_agent_folder_is_skipped_not_fatal(git_repo: Path) -> None:
+    """Regression test: one folder `agents/x~1` made `status` and `run` fail for every agent."""
+    write(git_repo, "agents/ops/agent.md", "# ops\n")
+    write(git_repo, "agents/x~1/agent.md", "# x\n")
+    warnings: list[str] = []
+    agents = list_agents(git_repo, config.load(git_repo, env={}), warnings)
+    assert [a.id for a in agents] == ["ops"]
+    assert warnings and "skipped agent folder agents/x~1" in warnings[0]
+    result = cli(git_repo, "status")
+    assert result.exit_code == 0 and "skipped agent folder agents/x~1" in result.stderr

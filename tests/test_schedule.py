@@ -87,7 +87,8 @@ def test_ci_workflow_dreams_onto_a_review_branch_and_opens_a_pull_request() -> N
     assert steps[0]["uses"].startswith("actions/checkout@")
     assert steps[0]["with"]["fetch-depth"] == 0
     script = "\n".join(step.get("run", "") for step in steps)
-    assert "pip install gitdream" in script
+    assert 'pip install "$GITDREAM_PIP_SPEC"' in script
+    assert workflow["env"]["GITDREAM_PIP_SPEC"]
     assert "gitdream run --auto --trigger schedule --branch" in script
     assert 'git push origin "refs/heads/$BRANCH:refs/heads/$BRANCH"' in script
     assert "gh pr create" in script

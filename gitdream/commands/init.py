@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import string
 from dataclasses import dataclass, field
 
@@ -14,6 +15,8 @@ from gitdream.git.repo import Repo
 from gitdream.globs import any_match
 
 DEFAULT_AGENT_ID = "assistant"
+# Letters (any script), digits, "-", "_" and "."; not starting with "." or "-".
+_ID = re.compile(r"[^\W_][\w.-]{0,99}|_[\w.-]{0,99}")
 
 
 @dataclass
@@ -67,12 +70,12 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
     the created files through the commit builder (works on a repository with no
     commits); otherwise writes them to the working tree only.
     """
-    agent_id = agent_id or DEFAULT_AGENT_ID
+    agent_id = DEFAULT_AGENT_ID if agent_id is None else agent_id
     defaults = config.defaults()
     probe = make_agent(f"agents/{agent_id}", defaults)
     import pygit2
 
-    if "/" in agent_id or not pygit2.reference_is_valid_name(probe.watermark_ref):
+    if not _ID.fullmatch(agent_id) or not pygit2.reference_is_valid_name(probe.watermark_ref):
         raise ConfigError(
             f"'{agent_id}' cannot be an agent id",
             hint="use letters, digits, '-', '_' or '.'; no '/', spaces or '..'",

@@ -446,6 +446,13 @@ def _apply(
     for kind, _oid, inv in plan.steps:
         if inv.changes:
             writegate.require(repo, plan.agent, inv.paths, kind, tree_only=branch is not None)
+    # So does a lock file git left behind on anything the revert writes.
+    from gitdream.dream.receipts import NOTES_REF
+    from gitdream.git import locks
+
+    written = [f"refs/heads/{branch}"] if branch else [locks.INDEX, "HEAD", repo.head().branch or "HEAD"]
+    replayed = [plan.replay["ref"]] if plan.replay is not None else []
+    locks.require_free(repo, [*written, *replayed, NOTES_REF])
     ident = commitbuilder.identity(repo, cfg)
     # Target.head(base): the contents were computed at head_oid; a branch that moved since
     # and touched these paths makes the commit builder refuse instead of undoing that work.

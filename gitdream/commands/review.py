@@ -164,7 +164,9 @@ class AuditSource:
 
     `status`: "resolved" (`text` holds the cited lines), "missing" (`reason` says why),
     or "reference" (a `fact:<id>` source; `fact` is the fact it names when it is still in
-    memory, as `{"path", "text"}`).
+    memory, as `{"path", "text"}`). For a transcript (`.jsonl`) source, `message` is what
+    the cited records say — role and text, as the readers extracted it — since the raw JSON
+    lines are unreadable.
     """
 
     ref: str
@@ -176,9 +178,11 @@ class AuditSource:
     text: list[str] | None = None
     reason: str | None = None
     fact: dict[str, str] | None = None
+    message: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "message": self.message,
             "ref": self.ref,
             "status": self.status,
             "path": self.path,
@@ -326,7 +330,18 @@ class _Resolver:
             return source
         source.status = "resolved"
         source.text = lines[start - 1 : end]
+        if path.endswith(".jsonl"):
+            source.message = _transcript_message(path, source.text)
         return source
+
+
+def _transcript_message(path: str, lines: list[str]) -> str | None:
+    """`role: text` of the messages in transcript `lines` (None when none parse)."""
+    from gitdream.dream.transcript import parse_messages
+
+    parsed = parse_messages(path, lines)
+    said = [f"{m.role}: {m.text}" for m in parsed.messages if m.text.strip()]
+    return "\n\n".join(said) if said else None
 
 
 def _fact_blocks(path: str, text: str) -> list[tuple[str, str]]:

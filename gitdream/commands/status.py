@@ -33,6 +33,7 @@ class StatusResult:
     hooks: dict[str, Any] = field(default_factory=dict)
     agents: list[dict[str, Any]] = field(default_factory=list)
     stamp: int | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -44,6 +45,7 @@ class StatusResult:
             "hooks": self.hooks,
             "agents": self.agents,
             "stamp": self.stamp,
+            "warnings": self.warnings,
         }
 
 
@@ -117,7 +119,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     state = state_mod.load(repo.common_dir)
     base_hours = float(cfg["min_hours"])
     now = clock.now()
-    agents = list_agents(repo.workdir, cfg)
+    agents = list_agents(repo.workdir, cfg, result.warnings)
     for agent in agents:
         entry = state.agents.get(agent.id) or state_mod.AgentState()
         mark = material.read_watermark(repo, agent)

@@ -6,11 +6,13 @@ any letter, digit or symbol (an emoji answer such as "✅" stays). The entry is 
 the most specific rule whose token it held:
 
 - "tool_call": tool-call markers and bare call ids — `🔧 [TOOL_CALL] Bash (ID: toolu_01Rs…)`,
-  `[TOOL_RESULT]`, a line that is only `toolu_…` / `call_…`.
+  `[TOOL_RESULT]`, a line that is only `toolu_…` / `call_…`, and Claude Code's terminal
+  tool lines (`⏺ Bash(pytest -q)`, `⏺ Update Todos`).
 - "heartbeat": `[SYSTEM HEARTBEAT]`, `HEARTBEAT_OK`, `[heartbeat]`, `HEARTBEAT` (any case).
 - "empty": nothing but markers, dates and separators ("- [2026-03-01]", "→ ") or an empty
   result: "(no output)", "(no content)", "(no result)", "(no response)", "(empty)",
-  "(empty output)", `NO_REPLY`.
+  "(empty output)", "(Todo list is empty)", `NO_REPLY`, and the `⎿` result glyph of Claude
+  Code's terminal.
 
 Length is never a rule. Source: seed 004 §1.1 and §5.1 — the raw memory held heartbeat lines
 whose "result" was a tool-call id (`- [2026-08-20] [SYSTEM HEARTBEAT] → 🔧 [TOOL_CALL] Bash (ID:
@@ -35,7 +37,11 @@ _TOOL_CALL = re.compile(
     # word left over still counts as substance.
     r"(?:🔧\s*)?\[TOOL_(?:CALL|USE|RESULT)\](?:[ \t]+[\w.:/-]+)?"
     r"|\(?\s*\bID:\s*(?:toolu|tooluse|call)_[A-Za-z0-9_-]+\s*\)?"
-    r"|\b(?:toolu|tooluse|call)_(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{8,}\b",
+    r"|\b(?:toolu|tooluse|call)_(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{8,}\b"
+    # Claude Code's terminal transcript: "⏺ Bash(pytest -q)", "⏺ Update Todos"; the "⏺"
+    # glyph also starts the assistant's own prose, so only a known tool name qualifies.
+    r"|⏺[ \t]*(?:(?:Update|Read) Todos|Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS|Task"
+    r"|WebFetch|WebSearch|TodoWrite|TodoRead|Search|List|Fetch)\b(?:\([^\n]*\))?",
     re.IGNORECASE,
 )
 _HEARTBEAT = re.compile(
@@ -44,7 +50,8 @@ _HEARTBEAT = re.compile(
     re.IGNORECASE,
 )
 _EMPTY = re.compile(
-    r"\(\s*(?:no (?:output|content|result|response)|empty(?: output)?)\s*\)|\bNO_REPLY\b",
+    r"\(\s*(?:no (?:output|content|result|response)|empty(?: output)?|todo list is empty)\s*\)"
+    r"|\bNO_REPLY\b|⎿",
     re.IGNORECASE,
 )
 RULES = ("tool_call", "heartbeat", "empty")

@@ -61,6 +61,8 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
     """
     import pygit2
 
+    from gitdream.git import locks
+
     line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     last_error: Exception | None = None
     for attempt in range(20):
@@ -77,6 +79,9 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
             return
         except (pygit2.GitError, OSError) as exc:  # the notes ref moved or is locked, or a
             # fan-out folder vanished under `git gc` (see `write_object`): read again
+            refusal = locks.from_git_error(exc)
+            if refusal is not None and attempt >= 10:  # a lock that stays: git left it behind
+                raise refusal from exc
             last_error = exc
             time.sleep(0.01 * attempt)
     raise GitdreamError(

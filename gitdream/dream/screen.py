@@ -166,12 +166,17 @@ _RESERVED_DOMAIN = re.compile(
 _CODE_HOSTS = {"github.com", "gitlab.com", "bitbucket.org", "ssh.dev.azure.com", "codeberg.org"}
 
 
+_NO_REPLY = re.compile(r"(?:do[-_.]?)?no[-_.]?reply(?:[-_.+][A-Za-z0-9._+-]*)?", re.IGNORECASE)
+
+
 def _personal_email(match: re.Match[str]) -> bool:
     local, domain = match["local"], match["domain"]
     if _RESERVED_DOMAIN.search(domain):
         return False
     if local.lower() == "git" and domain.lower() in _CODE_HOSTS:
         return False  # git@github.com:org/repo is an SSH remote, not a person
+    if _NO_REPLY.fullmatch(local) or domain.lower().startswith("users.noreply."):
+        return False  # noreply@anthropic.com in Co-Authored-By lines: nobody's inbox
     # icon@2x.png and friends: a retina asset name, not an address
     return not re.fullmatch(r"\d+x\.(?:png|jpe?g|gif|svg|webp)", domain, re.IGNORECASE)
 

@@ -11,6 +11,7 @@ anthropic engine's independent screener call per unit); the deterministic scanne
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from gitdream.agents import Agent
     from gitdream.config import Config
     from gitdream.units import Entry, Rejected, Unit
+
+
+def _never() -> None:
+    """The default `DistillContext.stop`: never asks to stop."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,9 @@ class MemoryView:
 class DistillContext:
     """Everything an engine may look at: the agent, this run's entries (material), the
     memory at the input commit, the configuration, the input commit id (hex) and the
-    run's date (`today`, from `clock.now()`)."""
+    run's date (`today`, from `clock.now()`). An engine calls `stop()` between units of
+    work (entries, model calls): it raises Interrupted when SIGINT/SIGTERM asked the run
+    to stop, so Ctrl-C does not wait for the whole distillation."""
 
     agent: Agent
     entries: list[Entry]
@@ -47,6 +54,7 @@ class DistillContext:
     cfg: Config
     input_commit: str
     today: date
+    stop: Callable[[], None] = _never
 
 
 @dataclass

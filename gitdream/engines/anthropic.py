@@ -802,6 +802,7 @@ class AnthropicEngine:
         known_entries = {e.id: e for e in context.entries}
         facts = {f.id: f for f in plan.facts}
         while pending:
+            context.stop()
             batch = pending.popleft()
             stats["batches"] += 1
             outcome = self._distill_batch(context, plan, batch, known_entries, facts)

@@ -26,7 +26,8 @@ Per raw entry, in input order:
    (`facts` blocks) — or, for definition units, the `learned` block of the target file — and
    with the facts created earlier in the same run, by character n-gram Jaccard similarity
    (`gitdream.text.similarity`; bigrams inside CJK/no-space runs, trigrams elsewhere). At or
-   above `offline.similarity` the entry becomes a `corroborate` unit naming that fact
+   above `offline.similarity` — and stating the same numbers — the entry becomes a
+   `corroborate` unit naming that fact
    (`Unit.corroborates`, `Unit.topic` = where the fact lives) and carrying the entry as its
    source; below, a `create` unit. When a fact that already cites this very entry id is
    similar to it at or above the threshold (material read again), the entry is skipped as
@@ -210,6 +211,15 @@ class _Fact:
     text: str
 
 
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def _numbers(text: str) -> list[str]:
+    """The numbers in `text`, sorted: two texts that state different numbers (build 412 vs
+    418, 80% vs 95%, 06 vs 09 minutes) are different facts however similar the words."""
+    return sorted(_NUMBER.findall(text))
+
+
 def _cited(sources: list[str]) -> set[str]:
     """Entry ids cited by source references."""
     out = set()
@@ -340,6 +350,8 @@ class OfflineEngine:
         stats = {"entries": len(context.entries), "created": 0, "corroborated": 0, "definition": 0}
         stats |= {"skipped": 0, "deferred": 0}
         for position, entry in enumerate(context.entries):
+            if position % 256 == 0:
+                context.stop()
             text = cleaned[position]
             if not text:
                 result.skipped.append((entry.id, "empty after clean-up"))
@@ -352,6 +364,10 @@ class OfflineEngine:
                     result.failed_entries.append(later.id)
                 stats["deferred"] = len(context.entries) - position
                 break
+            if entry.role == "user" and text.rstrip().endswith(("?", "？")):
+                result.skipped.append((entry.id, "a user's question, not a fact"))
+                stats["skipped"] += 1
+                continue
             target = next((t for t in entry.tags if t.lower() in ROUTING_TAGS), None)
             target = target.lower() if target else "experience"
             index = indexes[target]
@@ -370,6 +386,8 @@ class OfflineEngine:
             ids = vocabulary.ranks(codes[position])
             codes[position] = _NO_CODES
             match = index.best(text, ids)
+            if match is not None and _numbers(match.key.text) != _numbers(text):
+                match = None  # "disk 80%" does not corroborate "disk 95%": numbers carry the fact
             if match is not None:
                 fact = match.key
                 cited.setdefault(entry.id, []).append(fact)

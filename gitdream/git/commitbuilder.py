@@ -19,7 +19,12 @@ index, in these steps:
    user made meanwhile is kept;
 7. the journal is removed. A crash between 5 and 7 is repaired by `repair()` at the
    start of the next write: paths still at their pre-dream state are brought to the
-   new commit; anything else is the user's and is left alone.
+   new commit; anything else is the user's and is left alone. So is a sync that could
+   not finish (an `index.lock` another git command held past `INDEX_LOCK_WAIT_SECONDS`):
+   the commit stands, with a warning, and the journal stays for the next command.
+
+A lock file git left behind (`index.lock`, `HEAD.lock`, the branch's `.lock`) refuses the
+commit before anything is written (`gitdream.git.locks`); gitdream never removes it.
 
 In review-branch mode (`Target.review`) only steps 1-2 run: the commit is built on the
 commit it continues, and no ref moves. The caller chains a run's review commits and then
@@ -43,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults, paths
 from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
-from gitdream.git import convert, signing, writegate
+from gitdream.git import convert, locks, signing, writegate
 from gitdream.git.repo import write_object
 
 if TYPE_CHECKING:
@@ -55,6 +60,7 @@ if TYPE_CHECKING:
 REGULAR = 0o100644
 _ZERO = "0" * 40
 MAX_REBUILDS = 5
+INDEX_LOCK_WAIT_SECONDS = 10.0  # after the branch moved: wait this long for a live index.lock
 
 
 @dataclass(frozen=True)
@@ -352,18 +358,20 @@ def _update_index(repo: Repo, lines: list[str]) -> None:
     if not lines:
         return
     payload = ("\n".join(lines) + "\n").encode("utf-8")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + INDEX_LOCK_WAIT_SECONDS
     while True:
         proc = repo.git("update-index", "--index-info", input=payload, check=False)
         if proc.returncode == 0:
             return
         locked = b"index.lock" in proc.stderr
-        if not locked or time.monotonic() > deadline:
+        if locked and time.monotonic() > deadline:
+            raise locks.held(locks.lock_path(repo, locks.INDEX), locks.INDEX)
+        if not locked:
+            first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise GitdreamError(
-                "the dream's commit is in place, but its index entries could not be updated: "
-                + proc.stderr.decode("utf-8", "replace").strip(),
-                hint="make sure no other git command is running; "
-                "the next gitdream command finishes the update",
+                "the index entries could not be updated: "
+                + (first[0] if first else "git update-index failed"),
+                hint="the next gitdream command finishes the update",
             )
         time.sleep(0.05)
 
@@ -469,6 +477,7 @@ def repair(repo: Repo) -> list[str]:
     if not repo.raw.descendant_of(ref.target, journal.new) and str(ref.target) != journal.new:
         _drop_journal(repo)
         return [f"dropped the journal of commit {journal.new[:12]}: {journal.ref} no longer contains it"]
+    locks.require_free(repo, [locks.INDEX])
     _remove_temp_files(repo, journal)
     warnings = _sync(repo, journal)
     _drop_journal(repo)
@@ -592,6 +601,7 @@ def _review_commit(
     `target.start`, no ref moved (see `publish`)."""
     assert target.review_branch is not None
     ref = _branch_ref(target.review_branch)
+    locks.require_free(repo, [ref])
     existing = repo.raw.references.get(ref)
     if target.create and existing is not None:
         raise _branch_exists(target.review_branch)
@@ -671,6 +681,9 @@ def commit(
     if review:
         return _review_commit(repo, agent, kind, changes, message, ident, target)
     repo.require_own_index()
+    branch = repo.head().branch
+    # A leftover lock of git's refuses before anything is written (see locks).
+    locks.require_free(repo, [locks.INDEX, "HEAD", *([branch] if branch else [])])
     warnings = repair(repo)
     head = repo.head()
     if head.detached:
@@ -696,6 +709,7 @@ def commit(
     rebuilt = False
     for _attempt in range(MAX_REBUILDS + 1):
         _recheck(repo, verdicts)
+        locks.require_free(repo, [locks.INDEX, "HEAD", ref])
         journal = Journal(str(repo.git_dir), ref, base, new)
         for path, blob in prepared.blobs.items():
             seen = verdicts[path].seen
@@ -740,6 +754,15 @@ def commit(
         raise HeadMoved(f"{ref} kept moving while the dream ran", hint="nothing was written; run again later")
     faults.point("after-ref-move")
 
-    sync_warnings = _sync(repo, journal)
+    try:
+        sync_warnings = _sync(repo, journal)
+    except GitdreamError as exc:
+        # The commit is on the branch; the journal stays, and the next gitdream command
+        # (its repair()) finishes the working tree and the index.
+        late = (
+            f"commit {new[:12]} is on {ref}, but its working-tree and index update did not "
+            f"finish: {exc.message}; the next gitdream command finishes it"
+        )
+        return CommitResult(new, base, ref, rebuilt, tuple(paths_), tuple([*warnings, late]))
     _drop_journal(repo)
     return CommitResult(new, base, ref, rebuilt, tuple(paths_), tuple(warnings + sync_warnings))

@@ -12,9 +12,10 @@ if TYPE_CHECKING:
     from gitdream.git.repo import Repo
 
 T = TypeVar("T")
-LOCK_TIMEOUT_SECONDS = 5.0
+LOCK_TIMEOUT_SECONDS = 2.0
 """How long a ref move waits for a ref another git process holds locked (`<ref>.lock`:
-a commit, checkout or `git gc` of the user's, which hold it for milliseconds)."""
+a commit, checkout or `git gc` of the user's holds it for milliseconds) before refusing
+as for a lock file git left behind (`gitdream.git.locks`)."""
 
 
 class RefMoved(GitdreamError):
@@ -24,14 +25,11 @@ class RefMoved(GitdreamError):
     ref: str | None = None
 
 
-class RefLocked(GitdreamError):
-    """A ref stayed locked by another process for LOCK_TIMEOUT_SECONDS; nothing moved."""
-
-    kind = "ref_locked"
-
-
 class _Busy(Exception):
-    pass
+    def __init__(self, ref: str, error: BaseException) -> None:
+        super().__init__(f"{ref}: {error}")
+        self.ref = ref
+        self.error = error
 
 
 def lock(txn: Any, ref: str) -> None:
@@ -40,15 +38,18 @@ def lock(txn: Any, ref: str) -> None:
 
     try:
         txn.lock_ref(ref)
-    except pygit2.GitError as exc:  # <ref>.lock exists: another git process is moving it
-        raise _Busy(f"{ref}: {exc}") from exc
+    except (pygit2.GitError, OSError) as exc:  # <ref>.lock exists (pygit2 raises either)
+        raise _Busy(ref, exc) from exc
 
 
 def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
     """Run `body(txn)` in a reference transaction, committed when `body` returns. `body`
     locks its refs with `lock`; when one is held by another process the transaction is
-    dropped (releasing the locks it took) and tried again, for up to LOCK_TIMEOUT_SECONDS,
-    then RefLocked. An exception raised by `body` drops the transaction: nothing moves."""
+    dropped (releasing the locks it took) and tried again, for up to LOCK_TIMEOUT_SECONDS;
+    a lock that stays is refused as `locks.held` does (a RepoStateError naming the file).
+    An exception raised by `body` drops the transaction: nothing moves."""
+    from gitdream.git import locks
+
     deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
     while True:
         try:
@@ -56,11 +57,8 @@ def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
                 return body(txn)
         except _Busy as busy:
             if time.monotonic() > deadline:
-                raise RefLocked(
-                    f"a ref gitdream must move stays locked by another git process ({busy})",
-                    hint="nothing was moved; run again once that git command has finished "
-                    "(remove the .lock file only if no git process is running)",
-                ) from None
+                refusal = locks.from_git_error(busy.error)
+                raise refusal or locks.held(locks.lock_path(repo, busy.ref), busy.ref) from busy.error
             time.sleep(0.02)
 
 
@@ -68,7 +66,8 @@ def compare_and_swap(repo: Repo, ref: str, expected: str | None, new: str | None
     """Set `ref` to `new` (hex; None deletes it) if it currently holds `expected` (None:
     absent), under a reference transaction (lock, re-read, compare, set).
 
-    Raises RefMoved (nothing changed) when the ref holds something else.
+    Raises RefMoved (nothing changed) when the ref holds something else, and the
+    RepoStateError of `locks.held` when the ref's lock file stays (git left it behind).
     """
     compare_and_swap_all(repo, [(ref, expected, new)], message)
 
@@ -78,8 +77,8 @@ def compare_and_swap_all(
 ) -> None:
     """Move every `(ref, expected, new)` of `moves` as `compare_and_swap` does, all in one
     reference transaction: every ref is locked and compared before any is set, so either
-    all move or none does (RefMoved, naming the first ref that held something else;
-    RefLocked when a ref stayed locked by another process)."""
+    all move or none does (RefMoved, naming the first ref that held something else; the
+    refusal of `locks.held` when a ref's lock file stays)."""
     import pygit2
 
     def body(txn: Any) -> None:

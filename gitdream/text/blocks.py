@@ -14,8 +14,9 @@ NAME is letters, digits, `-`, `_`, `.` or `:`. Rules:
 - a line that looks like a marker (`<!-- gitdream:...`) but is malformed, an end without
   a begin, a begin without an end, a block inside another, an end naming another block,
   and two blocks of the same name are errors (BlockError naming the line), never a guess;
-- marker lines inside fenced code blocks (``` or ~~~) are text, not markers, so
-  documentation can show them.
+- marker lines inside fenced code blocks (``` or ~~~), and markers quoted in an inline
+  code span (`` `<!-- gitdream:begin x -->` ``), are text, not markers, so documentation
+  can show them.
 
 Texts are `str`; line endings are kept: a block added to a CRLF file uses CRLF.
 """
@@ -31,6 +32,8 @@ NAME_RE = r"[A-Za-z0-9_.:-]+"
 _MARKER = re.compile(rf"^[ \t]*<!--[ \t]*gitdream:(begin|end)[ \t]+({NAME_RE})[ \t]*-->[ \t]*$")
 _LOOKS_LIKE = re.compile(r"<!--[ \t]*gitdream:")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+# An inline code span (`...`, ``...``): documentation may quote a marker in one.
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def parse(text: str, where: str = "") -> list[Block]:
             continue
         match = _MARKER.match(body)
         if match is None:
-            if _LOOKS_LIKE.search(body):
+            if _LOOKS_LIKE.search(_CODE_SPAN.sub("", body)):
                 raise BlockError(
                     f"{prefix}line {number}: malformed gitdream marker {body.strip()!r}",
                     hint="markers are `<!-- gitdream:begin NAME -->` and `<!-- gitdream:end NAME -->`, "

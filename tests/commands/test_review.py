@@ -95,7 +95,11 @@ def test_log_filters(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:
     assert listed("--status", "failed") == [runs["failed"]["run"]]
     assert listed("--status", "noop", "--agent", "ops") == [runs["noop"]["run"]]
     assert listed("--limit", "2") == [runs["qa"]["run"], runs["noop"]["run"]]
-    assert listed("--agent", "nobody") == []
+    unknown = cli(root, "log", "--json", "--agent", "nobody")
+    assert unknown.exit_code == 1
+    assert "no agent with id 'nobody'" in json.loads(unknown.stdout)["error"]["message"]
+    limited = cli(root, "log", "--limit", "0")
+    assert limited.exit_code == 0 and "runs match; --limit 0 shows none of them" in limited.stdout
 
 
 def test_log_human_output_fits_a_terminal(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:
@@ -269,6 +273,7 @@ def test_audit_resolves_every_source_at_its_input_commit(
             "text": lines[3:5],
             "reason": None,
             "fact": None,
+            "message": None,
         }
     ]
     assert by_text["Pin the node version."]["kind"] == "definition"

@@ -448,3 +448,17 @@ def test_front_matter_written_is_valid_yaml_for_hostile_titles() -> None:
     text = result.changes[f"{MEM}/weird.md"] or ""
     meta = yaml.safe_load(text.split("---\n")[1])
     assert meta["name"] == title and meta["description"] == "- looks like a list: item"
+
+
+def test_sources_per_fact_are_capped_but_seen_counts_all() -> None:
+    """Regression test: a fact corroborated 136 times carried a 9.5 KB Sources line."""
+    from gitdream.dream.integrate import MAX_SOURCES, _FactList
+
+    facts = _FactList([])
+    fact = facts.add("Rollbacks need the previous tag.", ["a.md#L1-L1@aaaaaaaaaaaa"], None)
+    for n in range(2, 40):
+        facts.touch(fact, [f"a.md#L{n}-L{n}@aaaaaaaaaaaa"], None)
+    assert fact.seen == 39
+    assert len(fact.sources) == MAX_SOURCES
+    assert fact.sources[0] == "a.md#L1-L1@aaaaaaaaaaaa"
+    assert fact.sources[-1] == "a.md#L39-L39@aaaaaaaaaaaa"

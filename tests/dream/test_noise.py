@@ -125,6 +125,25 @@ def test_filter_noise_drops_nothing_from_real_logs_and_transcripts() -> None:
             path.name, path.read_bytes(), kind=kind, fallback_date=None, max_file_bytes=10**7
         )
         kept, counts = filter_noise(result.entries)
-        assert counts == {}, (path, [e.text for e in result.entries if e not in kept][:5])
+        dropped = [e.text for e in result.entries if e not in kept]
+        if "BookMinder" in str(path):
+            # A pasted Claude Code terminal session: only its tool-call lines and empty
+            # results are noise, and every dropped entry holds nothing else.
+            assert set(counts) <= {"tool_call", "empty"}, counts
+            assert all("⏺" in text or "⎿" in text for text in dropped), dropped[:5]
+        else:
+            assert counts == {}, (path, dropped[:5])
         total += len(kept)
     assert total > 500
+
+
+def test_claude_code_terminal_tool_lines_are_noise() -> None:
+    """Regression test: a pasted Claude Code terminal session turned `⏺ Read Todos` and
+    `⎿ (Todo list is empty)` lines into facts "seen 5 times"."""
+    from gitdream.dream.noise import noise_rule
+
+    assert noise_rule("⏺ Read Todos") == "tool_call"
+    assert noise_rule("⏺ Bash(cd /repo && pytest -q)\n  ⎿  (No content)") == "tool_call"
+    assert noise_rule("⎿ (Todo list is empty)") == "empty"
+    assert noise_rule("⏺ I'll read the failing test first.") is None
+    assert noise_rule("⏺ Bash(pytest) showed 3 failures in the parser") is None

@@ -129,6 +129,10 @@ def test_secret_is_found_and_masked(rule: str, text: str, secret: str) -> None:
 
 
 CLEAN = [
+    # Regression: a Co-Authored-By trailer's no-reply address rejected whole units.
+    "Co-Authored-By: Claude <noreply@anthropic.com>",
+    "Signed-off-by: bot <12345+octocat@users.noreply.github.com>",
+    "Replies go to no-reply@service.io and do_not_reply is not an address.",
     "Rollbacks need the previous image tag; keep the last three tags in the registry.",
     "部署前先确认验收脚本,回滚需要上一版的镜像标签。",
     "デプロイの前にテストを実行すること。",

@@ -334,3 +334,27 @@ def test_default_helpers_are_imported_from_the_readers_modules() -> None:
     )
     (unit,) = OfflineEngine(cfg).distill(context).units
     assert memoryfiles.safe_slug(unit.topic)
+
+
+def test_different_numbers_never_corroborate() -> None:
+    """Regression test: "took 06 minutes" and "took 09 minutes" were merged into one fact and
+    the second number was lost."""
+    result = run(
+        [
+            entry(1, "- [ops] Rebase day 06: the blue/green switch took 06 minutes."),
+            entry(2, "- [ops] Rebase day 09: the blue/green switch took 09 minutes."),
+            entry(3, "- [ops] Rebase day 09: the blue/green switch took 09 minutes!"),
+        ]
+    )
+    assert [u.action for u in result.units] == ["create", "create", "corroborate"]
+
+
+def test_a_users_question_is_not_a_fact() -> None:
+    session = "agents/ops/sessions/s.jsonl"
+    question = Entry(session, 1, 1, "Why did build 415 break checkout?", DAY, kind="transcript", role="user")
+    answer = Entry(
+        session, 2, 2, "A config key was missing in production.", DAY, kind="transcript", role="assistant"
+    )
+    result = run([question, answer])
+    assert [u.body for u in result.units] == ["A config key was missing in production."]
+    assert (question.id, "a user's question, not a fact") in result.skipped

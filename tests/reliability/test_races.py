@@ -49,7 +49,7 @@ CLEAR_ERRORS = (
     "switched from",
     "uncommitted changes",
     "refusing to write",
-    "stays locked by another git process",
+    "another git command is updating",
 )
 
 
@@ -412,7 +412,7 @@ def test_a_commit_to_a_definition_file_meanwhile_is_never_undone(
     Now the second commit is compared from the input commit, and refused."""
     root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "repo")
     user, _out, err, code = _window(root, tmp_path, "before-ref-move", commit_agent, "run")
-    assert code == 1 and "definitions refused" in err, err
+    assert code == 1 and "definitions not written" in err, err
     check_user_kept(root, user)
 
     root, meta = prepared(tmp_path_factory, "dreamed-race", _dreamed, tmp_path / "dreamed")
@@ -427,8 +427,8 @@ def test_a_ref_locked_by_a_git_command_meanwhile_is_waited_for(
     """Regression test: when a git command of the user's held `HEAD.lock` or
     `refs/heads/main.lock` at the moment the dream moved the branch (a commit, a checkout,
     `git gc` packing refs), libgit2's lock failure ended the run with an internal error
-    (exit 3, traceback). The ref move now waits for the lock, as git does, and reports a
-    lock that stays with a clear error, with nothing moved."""
+    (exit 3, traceback). The ref move now waits for the lock, as git does, and refuses a
+    lock that stays (as one git left behind), with nothing moved."""
     root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "repo")
     held = root / ".git" / "refs" / "heads" / "main.lock"
 
@@ -440,6 +440,7 @@ def test_a_ref_locked_by_a_git_command_meanwhile_is_waited_for(
     assert code == 0, err
     check_user_kept(root, user)
 
+    from gitdream.errors import RepoStateError
     from gitdream.git import refs
     from gitdream.git.repo import Repo
 
@@ -447,7 +448,7 @@ def test_a_ref_locked_by_a_git_command_meanwhile_is_waited_for(
     watermark = ref(root, WATERMARK)
     held = root / ".git" / "refs" / "gitdream" / "watermark" / "ops.lock"
     held.write_text("")
-    with pytest.raises(refs.RefLocked, match="stays locked by another git process"):
+    with pytest.raises(RepoStateError, match="exists: another git command is updating"):
         refs.compare_and_swap(Repo.open(root), WATERMARK, watermark, _meta["head"], "test")
     held.unlink()
     assert ref(root, WATERMARK) == watermark
