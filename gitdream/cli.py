@@ -928,14 +928,20 @@ def revert_cmd(
             f"{c.kind} {c.reverts[:7]} ({len(c.paths)} file{'s' if len(c.paths) != 1 else ''})"
             for c in result.commits
         )
+        planned = planned or "no commit, only its watermark"
         output.err(
             f"Dry run: would revert run {result.reverted} of agent {result.agent}: {planned}; nothing changed"
         )
         return
     made = ", ".join(f"{c.kind} {c.reverts[:7]} → {str(c.oid)[:7]}" for c in result.commits)
     where = f" on branch {branch}" if branch else ""
-    output.out(f"Reverted run {result.reverted} of agent {result.agent}{where}: {made}")
-    output.out(f"Revert run {result.run}; undo it with `gitdream revert {result.run}`")
+    if made:
+        output.out(f"Reverted run {result.reverted} of agent {result.agent}{where}: {made}")
+        output.out(f"Revert run {result.run}; undo it with `gitdream revert {result.run}`")
+    else:
+        output.out(
+            f"Run {result.reverted} of agent {result.agent} was already undone (revert run {result.run})"
+        )
     if result.watermark is not None:
         target = str(result.watermark["to"] or "")[:7] or "nothing (before the first dream)"
         output.out(
