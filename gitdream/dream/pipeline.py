@@ -331,7 +331,10 @@ def run_agent(
     current = "orient"
     try:
         head = repo.head()
-        if opts.branch is None or head.unborn or repo.in_progress():
+        # A review branch, a dry run and an estimate write nothing on HEAD's branch: a
+        # detached HEAD does not stop them.
+        reads_only = opts.branch is not None or opts.dry_run or opts.estimate
+        if not reads_only or head.unborn or repo.in_progress():
             head = repo.require_writable()
         input_commit = head.oid
         assert input_commit is not None
@@ -469,7 +472,8 @@ def run_agent(
                 message = _commit_message(
                     agent,
                     "experience",
-                    f"improved {counts['created'] + counts['corroborated']} memories",
+                    _memories(counts["created"] + counts["corroborated"] + counts["refined"])
+                    + (f", {counts['demoted']} archived" if counts.get("demoted") else ""),
                     written,
                     [trailers_base[0], ("Gitdream-Kind", "experience"), *trailers_base[1:]],
                 )
@@ -503,8 +507,9 @@ def run_agent(
             rejected += defs.rejected
             counts["rejected"] = len(rejected)
             receipt["rejected"] = [r.to_json() for r in rejected]
-        counts["created"] += defs.created
-        counts["corroborated"] += defs.corroborated
+        # `definition` counts the facts written into definition files (set to 0 below when
+        # the definition commit is not made); `created`/`corroborated` are experience only.
+        counts["definition"] = defs.created + defs.corroborated + defs.refined
         def_written = [f.to_json() for f in defs.facts_written]
         def_changes = dict(defs.changes)
         if defs.refused:
@@ -537,6 +542,7 @@ def run_agent(
                 except (Interrupted, faults.FaultInjected):
                     raise
                 except GitdreamError as exc:
+                    counts["definition"] = 0
                     _phase(state, "definitions", status="refused", error=exc.to_json())
                     state.warnings.append(f"definitions not written: {exc.message}")
                     _pend(
@@ -651,9 +657,22 @@ def _publish_quietly(repo: Repo, state: _State, shared: dict[str, Any] | None) -
         shared["published"] = pending[1]
 
 
+def _memories(count: int) -> str:
+    """ "improved 1 memory" / "improved 3 memories"."""
+    return f"improved {count} {'memory' if count == 1 else 'memories'}"
+
+
 def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
+    """The one line a run prints: what improved (experience facts created, corroborated or
+    refined, facts written into definitions), what was archived, rejected or left pending,
+    and the commits."""
     counts = receipt["counts"]
-    improved = counts.get("created", 0) + counts.get("corroborated", 0) + counts.get("definition", 0)
+    improved = (
+        counts.get("created", 0)
+        + counts.get("corroborated", 0)
+        + counts.get("refined", 0)
+        + counts.get("definition", 0)
+    )
     parts = []
     commits = receipt["commits"]
     if commits.get("experience"):
@@ -663,8 +682,13 @@ def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
     detail = f"{counts.get('created', 0)} new, {counts.get('corroborated', 0)} corroborated"
     if counts.get("definition"):
         detail += f", {counts['definition']} to definitions"
+    if counts.get("demoted"):
+        detail += f", {counts['demoted']} topics archived"
     if counts.get("rejected"):
         detail += f", {counts['rejected']} rejected"
+    pending = sum(len(p.get("entries") or []) or 1 for p in receipt.get("pending") or [])
+    if pending:
+        detail += f", {pending} entries left for the next run"
     tail = " — " + ", ".join(parts) if parts else " — no commit"
     noun = "memory" if improved == 1 else "memories"
     return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}"

@@ -347,3 +347,23 @@ def test_user_commit_to_a_dream_path_during_the_run_is_never_undone(agent_repo: 
     assert receipt["status"] == "failed" and receipt["error"]["type"] == "head_moved"
     assert head(agent_repo) == user
     assert "the user's own line" in (agent_repo / "agents/ops/memory/MEMORY.md").read_text()
+
+
+def test_bad_since_is_refused_before_any_agent_runs(agent_repo: Path) -> None:
+    """Regression test: `--since nonexistent` recorded a failed run per agent and counted
+    them for back-off."""
+    result = cli(agent_repo, "run", "--since", "nonexistent")
+    assert result.exit_code == 1
+    assert "--since nonexistent: no such revision" in result.stderr
+    assert git(agent_repo, "for-each-ref", "refs/gitdream", "refs/notes") == ""
+    assert not (agent_repo / ".git" / "gitdream" / "state.json").exists()
+
+
+def test_dry_run_works_on_a_detached_head(agent_repo: Path) -> None:
+    _log(agent_repo, 1, "- [deploy] a fact")
+    commit_all(agent_repo, "log")
+    git(agent_repo, "checkout", "-q", "--detach")
+    result = cli(agent_repo, "run", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "+++ b/agents/ops/memory/deploy.md" in result.stdout
+    assert cli(agent_repo, "run").exit_code == 1
