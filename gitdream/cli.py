@@ -935,8 +935,14 @@ def revert_cmd(
         return
     made = ", ".join(f"{c.kind} {c.reverts[:7]} → {str(c.oid)[:7]}" for c in result.commits)
     where = f" on branch {branch}" if branch else ""
+    reapplied = result.reverts_a_revert
     if made:
-        output.out(f"Reverted run {result.reverted} of agent {result.agent}{where}: {made}")
+        if reapplied:
+            output.out(
+                f"Re-applied what revert {result.reverted} of agent {result.agent} undid{where}: {made}"
+            )
+        else:
+            output.out(f"Reverted run {result.reverted} of agent {result.agent}{where}: {made}")
         output.out(f"Revert run {result.run}; undo it with `gitdream revert {result.run}`")
     else:
         output.out(
@@ -947,7 +953,7 @@ def revert_cmd(
         output.out(
             f"Watermark of {result.agent} moved back to {target}: the next dream reads that material again"
         )
-    else:
+    elif not reapplied:
         output.out("The run's material stays consumed (--replay would have the next dream read it again)")
 
 

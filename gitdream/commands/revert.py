@@ -94,6 +94,7 @@ class RevertResult:
     watermark: dict[str, Any] | None = None
     patch: str = ""
     warnings: list[str] = field(default_factory=list)
+    reverts_a_revert: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """`{"run", "reverts", "agent", "only", "dry_run", "branch", "commits": [...],
@@ -384,7 +385,7 @@ def revert(
             "or use --dry-run to see the patch",
         )
     repo.require_own_index()
-    run = resolve(list_runs(repo), ref, agent_id)
+    run = resolve(list_runs(repo), ref, agent_id, changed=True)
     new_run = ids.new_run_id()
     held = None
     warnings: list[str] = []
@@ -407,6 +408,7 @@ def revert(
         result = RevertResult(
             run.run, plan.agent.id, only, dry_run, branch=branch, watermark=plan.replay, warnings=warnings
         )
+        result.reverts_a_revert = run.reverts is not None
         result.patch = "".join(
             inverse.patch_text(c.path, c.old, c.data) for _k, _o, inv in plan.steps for c in inv.changes
         )
