@@ -133,8 +133,9 @@ def _commit_for(repo: Repo, run: Run, kind: str, head: str) -> str | None:
     branch = f" (it was committed to {run.branch.removeprefix('refs/heads/')})" if run.branch else ""
     raise RepoStateError(
         f"the {kind} commit of run {run.run} ({str(recorded or found)[:12]}) {where}{branch}",
-        hint="check out or merge the branch that has it, then revert; "
-        "a review branch that was never merged can simply be deleted",
+        hint="check out or merge the branch that has it, then revert; for a review branch that "
+        f"was never merged, `gitdream revert {run.run} --replay` hands its material back to the "
+        "next dream (then delete the branch)",
     )
 
 
@@ -296,6 +297,26 @@ class _Plan:
     agent: Agent
     steps: list[tuple[str, str, Inverse]]
     replay: dict[str, Any] | None
+    note: str | None = None
+
+
+def _unmerged_review(repo: Repo, cfg: Config, run: Run, replay: bool) -> _Plan | None:
+    """`revert RUN --replay` of a dream whose commits are only on a review branch that was
+    never merged: there is nothing to undo on HEAD, but the material the dream consumed
+    goes back to the next dream (the watermark moves back). None when that does not apply."""
+    if not replay or not run.branch:
+        return None
+    head = repo.head()
+    if head.branch == run.branch:
+        return None
+    agent = _agent_for(repo, cfg, run)
+    plan = _Plan(agent, [], _replay_plan(repo, run, agent))
+    name = run.branch.removeprefix("refs/heads/")
+    plan.note = (
+        f"run {run.run} committed only to review branch {name}, which is not merged here: nothing "
+        f"to undo; its material goes back to the next dream. Delete the branch with `git branch -D {name}`"
+    )
+    return plan
 
 
 def _plan(repo: Repo, cfg: Config, run: Run, only: str | None, head_oid: str, replay: bool) -> _Plan:
@@ -304,7 +325,13 @@ def _plan(repo: Repo, cfg: Config, run: Run, only: str | None, head_oid: str, re
     from gitdream.git import inverse
 
     kinds = [k for k in ORDER if only is None or k == only]
-    commits = {k: _commit_for(repo, run, k, head_oid) for k in kinds}
+    try:
+        commits = {k: _commit_for(repo, run, k, head_oid) for k in kinds}
+    except GitdreamError:
+        unmerged = _unmerged_review(repo, cfg, run, replay)
+        if unmerged is None:
+            raise
+        return unmerged
     if not any(commits.values()):
         made = "no commit" if only is None else f"no {only} commit"
         raise GitdreamError(
@@ -409,6 +436,8 @@ def revert(
             run.run, plan.agent.id, only, dry_run, branch=branch, watermark=plan.replay, warnings=warnings
         )
         result.reverts_a_revert = run.reverts is not None
+        if plan.note:
+            result.warnings.append(plan.note)
         result.patch = "".join(
             inverse.patch_text(c.path, c.old, c.data) for _k, _o, inv in plan.steps for c in inv.changes
         )

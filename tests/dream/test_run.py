@@ -367,3 +367,18 @@ def test_dry_run_works_on_a_detached_head(agent_repo: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "+++ b/agents/ops/memory/deploy.md" in result.stdout
     assert cli(agent_repo, "run").exit_code == 1
+
+
+def test_discarded_review_branch_hands_its_material_back(agent_repo: Path) -> None:
+    """Regression test: `run --branch` consumed the material for good, so deleting an
+    unmerged review branch lost it."""
+    _log(agent_repo, 1, "- [deploy] reviewed fact")
+    commit_all(agent_repo, "log")
+    receipt = _run(agent_repo, "--branch", "dream/review")["runs"][0]
+    assert _run(agent_repo)["runs"][0]["status"] == "noop"
+    result = cli(agent_repo, "revert", receipt["run"], "--replay")
+    assert result.exit_code == 0, result.stderr
+    assert "git branch -D dream/review" in result.stdout + result.stderr
+    git(agent_repo, "branch", "-D", "dream/review")
+    again = _run(agent_repo)["runs"][0]
+    assert again["status"] == "ok" and again["commits"]["experience"]
