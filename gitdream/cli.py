@@ -519,7 +519,7 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
             [
                 agent["id"],
                 (last["time"] or "never") + (f" {last['status']}" if last["status"] else ""),
-                "now" if gate["open"] else f"in {gate['hours_until_open']:g} h",
+                "now" if gate["open"] else f"in {gate['hours_until_open']:.1f} h",
                 f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}",
                 str(agent["backoff"]["failures"]),
                 str(len(agent["uncommitted_raw"])),

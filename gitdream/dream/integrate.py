@@ -438,7 +438,8 @@ def integrate_experience(
         target = get_live(slug)
         if target is None:
             topic = memory.topics[slug]
-            reject(unit, f"{topic.path} has malformed gitdream markers ({topic.error}); left alone")
+            # topic.error already names the file: "<path>: line N: ..."
+            reject(unit, f"malformed gitdream markers, file left alone: {topic.error}")
             continue
         when = unit.date or today
         if unit.action in ("corroborate", "refine", "correct") and unit.corroborates:
