@@ -15,7 +15,7 @@ from typing import Any
 from gitdream import clock, config, ids
 from gitdream.agents import list_agents, select
 from gitdream.dream.pipeline import Outcome, Reporter, RunOptions, run_agent
-from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ConfigError
+from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ConfigError, RepoStateError
 from gitdream.git.repo import Repo
 
 _SPARSE_AGENTS = (
@@ -113,7 +113,11 @@ def run(
         result.gate = verdict.to_json()
         agents = verdict.ready
     elif opts.branch is None:
-        repo.require_writable()
+        problem = repo.state_problem()
+        # A dry run or an estimate writes nothing: a detached HEAD does not stop them.
+        if problem is not None and not (not writes and repo.head().detached and not repo.in_progress()):
+            raise problem
+    _check_up_front(repo, cfg, opts)
     ident = commitbuilder.identity(repo, cfg)
     shared: dict[str, Any] = {}
     held = None
@@ -196,6 +200,28 @@ def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[s
         branch = repo.head().branch
         names = [locks.INDEX, "HEAD", *([branch] if branch else [])]
     return [*names, *(agent.watermark_ref for agent in agents), NOTES_REF]
+
+
+def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> None:
+    """Refuse what would fail every agent, before any agent runs (so it leaves no receipts,
+    no watermark moves and no back-off): an engine that cannot run (no API key), and a
+    `--since` revision that does not resolve."""
+    engine = opts.engine or cfg["engine"]
+    if engine == "anthropic" and not opts.estimate:
+        from gitdream.engines.anthropic import missing_key
+
+        problem = missing_key(cfg)
+        if problem is not None:
+            raise problem
+    if opts.since is not None:
+        import pygit2
+
+        try:
+            repo.raw.revparse_single(opts.since).peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise RepoStateError(
+                f"--since {opts.since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
+            ) from None
 
 
 def _save(repo: Repo, cfg: config.Config, state: Any, agent_ids: list[str]) -> None:

@@ -443,12 +443,14 @@ def integrate_experience(
         target = get_live(slug)
         if target is None:
             topic = memory.topics[slug]
-            reject(unit, f"{topic.path} cannot be written safely ({topic.error}); left alone")
+            where = f"{topic.path}:{topic.error_line}" if topic.error_line else topic.path
+            problem = (
+                (topic.error or "").removeprefix(f"{topic.path}: ").removeprefix(f"line {topic.error_line}: ")
+            )
+            reject(unit, f"cannot be written safely, file left alone: {where}: {problem}")
             result.waiting.extend(unit.sources)
             if topic.path not in left_alone:
                 left_alone.add(topic.path)
-                where = f"{topic.path}:{topic.error_line}" if topic.error_line else topic.path
-                problem = topic.error.removeprefix(f"{topic.path}: ") if topic.error else ""
                 result.warnings.append(
                     f"{where}: {problem}; gitdream left this topic alone — fix it, and the facts "
                     "waiting for it are written by the next run"

@@ -308,9 +308,9 @@ def run_agent(
     invocation (the review branch is created once).
     """
     from gitdream.git import commitbuilder
-    from gitdream.git.refs import compare_and_swap
 
     reporter = reporter or Reporter()
+    target_state = target_state if target_state is not None else {}
     started = clock.now()
     t0 = time.monotonic()
     engine_name = opts.engine or cfg["engine"]
@@ -343,7 +343,10 @@ def run_agent(
     current = "orient"
     try:
         head = repo.head()
-        if opts.branch is None or head.unborn or repo.in_progress():
+        # A review branch, a dry run and an estimate write nothing on HEAD's branch: a
+        # detached HEAD does not stop them.
+        reads_only = opts.branch is not None or opts.dry_run or opts.estimate
+        if not reads_only or head.unborn or repo.in_progress():
             head = repo.require_writable()
         input_commit = head.oid
         assert input_commit is not None
@@ -367,7 +370,7 @@ def run_agent(
             )
             if not opts.dry_run and not opts.estimate:
                 current = "finish"
-                _finish(repo, state, input_commit, ident, checkpoint, compare_and_swap)
+                _finish(repo, state, input_commit, ident, checkpoint, target_state)
             return _close(outcome, state, t0)
 
         from gitdream.engines import DistillContext, MemoryView, get_engine
@@ -485,7 +488,8 @@ def run_agent(
                 message = _commit_message(
                     agent,
                     "experience",
-                    f"improved {counts['created'] + counts['corroborated']} memories",
+                    _memories(counts["created"] + counts["corroborated"] + counts["refined"])
+                    + (f", {counts['demoted']} archived" if counts.get("demoted") else ""),
                     written,
                     [trailers_base[0], ("Gitdream-Kind", "experience"), *trailers_base[1:]],
                 )
@@ -497,7 +501,7 @@ def run_agent(
                 done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, target)
                 receipt["commits"]["experience"] = done.oid
                 state.warnings += list(done.warnings)
-                _advance(target, done.oid, target_state, input_commit)
+                _advance(target, done, target_state, input_commit)
                 faults.point("after-experience-commit")
         _phase(state, "experience", changes=len(exp_changes))
         _check_time(state)
@@ -523,8 +527,9 @@ def run_agent(
             rejected += defs.rejected
             counts["rejected"] = len(rejected)
             receipt["rejected"] = _rejected_json(rejected, cfg)
-        counts["created"] += defs.created
-        counts["corroborated"] += defs.corroborated
+        # `definition` counts the facts written into definition files (set to 0 below when
+        # the definition commit is not made); `created`/`corroborated` are experience only.
+        counts["definition"] = defs.created + defs.corroborated + defs.refined
         def_written = [f.to_json() for f in defs.facts_written]
         def_changes = dict(defs.changes)
         if defs.refused:
@@ -536,6 +541,7 @@ def run_agent(
             if opts.dry_run:
                 diff_parts.append(_diff_text(memory, dict(def_changes)))
             else:
+                faults.point("before-definition-commit")
                 checkpoint()
                 names = ", ".join(p.rsplit("/", 1)[-1] for p in sorted(def_changes))
                 message = _commit_message(
@@ -556,6 +562,7 @@ def run_agent(
                 except (Interrupted, faults.FaultInjected):
                     raise
                 except GitdreamError as exc:
+                    counts["definition"] = 0
                     _phase(state, "definitions", status="refused", error=exc.to_json())
                     state.warnings.append(f"definitions not written: {exc.message}")
                     _pend(
@@ -569,19 +576,21 @@ def run_agent(
                     # The facts written into `learned` blocks, for `gitdream show`/`audit`.
                     receipt["definition_units"] = def_written[:MAX_RECEIPT_UNITS]
                     state.warnings += list(done.warnings)
-                    _advance(target, done.oid, target_state, input_commit)
+                    _advance(target, done, target_state, input_commit)
+                    faults.point("after-definition-commit")
         _phase(state, "definitions", changes=len(def_changes))
         receipt["status"] = "ok"
         outcome.diff = "".join(diff_parts)
         outcome.summary = _summary(agent, receipt)
         if not opts.dry_run:
             current = "finish"
-            _finish(repo, state, input_commit, ident, checkpoint, compare_and_swap)
+            _finish(repo, state, input_commit, ident, checkpoint, target_state)
     except Interrupted as exc:
         receipt["status"] = "aborted"
         receipt["error"] = exc.to_json()
         _phase(state, current, status="aborted")
         outcome.summary = f"Dream for agent {agent.id} aborted before its next write"
+        _publish_quietly(repo, state, target_state)
         _write_receipt_quietly(repo, state, ident)
     except GitdreamError as exc:
         receipt["status"] = "failed"
@@ -589,6 +598,7 @@ def run_agent(
         _phase(state, current, status="failed", error=exc.message)
         outcome.summary = f"Dream for agent {agent.id} failed in {current}: {exc.message}"
         if not opts.dry_run and not opts.estimate:
+            _publish_quietly(repo, state, target_state)
             _write_receipt_quietly(repo, state, ident)
     return _close(outcome, state, t0)
 
@@ -621,25 +631,68 @@ def _target(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, A
     shared = shared if shared is not None else {}
     if opts.branch is None:
         return Target.head(shared.get("head_base", {}).get(input_commit, input_commit))
-    tip = shared.get("tip")
-    if tip is None:
-        return Target.review(opts.branch, input_commit, True)
-    return Target.review(opts.branch, tip, False)
+    # Review commits chain from the input commit (or the previous agent's part of the
+    # branch); the branch is published once per agent, with the watermark (`_finish`).
+    return Target.review(opts.branch, shared.get("tip") or input_commit, "published" not in shared)
 
 
-def _advance(target: Any, oid: str, shared: dict[str, Any] | None, input_commit: str) -> None:
-    """Remember the commit just made, so the next one of this run builds on it."""
+def _advance(target: Any, done: Any, shared: dict[str, Any] | None, input_commit: str) -> None:
+    """Remember the commit just made, so the next one of this run builds on it. On the
+    current branch only when it was not rebuilt on commits made meanwhile: the next
+    commit's contents were computed at the input commit, and the commit builder must
+    compare its paths from there, or it would overwrite what those commits changed."""
     if shared is None:
         return
     if target.review_branch is not None:
-        shared["tip"] = oid
+        shared["tip"] = done.oid
+    elif not done.rebuilt:
+        shared.setdefault("head_base", {})[input_commit] = done.oid
+
+
+def _unpublished(opts: RunOptions, shared: dict[str, Any] | None) -> tuple[str | None, str] | None:
+    """`(expected, tip)` when review commits of this invocation are not on the branch yet."""
+    if opts.branch is None or not shared or "tip" not in shared:
+        return None
+    if shared["tip"] == shared.get("published"):
+        return None
+    return shared.get("published"), shared["tip"]
+
+
+def _publish_quietly(repo: Repo, state: _State, shared: dict[str, Any] | None) -> None:
+    """After a failure or an interruption: publish the review commits already made (without
+    the watermark), as the current branch keeps the commits a failed run made."""
+    from gitdream.git import commitbuilder
+
+    pending = _unpublished(state.opts, shared)
+    if pending is None or shared is None:
+        return
+    try:
+        commitbuilder.publish(
+            repo, str(state.opts.branch), pending[0], pending[1], f"gitdream: dream {state.run_id}"
+        )
+    except GitdreamError as exc:
+        state.warnings.append(f"the review branch was not published: {exc.message}")
+        state.receipt["commits"] = {"experience": None, "definition": None}
     else:
-        shared.setdefault("head_base", {})[input_commit] = oid
+        shared["published"] = pending[1]
+
+
+def _memories(count: int) -> str:
+    """ "improved 1 memory" / "improved 3 memories"."""
+    return f"improved {count} {'memory' if count == 1 else 'memories'}"
 
 
 def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
+    """The one line a run prints: what improved (experience facts created, corroborated or
+    refined, facts written into definitions), what was archived, rejected or left pending,
+    and the commits."""
     counts = receipt["counts"]
-    improved = counts.get("created", 0) + counts.get("corroborated", 0) + counts.get("definition", 0)
+    improved = (
+        counts.get("created", 0)
+        + counts.get("corroborated", 0)
+        + counts.get("refined", 0)
+        + counts.get("definition", 0)
+    )
     parts = []
     commits = receipt["commits"]
     if commits.get("experience"):
@@ -649,8 +702,13 @@ def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
     detail = f"{counts.get('created', 0)} new, {counts.get('corroborated', 0)} corroborated"
     if counts.get("definition"):
         detail += f", {counts['definition']} to definitions"
+    if counts.get("demoted"):
+        detail += f", {counts['demoted']} topics archived"
     if counts.get("rejected"):
         detail += f", {counts['rejected']} rejected"
+    pending = sum(len(p.get("entries") or []) or 1 for p in receipt.get("pending") or [])
+    if pending:
+        detail += f", {pending} entries left for the next run"
     tail = " — " + ", ".join(parts) if parts else " — no commit"
     noun = "memory" if improved == 1 else "memories"
     return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}"
@@ -662,15 +720,26 @@ def _finish(
     input_commit: str,
     ident: Identity,
     checkpoint: Callable[[], None],
-    compare_and_swap: Callable[..., None],
+    shared: dict[str, Any] | None,
 ) -> None:
+    """Move the watermark — with a review branch, publish it in the same transaction —
+    then write the receipt."""
+    from gitdream.git import commitbuilder
+    from gitdream.git.refs import compare_and_swap
+
     receipt = state.receipt
     checkpoint()
     faults.point("before-watermark")
     expected = receipt.get("watermark_before")
-    compare_and_swap(
-        repo, state.agent.watermark_ref, expected, input_commit, f"gitdream: dream {state.run_id}"
-    )
+    message = f"gitdream: dream {state.run_id}"
+    watermark = (state.agent.watermark_ref, expected, input_commit)
+    pending = _unpublished(state.opts, shared)
+    if pending is None:
+        compare_and_swap(repo, *watermark, message)
+    else:
+        assert shared is not None
+        commitbuilder.publish(repo, str(state.opts.branch), pending[0], pending[1], message, also=[watermark])
+        shared["published"] = pending[1]
     receipt["watermark_after"] = input_commit
     faults.point("before-receipt")
     _write_receipt(repo, state, ident)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gitdream.errors import ConfigError, RepoStateError
 from gitdream.git import gitcmd
@@ -29,6 +30,25 @@ if TYPE_CHECKING:
     import subprocess
 
     import pygit2
+
+T = TypeVar("T")
+OBJECT_WRITE_ATTEMPTS = 10
+
+
+def write_object(call: Callable[[], T]) -> T:
+    """Run `call`, a libgit2 object write, again when its fan-out folder (`objects/xx/`)
+    vanished between libgit2 creating it and renaming the new object into it: `git gc` and
+    `git prune-packed` remove emptied fan-out folders while gitdream writes. git's own
+    object writes retry the same way; libgit2 reports it as OSError ("failed to rename
+    lockfile … No such file or directory")."""
+    for attempt in range(OBJECT_WRITE_ATTEMPTS):
+        try:
+            return call()
+        except OSError as exc:
+            if "No such file or directory" not in str(exc) or attempt == OBJECT_WRITE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
 
 _IN_PROGRESS_HINTS = {
     "merge": "finish the merge with `git commit`, or abort it with `git merge --abort`",

@@ -447,3 +447,38 @@ def test_writing_into_a_definition_with_unreadable_front_matter_warns_with_its_l
     assert any(w.startswith("agents/ops/agent.md:4: front-matter: ") for w in receipt["warnings"]), receipt[
         "warnings"
     ]
+
+
+def test_bad_since_is_refused_before_any_agent_runs(agent_repo: Path) -> None:
+    """Regression test: `--since nonexistent` recorded a failed run per agent and counted
+    them for back-off."""
+    result = cli(agent_repo, "run", "--since", "nonexistent")
+    assert result.exit_code == 1
+    assert "--since nonexistent: no such revision" in result.stderr
+    assert git(agent_repo, "for-each-ref", "refs/gitdream", "refs/notes") == ""
+    assert not (agent_repo / ".git" / "gitdream" / "state.json").exists()
+
+
+def test_dry_run_works_on_a_detached_head(agent_repo: Path) -> None:
+    _log(agent_repo, 1, "- [deploy] a fact")
+    commit_all(agent_repo, "log")
+    git(agent_repo, "checkout", "-q", "--detach")
+    result = cli(agent_repo, "run", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "+++ b/agents/ops/memory/deploy.md" in result.stdout
+    assert cli(agent_repo, "run").exit_code == 1
+
+
+def test_discarded_review_branch_hands_its_material_back(agent_repo: Path) -> None:
+    """Regression test: `run --branch` consumed the material for good, so deleting an
+    unmerged review branch lost it."""
+    _log(agent_repo, 1, "- [deploy] reviewed fact")
+    commit_all(agent_repo, "log")
+    receipt = _run(agent_repo, "--branch", "dream/review")["runs"][0]
+    assert _run(agent_repo)["runs"][0]["status"] == "noop"
+    result = cli(agent_repo, "revert", receipt["run"], "--replay")
+    assert result.exit_code == 0, result.stderr
+    assert "git branch -D dream/review" in result.stdout + result.stderr
+    git(agent_repo, "branch", "-D", "dream/review")
+    again = _run(agent_repo)["runs"][0]
+    assert again["status"] == "ok" and again["commits"]["experience"]

@@ -228,9 +228,12 @@ def test_no_key_is_a_clear_error_and_no_request(agent_repo: Path, anthropic_api:
     _setup(agent_repo)
     code, doc, err = _run(agent_repo, env={"ANTHROPIC_API_KEY": ""})
     assert code == 1
-    assert doc["runs"][0]["error"]["type"] == "engine"
+    assert doc["error"]["type"] == "engine"
     assert "ANTHROPIC_API_KEY" in err
     assert anthropic_api.requests == []
+    # Refused before any agent ran: no receipt, no watermark, no back-off counted.
+    assert git(agent_repo, "for-each-ref", "refs/gitdream", "refs/notes") == ""
+    assert not (agent_repo / ".git" / "gitdream" / "state.json").exists()
     status = json.loads(
         cli(
             agent_repo, "status", "--json", env={"ANTHROPIC_API_KEY": "", "GITDREAM_ENGINE": "anthropic"}

@@ -159,3 +159,21 @@ def test_disabled_means_no_side_effects(agent_repo: Path, isolate: Path) -> None
     assert not paths.state_dir(agent_repo / ".git").exists()
     assert not (isolate / "gitdream-home").exists()
     assert git(agent_repo, "for-each-ref", "refs/gitdream", "refs/notes") == ""
+
+
+def test_pending_material_opens_the_session_gate(agent_repo: Path) -> None:
+    """Regression test: entries left over by max_units were invisible to auto mode
+    ("0 new sessions") until five new files arrived."""
+    for day in (1, 2):
+        write(
+            agent_repo,
+            f"agents/ops/memory/logs/2026/03/2026-03-0{day}.md",
+            "".join(f"- [t{i}] fact number {i} of day {day}\n" for i in range(4)),
+        )
+    commit_all(agent_repo, "logs")
+    first = cli(agent_repo, "run", "--json", env={"GITDREAM_MAX_UNITS": "3"})
+    receipt = __import__("json").loads(first.stdout)["runs"][0]
+    assert receipt["pending"], receipt
+    st = state_mod.State()
+    result = _evaluate(agent_repo, st)
+    assert result.open and "pending from the last dream" in result.agents[0].reason
