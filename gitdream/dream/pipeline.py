@@ -17,6 +17,7 @@ SIGINT/SIGTERM (see `gitdream.trigger.interrupt`) stop the run before its next w
 from __future__ import annotations
 
 import difflib
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -773,13 +774,31 @@ PIECE = 8
 def _redact(receipt: dict[str, Any], cfg: Config) -> None:
     """Mask, in place, whatever the secret scanner finds in the receipt's free text —
     warnings, errors, phase details (a model's schema violations quote its answer), model
-    calls, rejected units — so a receipt never becomes the leak the scanner prevents."""
+    calls, rejected units — so a receipt never becomes the leak the scanner prevents.
+    A receipt whose free text is only short words (a no-op's) is left as it is without
+    loading the scanner: the idle path stays cheap, and short of the lock."""
+    free = [key for key in receipt if key not in _RECEIPT_IDS]
+    if not any(_free_text(receipt[key]) for key in free):
+        return
     from gitdream.dream.screen import redact_json
 
     allow, deny = _patterns(cfg)
-    for key in list(receipt):
-        if key not in _RECEIPT_IDS:
-            receipt[key] = redact_json(receipt[key], allow=allow, deny=deny)
+    for key in free:
+        receipt[key] = redact_json(receipt[key], allow=allow, deny=deny)
+
+
+_WORD = re.compile(r"[A-Za-z_]{0,16}")
+
+
+def _free_text(value: Any) -> bool:
+    """True when `value` holds a string (or key) that is more than one short word."""
+    if isinstance(value, str):
+        return _WORD.fullmatch(value) is None
+    if isinstance(value, list):
+        return any(_free_text(v) for v in value)
+    if isinstance(value, dict):
+        return any(_free_text(str(k)) or _free_text(v) for k, v in value.items())
+    return False
 
 
 def _patterns(cfg: Config) -> tuple[list[Any], list[Any]]:
@@ -799,6 +818,8 @@ def _rejected_json(rejected: list[Any], cfg: Config) -> list[dict[str, Any]]:
     topic) is recorded with its sources, its topic withheld, and its title masked — or
     withheld too when it holds a piece of the secret the scanner cannot see as one (cut
     short, lower-cased): an engine carries secrets into titles and topics in such forms."""
+    if not rejected:
+        return []
     from gitdream.dream.screen import elide_tokens, redact, scan_text
 
     allow, deny = _patterns(cfg)

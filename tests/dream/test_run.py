@@ -14,7 +14,7 @@ from gitdream.dream import facts as factfmt
 from gitdream.dream.decode import decode_lines
 from gitdream.text import blocks
 from gitdream.units import parse_entry_id, parse_source_ref
-from tests.helpers import SHARED, cli, commit_all, git, head, snapshot, write
+from tests.helpers import SHARED, cli, commit_all, git, gitdream_env, head, snapshot, write
 
 LOGS = "agents/ops/memory/logs/2026/03"
 
@@ -482,3 +482,21 @@ def test_discarded_review_branch_hands_its_material_back(agent_repo: Path) -> No
     git(agent_repo, "branch", "-D", "dream/review")
     again = _run(agent_repo)["runs"][0]
     assert again["status"] == "ok" and again["commits"]["experience"]
+
+
+def test_a_noop_run_does_not_load_the_scanner(agent_repo: Path) -> None:
+    """Regression test: masking receipts loaded the secret scanner (and compiled its rules)
+    in every run, a no-op included, which held the repository lock longer on the idle path."""
+    _log(agent_repo, 1, "- [deploy] one fact")
+    commit_all(agent_repo, "log")
+    _run(agent_repo)
+    code = (
+        "import sys\nfrom gitdream.cli import cli\n"
+        "try:\n    cli(['run'], prog_name='gitdream')\nexcept SystemExit:\n    pass\n"
+        "print('gitdream.dream.screen' in sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=agent_repo, capture_output=True, text=True, env=gitdream_env()
+    )
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
+    assert "Nothing new for agent ops" in done.stdout
