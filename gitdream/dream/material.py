@@ -56,12 +56,20 @@ class SourceFile:
 @dataclass
 class Material:
     """The new material of one agent: the base commit (None: from nothing, as with
-    `--full` or before the first dream), the input commit, the source files, warnings."""
+    `--full` or before the first dream), the input commit, the source files, warnings.
+
+    `since` maps each path read again because an earlier run left it pending to the base
+    it was read from (older than `base`); `since_of(path)` is the base a path's material
+    was measured from, which is what a run that leaves it pending again must record."""
 
     base: str | None
     input_commit: str
     files: list[SourceFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    since: dict[str, str | None] = field(default_factory=dict)
+
+    def since_of(self, path: str) -> str | None:
+        return self.since.get(path, self.base)
 
     @property
     def sessions(self) -> int:
@@ -314,6 +322,9 @@ def changed_sources(
             )
             pending_base = None
         collect(pending_base, paths)
+        for path in paths:
+            if path in found:
+                material.since[path] = pending_base
     material.files = [found[p] for p in sorted(found)]
     return material
 

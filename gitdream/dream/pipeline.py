@@ -17,6 +17,7 @@ SIGINT/SIGTERM (see `gitdream.trigger.interrupt`) stop the run before its next w
 from __future__ import annotations
 
 import difflib
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -189,21 +190,33 @@ def _gather(repo: Repo, state: _State, input_commit: str) -> tuple[list[Entry], 
     entries: list[Entry] = []
     dropped: dict[str, int] = {}
     skipped_files: list[dict[str, str]] = []
+    max_file_bytes = int(state.cfg["max_file_bytes"])
     for source in material.files:
-        data = bytes(repo.raw[source.blob].data)
-        result = readers.read_source(
+        # The size first, from the object header: a 50 MB log is not loaded to be skipped.
+        size = repo.raw.odb.read_header(source.blob)[1]
+        result = readers.skip_too_large(source.path, size, max_file_bytes) or readers.read_source(
             source.path,
-            data,
+            bytes(repo.raw[source.blob].data),
             kind=source.kind,
             fallback_date=fallback,
             added_lines=set(source.added_lines) if source.added_lines is not None else None,
-            max_file_bytes=int(state.cfg["max_file_bytes"]),
+            max_file_bytes=max_file_bytes,
         )
         state.warnings += result.warnings
         for key, count in result.dropped.items():
             dropped[key] = dropped.get(key, 0) + count
         if result.skipped:
             skipped_files.append({"path": source.path, "reason": result.skipped})
+        if result.skipped and readers.TOO_LARGE in result.skipped:
+            # Not consumed: read again by the next run, so raising max_file_bytes loses nothing.
+            state.pending.append(
+                {
+                    "path": source.path,
+                    "since": material.since_of(source.path),
+                    "entries": [],
+                    "reason": readers.TOO_LARGE,
+                }
+            )
         found = result.entries
         # A path pending with explicit entries, and not otherwise new: only those entries.
         if source.path in only_ids and base is not None:
@@ -236,7 +249,7 @@ def _pend(state: _State, entry_ids: list[str], material: Any, reason: str) -> No
             by_path.setdefault(parsed[0], []).append(entry_id)
     for path, ids in sorted(by_path.items()):
         state.pending.append(
-            {"path": path, "since": material.base, "entries": sorted(set(ids)), "reason": reason}
+            {"path": path, "since": material.since_of(path), "entries": sorted(set(ids)), "reason": reason}
         )
 
 
@@ -396,11 +409,13 @@ def run_agent(
         kept, rejected = verify.verify(
             distilled.units, [e.id for e in entries], [f.id for f in facts], notes=notes
         )
+        for note in notes:  # the titles of units not screened yet
+            note["title"] = screen.elide_tokens(str(note.get("title", "")))
         _phase(state, "verify", kept=len(kept), rejected=len(rejected), dropped_sources=notes[:50])
 
         current = "screen"
         reporter.phase(agent.id, "screen", f"{len(kept)} units")
-        screened = screen.screen_units(kept, cfg)
+        screened = screen.screen_units(kept, cfg, sources={e.id: e.text for e in entries})
         kept, rejected = screened.kept, rejected + screened.rejected
         engine_screen = getattr(engine, "screen", None)
         if engine_screen is not None and kept:
@@ -412,7 +427,7 @@ def run_agent(
             over = kept[int(cfg["max_units"]) :]
             kept = kept[: int(cfg["max_units"])]
             _pend(state, [s for u in over for s in u.sources], material, "over max_units")
-        receipt["rejected"] = [r.to_json() for r in rejected]
+        receipt["rejected"] = _rejected_json(rejected, cfg)
         _check_time(state)
 
         experience_units = [u for u in kept if u.target == "experience"]
@@ -448,9 +463,11 @@ def run_agent(
         counts["refined"] = exp.refined
         counts["demoted"] = len(exp.demoted)
         state.warnings += list(exp.warnings)
+        if exp.waiting:
+            _pend(state, exp.waiting, material, "topic file left alone")
         rejected += exp.rejected
         counts["rejected"] = len(rejected)
-        receipt["rejected"] = [r.to_json() for r in rejected]
+        receipt["rejected"] = _rejected_json(rejected, cfg)
         written = [f.to_json() for f in exp.facts_written]
         receipt["units"] = written[:MAX_RECEIPT_UNITS]
         if len(written) > MAX_RECEIPT_UNITS:
@@ -503,10 +520,14 @@ def run_agent(
             check=lambda path, text: check_text(path, text, limits, kind_by_name(path)).lines(),
         )
         state.warnings += list(defs.warnings)
+        for path in sorted(defs.changes):
+            # What `gitdream check` warns about in a file the dream writes into (an
+            # unreadable front matter, say) is worth a word, with its line.
+            state.warnings += check_text(path, memory[path], limits, kind_by_name(path)).warning_lines()
         if defs.rejected:
             rejected += defs.rejected
             counts["rejected"] = len(rejected)
-            receipt["rejected"] = [r.to_json() for r in rejected]
+            receipt["rejected"] = _rejected_json(rejected, cfg)
         # `definition` counts the facts written into definition files (set to 0 below when
         # the definition commit is not made); `created`/`corroborated` are experience only.
         counts["definition"] = defs.created + defs.corroborated + defs.refined
@@ -733,8 +754,96 @@ def _write_receipt(repo: Repo, state: _State, ident: Identity) -> None:
     receipt["finished"] = clock.iso(clock.now())
     receipt["duration_seconds"] = round((clock.now() - state.started).total_seconds(), 3)
     _totals(receipt)
+    _redact(receipt, state.cfg)
     receipts.append(repo, receipt["input_commit"], receipt, ident)
     receipt["receipt_written"] = True
+
+
+# Receipt fields that hold identifiers, or facts already screened and written to memory
+# (`gitdream audit --run` matches them against the topic files); every other string of a
+# receipt passes through the scanner's masks.
+_RECEIPT_IDS = frozenset(
+    {"run", "agent", "agent_dir", "input_commit", "commits", "base", "watermark_before"}
+    | {"watermark_after", "branch", "started", "finished", "pending", "units", "definition_units"}
+)
+WITHHELD = "(withheld: the unit held a secret)"
+PIECE = 8
+"""A title sharing this many characters with a secret found in its unit is withheld."""
+
+
+def _redact(receipt: dict[str, Any], cfg: Config) -> None:
+    """Mask, in place, whatever the secret scanner finds in the receipt's free text —
+    warnings, errors, phase details (a model's schema violations quote its answer), model
+    calls, rejected units — so a receipt never becomes the leak the scanner prevents.
+    A receipt whose free text is only short words (a no-op's) is left as it is without
+    loading the scanner: the idle path stays cheap, and short of the lock."""
+    free = [key for key in receipt if key not in _RECEIPT_IDS]
+    if not any(_free_text(receipt[key]) for key in free):
+        return
+    from gitdream.dream.screen import redact_json
+
+    allow, deny = _patterns(cfg)
+    for key in free:
+        receipt[key] = redact_json(receipt[key], allow=allow, deny=deny)
+
+
+_WORD = re.compile(r"[A-Za-z_]{0,16}")
+
+
+def _free_text(value: Any) -> bool:
+    """True when `value` holds a string (or key) that is more than one short word."""
+    if isinstance(value, str):
+        return _WORD.fullmatch(value) is None
+    if isinstance(value, list):
+        return any(_free_text(v) for v in value)
+    if isinstance(value, dict):
+        return any(_free_text(str(k)) or _free_text(v) for k, v in value.items())
+    return False
+
+
+def _patterns(cfg: Config) -> tuple[list[Any], list[Any]]:
+    """`screen.allow`/`screen.deny`; when they do not compile (the screen phase has
+    already failed on that), none: masking with the built-in rules alone masks more."""
+    from gitdream.dream.screen import user_patterns
+    from gitdream.errors import ConfigError
+
+    try:
+        return user_patterns(cfg)
+    except ConfigError:
+        return [], []
+
+
+def _rejected_json(rejected: list[Any], cfg: Config) -> list[dict[str, Any]]:
+    """Rejected units for the receipt. A unit holding a secret anywhere (title, body or
+    topic) is recorded with its sources, its topic withheld, and its title masked — or
+    withheld too when it holds a piece of the secret the scanner cannot see as one (cut
+    short, lower-cased): an engine carries secrets into titles and topics in such forms."""
+    if not rejected:
+        return []
+    from gitdream.dream.screen import elide_tokens, redact, scan_text
+
+    allow, deny = _patterns(cfg)
+    out = []
+    for item in rejected:
+        record = item.to_json()
+        unit = item.unit
+        found = [
+            finding.text
+            for text in (unit.title, unit.body, unit.topic)
+            for finding in scan_text(text, allow=allow, deny=deny)
+        ]
+        if found or (item.stage == "screen" and item.details.get("findings")):
+            title = elide_tokens(redact(unit.title, allow=allow, deny=deny))
+            pieces = {f[i : i + PIECE].casefold() for f in found for i in range(max(1, len(f) - PIECE + 1))}
+            folded = title.casefold()
+            record["title"] = WITHHELD if any(piece in folded for piece in pieces) else title
+            record["topic"] = WITHHELD
+            record["sources"] = list(unit.sources)[:20]
+        else:
+            record["title"] = elide_tokens(unit.title)
+            record["topic"] = elide_tokens(unit.topic)
+        out.append(record)
+    return out
 
 
 def _write_receipt_quietly(repo: Repo, state: _State, ident: Identity) -> None:
@@ -776,6 +885,7 @@ def _close(outcome: Outcome, state: _State, t0: float) -> Outcome:
     receipt["warnings"] = list(dict.fromkeys(state.warnings))[:200]
     receipt.setdefault("finished", clock.iso(clock.now()))
     _totals(receipt)
+    _redact(receipt, state.cfg)
     if not outcome.summary:
         outcome.summary = _summary(state.agent, receipt)
     return outcome

@@ -604,7 +604,7 @@ def test_unborn_head_refuses_with_init_commit(tmp_path: Path) -> None:
     assert auto.returncode == 0 and "gate 'repository' is closed" in auto.stderr
     ok(gd(root, "status"))
     ok(gd(root, "check"))
-    refused(gd(root, "revert", "last"), "no runs yet")
+    refused(gd(root, "revert", "last"), "no runs that made a commit yet")
     assert snapshot(root) == before
     assert git(root, "for-each-ref") == ""
 
