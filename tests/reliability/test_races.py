@@ -601,15 +601,19 @@ def test_eight_concurrent_reverts_make_one_revert(
 
 
 def test_concurrent_runs_and_reverts(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    """Three `gitdream run` and three `gitdream revert` at once: exactly one revert lands,
-    every run is a no-op (the material was consumed) or reports the lock."""
+    """Three `gitdream run` and three `gitdream revert` at once: at most one revert lands
+    (none when every revert met the lock of a run), every run is a no-op (the material was
+    consumed) or reports the lock."""
     root, meta = prepared(tmp_path_factory, "dreamed-race", _dreamed, tmp_path / "repo")
     before = git(root, "rev-parse", "HEAD").strip()
     procs = [popen(root, *(("run", "--json") if i % 2 else ("revert", meta["run"]))) for i in range(6)]
     results = _all(procs)
     reverts = [r for i, r in enumerate(results) if not i % 2]
     runs = [r for i, r in enumerate(results) if i % 2]
-    assert [code for code, _o, _e in reverts].count(0) == 1, reverts
+    landed = [code for code, _o, _e in reverts].count(0)
+    assert landed <= 1, reverts
+    if landed == 0:  # each revert found a run (or another revert) holding the lock
+        assert all(code == 75 for code, _o, _e in reverts), reverts
     for code, out, err in runs:
         assert code in (0, 75), (code, err)
         if code == 0:
@@ -623,5 +627,5 @@ def test_concurrent_runs_and_reverts(tmp_path_factory: pytest.TempPathFactory, t
             or (code == 1 and "already undone" in err)
         ), (code, err)
     subjects = git(root, "log", "--format=%s", f"{before}..HEAD").splitlines()
-    assert len(subjects) == 2 and all(s.startswith('Revert "dream(ops)') for s in subjects), subjects
+    assert len(subjects) == 2 * landed and all(s.startswith('Revert "dream(ops)') for s in subjects), subjects
     assert fsck(root) == "" and not (root / LOCK).exists()
