@@ -4,11 +4,12 @@ An agent is a directory matched by one of the config's `agents` globs (in the wo
 tree; symlinked directories are skipped, since the write gate would refuse them anyway).
 Its id is the directory's name, or "default" for the repository root (`agents = ["."]`);
 it names the watermark ref `refs/gitdream/watermark/<id>`, so it must be a valid ref
-component and unique.
+component of at most 250 bytes (git locks the ref as `<id>.lock`), and unique.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -16,6 +17,9 @@ from gitdream.errors import ConfigError
 from gitdream.globs import any_match
 
 ROOT_AGENT_ID = "default"
+# git stores refs/gitdream/watermark/<id> as a file and locks it as <id>.lock: a file name
+# holds at most 255 bytes on common file systems (NAME_MAX).
+MAX_ID_BYTES = 250
 
 
 def join(*parts: str) -> str:
@@ -108,8 +112,9 @@ def agents_from_dirs(dirs: list[str], cfg: object, warnings: list[str] | None = 
     """Agents for repository-relative directories `dirs` ("" is the root), sorted by id.
 
     Raises ConfigError when two directories give the same id. A directory whose name cannot
-    name a git ref is skipped with a message appended to `warnings` when a list is given
-    (so one badly named folder does not stop every other agent), else ConfigError.
+    name a git ref (not a valid ref name, or longer than MAX_ID_BYTES) is skipped with a
+    message appended to `warnings` when a list is given (so one badly named folder does not
+    stop every other agent), else ConfigError.
     """
     import pygit2
 
@@ -122,11 +127,20 @@ def agents_from_dirs(dirs: list[str], cfg: object, warnings: list[str] | None = 
                 f"two agents share the id '{agent.id}': {other.dir or '.'} and {agent.dir or '.'}",
                 hint="rename one of the directories; an agent's id is its directory name",
             )
+        problem = None
+        size = len(agent.id.encode("utf-8", "surrogateescape"))
         if not pygit2.reference_is_valid_name(agent.watermark_ref):
             problem = ConfigError(
                 f"the agent directory '{agent.dir}' gives the id '{agent.id}', which cannot name a git ref",
                 hint="rename the directory (no spaces, '..', '~', '^', ':', '?', '*', '[' or '\\')",
             )
+        elif size > MAX_ID_BYTES:
+            problem = ConfigError(
+                f"the agent directory '{agent.dir[:60]}…' gives an id of {size} bytes; its watermark "
+                f"ref is a file whose lock file (<id>.lock) must fit a {MAX_ID_BYTES + 5}-byte file name",
+                hint=f"rename the directory to at most {MAX_ID_BYTES} bytes",
+            )
+        if problem is not None:
             if warnings is None:
                 raise problem
             warnings.append(f"skipped agent folder {agent.dir}: {problem.message}; {problem.hint}")
@@ -148,6 +162,13 @@ def list_agents(workdir: Path, cfg: object, warnings: list[str] | None = None) -
             rel = path.relative_to(workdir).as_posix()
             dirs.append("" if rel == "." else rel)
     return agents_from_dirs(list(dict.fromkeys(dirs)), cfg, warnings)
+
+
+def own_repository(workdir: Path, agent: Agent) -> bool:
+    """True when the agent's folder is a repository of its own (a submodule, or a nested
+    clone): it has a `.git` entry. Its files are not this repository's, so it is dreamed
+    from inside (`gitdream -C <dir> run`), never from the outer repository."""
+    return bool(agent.dir) and os.path.lexists(workdir / agent.dir / ".git")
 
 
 def select(agents: list[Agent], ids: list[str] | tuple[str, ...]) -> list[Agent]:

@@ -84,6 +84,12 @@ class GitdreamGroup(click.Group):
             output.err("interrupted")
             ctx.exit(errors.EXIT_INTERRUPTED)
         except Exception as exc:
+            from gitdream.git.repo import index_format_error
+
+            known = index_format_error(exc)  # raised by any libgit2 read of the index
+            if known is not None:
+                _report(ctx, known)
+                ctx.exit(known.exit_code)
             if os.environ.get("GITDREAM_RAISE_ERRORS"):
                 raise
             ctx.exit(_crash(exc))
@@ -284,11 +290,26 @@ def _render_run(result: Any, json_: bool, quiet: bool) -> None:
                 output.err(f"hint: {error['hint']}")
         elif not quiet and not json_:
             output.out(outcome.summary)
-        for phase, info in outcome.receipt.get("phases", {}).items():
-            if info.get("status") == "refused" and not json_:
-                output.warn(
-                    f"{outcome.agent}: {phase} refused: {info.get('error', {}).get('message') if isinstance(info.get('error'), dict) else info.get('refused')}"
-                )
+        if not json_:
+            for phase, info in outcome.receipt.get("phases", {}).items():
+                if info.get("status") == "refused":
+                    for line in _refusal_lines(info):
+                        output.warn(f"{outcome.agent}: {phase} not written: {line}")
+
+
+def _refusal_lines(info: dict[str, Any]) -> list[str]:
+    """Human lines for a refused phase of a receipt: the commit's error, or each refused
+    file with its reason and next step."""
+    error = info.get("error")
+    if isinstance(error, dict):
+        return [str(error.get("message")) + (f" ({error['hint']})" if error.get("hint") else "")]
+    lines = []
+    for item in info.get("refused") or []:
+        if isinstance(item, dict):
+            where = item.get("path") or f"no {item.get('target')} file"
+            hint = f" ({item['hint']})" if item.get("hint") else ""
+            lines.append(f"{where}: {item.get('reason')}{hint}")
+    return lines or ["see `gitdream show last --json`"]
 
 
 @cli.command(name="run")
@@ -498,7 +519,7 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
             [
                 agent["id"],
                 (last["time"] or "never") + (f" {last['status']}" if last["status"] else ""),
-                "now" if gate["open"] else f"in {gate['hours_until_open']:g} h",
+                "now" if gate["open"] else f"in {gate['hours_until_open']:.1f} h",
                 f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}",
                 str(agent["backoff"]["failures"]),
                 str(len(agent["uncommitted_raw"])),
@@ -907,20 +928,32 @@ def revert_cmd(
             f"{c.kind} {c.reverts[:7]} ({len(c.paths)} file{'s' if len(c.paths) != 1 else ''})"
             for c in result.commits
         )
+        planned = planned or "no commit, only its watermark"
         output.err(
             f"Dry run: would revert run {result.reverted} of agent {result.agent}: {planned}; nothing changed"
         )
         return
     made = ", ".join(f"{c.kind} {c.reverts[:7]} → {str(c.oid)[:7]}" for c in result.commits)
     where = f" on branch {branch}" if branch else ""
-    output.out(f"Reverted run {result.reverted} of agent {result.agent}{where}: {made}")
-    output.out(f"Revert run {result.run}; undo it with `gitdream revert {result.run}`")
+    reapplied = result.reverts_a_revert
+    if made:
+        if reapplied:
+            output.out(
+                f"Re-applied what revert {result.reverted} of agent {result.agent} undid{where}: {made}"
+            )
+        else:
+            output.out(f"Reverted run {result.reverted} of agent {result.agent}{where}: {made}")
+        output.out(f"Revert run {result.run}; undo it with `gitdream revert {result.run}`")
+    else:
+        output.out(
+            f"Run {result.reverted} of agent {result.agent} was already undone (revert run {result.run})"
+        )
     if result.watermark is not None:
         target = str(result.watermark["to"] or "")[:7] or "nothing (before the first dream)"
         output.out(
             f"Watermark of {result.agent} moved back to {target}: the next dream reads that material again"
         )
-    else:
+    elif not reapplied:
         output.out("The run's material stays consumed (--replay would have the next dream read it again)")
 
 

@@ -6,11 +6,25 @@
     GITDREAM_FAULT="after-ref-move:raise"       raise FaultInjected (a crash, in-process)
     GITDREAM_FAULT="before-index-update:pause"  create $GITDREAM_FAULT_DIR/<name>.reached,
                                                  then wait for <name>.continue (60 s max)
+    GITDREAM_FAULT="after-ref-move@2:kill"      act at the 2nd crossing of the point only
+                                                 (the second commit of a run or revert)
 
-Several entries may be given, separated by commas. The points are named where the code
-crosses a boundary that matters for crash safety: before-experience-commit, after-blobs, after-tree,
-after-commit-object, before-ref-move, after-ref-move, mid-worktree-update,
-before-index-update, after-experience-commit, before-watermark, before-receipt.
+Several entries may be given, separated by commas. Without `@N` an entry acts at every
+crossing. The points are named where the code crosses a boundary that matters for crash
+safety:
+
+- every commit (`gitdream.git.commitbuilder.commit`): after-blobs, after-tree,
+  after-commit-object, before-ref-move, after-ref-move; on the checked-out branch also
+  mid-worktree-update (between two paths, when the commit has several) and
+  before-index-update (after the working-tree files, before the index entries);
+- `gitdream run` (per agent): before-experience-commit, after-experience-commit (before
+  the definition commit), before-definition-commit, after-definition-commit,
+  before-watermark, before-receipt;
+- `gitdream revert` (definition first, then experience): before-definition-commit,
+  after-definition-commit, before-experience-commit, after-experience-commit,
+  before-watermark (`--replay`), before-receipt, before-annotation (the reverted run's
+  note).
+
 FaultInjected derives from BaseException so that phase isolation (`except Exception`)
 cannot swallow it, as it cannot swallow a real SIGKILL.
 """
@@ -22,8 +36,7 @@ import signal
 import time
 from pathlib import Path
 
-POINTS = (
-    "before-experience-commit",
+COMMIT_POINTS = (
     "after-blobs",
     "after-tree",
     "after-commit-object",
@@ -31,10 +44,29 @@ POINTS = (
     "after-ref-move",
     "mid-worktree-update",
     "before-index-update",
+)
+RUN_POINTS = (
+    "before-experience-commit",
+    *COMMIT_POINTS,
     "after-experience-commit",
+    "before-definition-commit",
+    "after-definition-commit",
     "before-watermark",
     "before-receipt",
 )
+REVERT_POINTS = (
+    "before-definition-commit",
+    *COMMIT_POINTS,
+    "after-definition-commit",
+    "before-experience-commit",
+    "after-experience-commit",
+    "before-watermark",
+    "before-receipt",
+    "before-annotation",
+)
+POINTS = tuple(dict.fromkeys(RUN_POINTS + REVERT_POINTS))
+
+_crossed: dict[str, int] = {}
 
 
 class FaultInjected(BaseException):
@@ -46,9 +78,11 @@ def point(name: str) -> None:
     spec = os.environ.get("GITDREAM_FAULT")
     if not spec:
         return
+    crossing = _crossed[name] = _crossed.get(name, 0) + 1
     for item in spec.split(","):
         target, _, action = item.strip().partition(":")
-        if target != name:
+        target, _, nth = target.partition("@")
+        if target != name or (nth and int(nth) != crossing):
             continue
         action = action or "raise"
         if action == "kill":

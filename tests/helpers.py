@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +125,22 @@ def cli(cwd: Path, *args: str, input: str | None = None, env: dict[str, str] | N
 
     runner = CliRunner()
     return runner.invoke(group, ["-C", str(cwd), *args], input=input, env=env, catch_exceptions=False)
+
+
+@contextlib.contextmanager
+def deadline(seconds: int, what: str = "the call"):
+    """Fail (TimeoutError) when the block runs longer than `seconds`: for regressions of
+    runaway (quadratic or exponential) work, which would otherwise hang the suite instead
+    of failing it. Not a speed test: give a wide margin. Main thread only (SIGALRM); a long
+    regular-expression match is interrupted within a few seconds of the alarm."""
+
+    def expired(_signum: int, _frame: object) -> None:
+        raise TimeoutError(f"{what} did not finish within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

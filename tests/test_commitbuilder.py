@@ -17,7 +17,8 @@ from gitdream import config, faults
 from gitdream.agents import Agent, list_agents
 from gitdream.errors import HeadMoved, SigningError, WriteRefused
 from gitdream.git import commitbuilder
-from gitdream.git.commitbuilder import Change, Target
+from gitdream.git.commitbuilder import Change, Target, publish
+from gitdream.git.refs import RefMoved
 from gitdream.git.repo import Repo
 from tests.helpers import commit_all, git, head, snapshot, write
 
@@ -310,8 +311,11 @@ def test_review_branch_touches_nothing_else(agent_repo: Path) -> None:
         agent_repo,
         [Change("agents/ops/SKILL.md", b"# skills\n")],
         "definition",
-        Target.review("dream/review", start, False),
+        Target.review("dream/review", first.oid, True),
     )
+    # The commits are only built: the branch appears when it is published.
+    assert git(agent_repo, "rev-parse", "-q", "--verify", "dream/review", check=False) == ""
+    publish(Repo.open(agent_repo), "dream/review", None, second.oid, "test")
     assert snapshot(agent_repo) == before
     assert head(agent_repo) == main_before
     assert git(agent_repo, "rev-parse", "dream/review").strip() == second.oid
@@ -319,6 +323,28 @@ def test_review_branch_touches_nothing_else(agent_repo: Path) -> None:
     assert git(agent_repo, "show", "dream/review~1:agents/ops/memory/MEMORY.md") == "dream\n"
     with pytest.raises(WriteRefused, match="already exists"):
         _commit(agent_repo, [Change(f"{MEM}/x.md", b"x")], target=Target.review("dream/review", start, True))
+    with pytest.raises(WriteRefused, match="already exists"):
+        publish(Repo.open(agent_repo), "dream/review", None, first.oid, "test")
+    # Continuing the branch from its tip.
+    third = _commit(
+        agent_repo, [Change(f"{MEM}/x.md", b"x")], target=Target.review("dream/review", None, False)
+    )
+    assert third.parent == second.oid
+
+
+def test_publish_moves_the_branch_and_the_watermark_together_or_neither(agent_repo: Path) -> None:
+    start = head(agent_repo)
+    built = _commit(
+        agent_repo, [Change(f"{MEM}/MEMORY.md", b"dream\n")], target=Target.review("rv", start, True)
+    )
+    repo = Repo.open(agent_repo)
+    watermark = "refs/gitdream/watermark/ops"
+    git(agent_repo, "update-ref", watermark, start)
+    with pytest.raises(RefMoved):  # the watermark is not where the caller expects it
+        publish(repo, "rv", None, built.oid, "test", also=[(watermark, None, start)])
+    assert git(agent_repo, "rev-parse", "-q", "--verify", "rv", check=False) == ""
+    publish(repo, "rv", None, built.oid, "test", also=[(watermark, start, built.oid)])
+    assert git(agent_repo, "rev-parse", "rv", watermark).split() == [built.oid, built.oid]
 
 
 def _ssh_signing(root: Path, tmp_path: Path) -> Path:

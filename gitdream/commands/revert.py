@@ -18,6 +18,8 @@ moves back to where it was before the run (compare-and-swap), so the next dream 
 material again — only while it still points at that run's input commit, or has moved on
 through no-op dreams alone (no source of the agent changed since); a later dream that
 consumed more material refuses the replay, since that material would be read twice.
+`replay` of a run that is already undone (reverted without `replay`, or by a revert killed
+before its watermark move) moves just the watermark back, with a receipt and no commit.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gitdream import clock, ids
+from gitdream import clock, faults, ids
 from gitdream.dream import receipts
 from gitdream.dream.runs import KINDS, Run, list_runs, resolve
 from gitdream.errors import GitdreamError, WriteRefused
@@ -92,6 +94,7 @@ class RevertResult:
     watermark: dict[str, Any] | None = None
     patch: str = ""
     warnings: list[str] = field(default_factory=list)
+    reverts_a_revert: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """`{"run", "reverts", "agent", "only", "dry_run", "branch", "commits": [...],
@@ -130,8 +133,9 @@ def _commit_for(repo: Repo, run: Run, kind: str, head: str) -> str | None:
     branch = f" (it was committed to {run.branch.removeprefix('refs/heads/')})" if run.branch else ""
     raise RepoStateError(
         f"the {kind} commit of run {run.run} ({str(recorded or found)[:12]}) {where}{branch}",
-        hint="check out or merge the branch that has it, then revert; "
-        "a review branch that was never merged can simply be deleted",
+        hint="check out or merge the branch that has it, then revert; for a review branch that "
+        f"was never merged, `gitdream revert {run.run} --replay` hands its material back to the "
+        "next dream (then delete the branch)",
     )
 
 
@@ -293,6 +297,26 @@ class _Plan:
     agent: Agent
     steps: list[tuple[str, str, Inverse]]
     replay: dict[str, Any] | None
+    note: str | None = None
+
+
+def _unmerged_review(repo: Repo, cfg: Config, run: Run, replay: bool) -> _Plan | None:
+    """`revert RUN --replay` of a dream whose commits are only on a review branch that was
+    never merged: there is nothing to undo on HEAD, but the material the dream consumed
+    goes back to the next dream (the watermark moves back). None when that does not apply."""
+    if not replay or not run.branch:
+        return None
+    head = repo.head()
+    if head.branch == run.branch:
+        return None
+    agent = _agent_for(repo, cfg, run)
+    plan = _Plan(agent, [], _replay_plan(repo, run, agent))
+    name = run.branch.removeprefix("refs/heads/")
+    plan.note = (
+        f"run {run.run} committed only to review branch {name}, which is not merged here: nothing "
+        f"to undo; its material goes back to the next dream. Delete the branch with `git branch -D {name}`"
+    )
+    return plan
 
 
 def _plan(repo: Repo, cfg: Config, run: Run, only: str | None, head_oid: str, replay: bool) -> _Plan:
@@ -301,7 +325,13 @@ def _plan(repo: Repo, cfg: Config, run: Run, only: str | None, head_oid: str, re
     from gitdream.git import inverse
 
     kinds = [k for k in ORDER if only is None or k == only]
-    commits = {k: _commit_for(repo, run, k, head_oid) for k in kinds}
+    try:
+        commits = {k: _commit_for(repo, run, k, head_oid) for k in kinds}
+    except GitdreamError:
+        unmerged = _unmerged_review(repo, cfg, run, replay)
+        if unmerged is None:
+            raise
+        return unmerged
     if not any(commits.values()):
         made = "no commit" if only is None else f"no {only} commit"
         raise GitdreamError(
@@ -314,10 +344,18 @@ def _plan(repo: Repo, cfg: Config, run: Run, only: str | None, head_oid: str, re
     if any(inv.conflicts for _k, _o, inv in steps):
         raise _conflict_error(repo, run, steps, head_oid)
     if not any(inv.changes for _k, _o, inv in steps):
-        raise GitdreamError(
-            f"run {run.run} is already undone: its paths are as they were before it",
-            hint=f"nothing to do; see `gitdream show {run.run}`",
-        )
+        # With --replay, an undone run whose watermark was not moved back yet (a revert
+        # without --replay, or one killed before its watermark move) gets just that.
+        try:
+            replayed = _replay_plan(repo, run, agent) if replay else None
+        except GitdreamError:
+            replayed = None
+        if replayed is None:
+            raise GitdreamError(
+                f"run {run.run} is already undone: its paths are as they were before it",
+                hint=f"nothing to do; see `gitdream show {run.run}`",
+            )
+        return _Plan(agent, steps, replayed)
     broken = [
         line
         for kind, _oid, inv in steps
@@ -374,21 +412,32 @@ def revert(
             "or use --dry-run to see the patch",
         )
     repo.require_own_index()
-    run = resolve(list_runs(repo), ref, agent_id)
+    run = resolve(list_runs(repo), ref, agent_id, changed=True)
     new_run = ids.new_run_id()
     held = None
+    warnings: list[str] = []
     if not dry_run:
+        from gitdream.git import commitbuilder
         from gitdream.trigger import lock
 
         held = lock.acquire(repo.common_dir, new_run, float(cfg["lock_ttl_minutes"]))
     try:
+        if held is not None:
+            # A commit a killed process left half-synced is finished first: its paths
+            # would otherwise look like uncommitted changes to the plan and the gate.
+            warnings = [*held.warnings, *commitbuilder.repair(repo)]
         started = clock.now()
         t0 = time.monotonic()
         head = repo.head() if branch is not None else repo.require_writable()
         if head.oid is None:
             raise repo.state_problem() or GitdreamError("the repository has no commits yet")
         plan = _plan(repo, cfg, run, only, head.oid, replay)
-        result = RevertResult(run.run, plan.agent.id, only, dry_run, branch=branch, watermark=plan.replay)
+        result = RevertResult(
+            run.run, plan.agent.id, only, dry_run, branch=branch, watermark=plan.replay, warnings=warnings
+        )
+        result.reverts_a_revert = run.reverts is not None
+        if plan.note:
+            result.warnings.append(plan.note)
         result.patch = "".join(
             inverse.patch_text(c.path, c.old, c.data) for _k, _o, inv in plan.steps for c in inv.changes
         )
@@ -428,6 +477,13 @@ def _apply(
     for kind, _oid, inv in plan.steps:
         if inv.changes:
             writegate.require(repo, plan.agent, inv.paths, kind, tree_only=branch is not None)
+    # So does a lock file git left behind on anything the revert writes.
+    from gitdream.dream.receipts import NOTES_REF
+    from gitdream.git import locks
+
+    written = [f"refs/heads/{branch}"] if branch else [locks.INDEX, "HEAD", repo.head().branch or "HEAD"]
+    replayed = [plan.replay["ref"]] if plan.replay is not None else []
+    locks.require_free(repo, [*written, *replayed, NOTES_REF])
     ident = commitbuilder.identity(repo, cfg)
     # Target.head(base): the contents were computed at head_oid; a branch that moved since
     # and touched these paths makes the commit builder refuse instead of undoing that work.
@@ -441,20 +497,26 @@ def _apply(
                 continue
             message = _message(repo, run, kind, oid, result.run, plan.agent, head_oid)
             changes = [commitbuilder.Change(c.path, c.data) for c in inv.changes]
+            faults.point(f"before-{kind}-commit")
             made = commitbuilder.commit(repo, plan.agent, kind, changes, message, ident, target)
+            faults.point(f"after-{kind}-commit")
             done[kind] = made.oid
             result.warnings.extend(made.warnings)
             result.commits.append(RevertedCommit(kind, oid, made.oid, inv.paths, message.split("\n", 1)[0]))
-            target = (
-                commitbuilder.Target.review(branch, made.oid, False)
-                if branch
-                else commitbuilder.Target.head(made.oid)
-            )
+            # The next commit's contents were computed at head_oid too: it builds on this
+            # one, unless this one was rebuilt on commits made meanwhile — then it is
+            # compared from head_oid, so that it cannot undo what those commits changed.
+            if branch:
+                target = commitbuilder.Target.review(branch, made.oid, True)
+            elif not made.rebuilt:
+                target = commitbuilder.Target.head(made.oid)
     except GitdreamError as exc:
         if not any(done.values()):
             raise
         # The definition revert is committed; the experience one was refused (a race the
         # gate check above could not see). Record what was done, then say what is left.
+        if branch:
+            _publish(repo, branch, result)
         _record(repo, run, result, plan.agent, head_oid, ident, started, t0, done, "failed", exc)
         raise GitdreamError(
             f"reverted the definitions of run {run.run} ({str(done['definition'])[:7]}), but not its "
@@ -462,10 +524,13 @@ def _apply(
             hint=(exc.hint + "; then " if exc.hint else "")
             + f"run `gitdream revert {run.run} --only experience`",
         ) from exc
+    if branch:
+        _publish(repo, branch, result)
     moved: GitdreamError | None = None
     if plan.replay is not None:
         from gitdream.git.refs import RefMoved, compare_and_swap
 
+        faults.point("before-watermark")
         try:
             compare_and_swap(
                 repo,
@@ -483,6 +548,18 @@ def _apply(
         raise GitdreamError(
             f"reverted run {run.run}, but its watermark was not moved back: {moved.message}",
             hint=f"read the material again with `gitdream run --agent {plan.agent.id} --since REV`",
+        )
+
+
+def _publish(repo: Repo, branch: str, result: RevertResult) -> None:
+    """Create review branch `branch` at the last revert commit (the commits were only
+    built): the branch appears with the whole revert or not at all."""
+    from gitdream.git import commitbuilder
+
+    made = [c.oid for c in result.commits if c.oid]
+    if made:
+        commitbuilder.publish(
+            repo, branch, None, made[-1], f"gitdream: revert {result.reverted} ({result.run})"
         )
 
 
@@ -545,6 +622,7 @@ def _record(
     if watermark is not None and status == "ok":
         receipt["watermark_before"] = watermark["from"]
         receipt["watermark_after"] = watermark["to"]
+    faults.point("before-receipt")
     receipts.append(repo, input_commit, receipt, ident)
     annotated = run.input_commit if history.exists(repo, run.input_commit) else input_commit
     assert annotated is not None
@@ -557,4 +635,5 @@ def _record(
         "commits": dict(done),
         "time": receipt["finished"],
     }
+    faults.point("before-annotation")
     receipts.append(repo, annotated, note, ident)

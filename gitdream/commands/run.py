@@ -7,18 +7,24 @@ which write nothing) and repairs an interrupted commit first.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, config
 from gitdream.agents import list_agents, select
-from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
+from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ConfigError, RepoStateError
 from gitdream.git.repo import Repo
 
 if TYPE_CHECKING:
     from gitdream.dream.options import Reporter, RunOptions
     from gitdream.dream.pipeline import Outcome
+
+_SPARSE_AGENTS = (
+    "with a sparse checkout only the agent folders it checks out are seen: "
+    "add one with `git sparse-checkout add agents/<id>`"
+)
 
 
 @dataclass
@@ -69,8 +75,8 @@ def run(
     nothing is read or written beyond the configuration.
 
     Raises ConfigError (unknown agent, bad config), RepoStateError (repository state,
-    manual mode), LockHeld (manual mode). Per-agent failures do not raise: they are in
-    the outcomes' receipts.
+    manual mode; a lock file git left behind), LockHeld (manual mode). Per-agent
+    failures do not raise: they are in the outcomes' receipts.
     """
     from gitdream.trigger import gates
     from gitdream.trigger import state as state_mod
@@ -80,11 +86,20 @@ def run(
         result.disabled = cfg.source("enabled")
         return result
     repo.require_own_index()
-    agents = select(list_agents(repo.workdir, cfg, result.warnings), list(agent_ids))
+    from gitdream.git import sparse
+
+    try:
+        found = select(list_agents(repo.workdir, cfg, result.warnings), list(agent_ids))
+    except ConfigError as exc:
+        if sparse.enabled(repo) and exc.message.startswith("no agent with id"):
+            exc.hint = f"{exc.hint}; {_SPARSE_AGENTS}"
+        raise
+    agents = _skip_own_repositories(repo, found, bool(agent_ids), result.warnings)
+    if found and not agents:  # each was a submodule: the warnings say where to dream
+        return result
     if not agents:
-        result.warnings.append(
-            f"no agents found (agents = {cfg['agents']}); create one with `gitdream init --agent ID`"
-        )
+        fix = _SPARSE_AGENTS if sparse.enabled(repo) else "create one with `gitdream init --agent ID`"
+        result.warnings.append(f"no agents found (agents = {cfg['agents']}); {fix}")
         return result
     writes = not (opts.dry_run or opts.estimate)
     state = state_mod.load(repo.common_dir)
@@ -99,15 +114,19 @@ def run(
         result.gate = verdict.to_json()
         agents = verdict.ready
     elif opts.branch is None:
-        repo.require_writable()
+        problem = repo.state_problem()
+        # A dry run or an estimate writes nothing: a detached HEAD does not stop them.
+        if problem is not None and not (not writes and repo.head().detached and not repo.in_progress()):
+            raise problem
     # Past the gates: what a dream needs (kept off the idle path, where a closed gate
     # returns above without importing any of it).
     from gitdream import ids
     from gitdream.dream.pipeline import run_agent
     from gitdream.errors import LockHeld
-    from gitdream.git import commitbuilder
+    from gitdream.git import commitbuilder, locks
     from gitdream.trigger import interrupt, lock
 
+    _check_up_front(repo, cfg, opts)
     ident = commitbuilder.identity(repo, cfg)
     shared: dict[str, Any] = {}
     held = None
@@ -123,6 +142,7 @@ def run(
     try:
         if writes:
             result.warnings.extend(commitbuilder.repair(repo))
+            locks.require_free(repo, _written_refs(repo, agents, opts))
         with interrupt.catch():
             for agent in agents:
                 started = clock.now()
@@ -148,6 +168,69 @@ def run(
         if held is not None:
             held.release()
     return result
+
+
+def _skip_own_repositories(repo: Repo, agents: list[Any], named: bool, warnings: list[str]) -> list[Any]:
+    """Leave out agents whose folder is a repository of its own (a submodule): a warning
+    for each, or RepoStateError when they were named with --agent."""
+    from gitdream.agents import own_repository
+    from gitdream.errors import RepoStateError
+
+    kept = []
+    for agent in agents:
+        cloned = own_repository(repo.workdir, agent)
+        if not (cloned or repo.is_gitlink(agent.dir)):
+            kept.append(agent)
+            continue
+        message = (
+            f"agent {agent.id} ({agent.dir}) is a submodule or nested repository: its files are "
+            "not this repository's"
+        )
+        folder = shlex.quote(agent.dir)
+        fix = f"dream it inside its own repository: `gitdream -C {folder} run`"
+        if not cloned:
+            fix = f"initialise it (`git submodule update --init {folder}`), then {fix}"
+        if named:
+            raise RepoStateError(message, hint=fix)
+        warnings.append(f"{message}; skipped ({fix})")
+    return kept
+
+
+def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[str]:
+    """What a run writes, as `gitdream.git.locks` names them: the index, HEAD and the
+    branch (or only the review branch), the agents' watermarks and the receipts' notes ref.
+    A lock file git left behind on any of them refuses the run before it writes anything."""
+    from gitdream.dream.receipts import NOTES_REF
+    from gitdream.git import locks
+
+    if opts.branch is not None:
+        names = [f"refs/heads/{opts.branch}"]
+    else:
+        branch = repo.head().branch
+        names = [locks.INDEX, "HEAD", *([branch] if branch else [])]
+    return [*names, *(agent.watermark_ref for agent in agents), NOTES_REF]
+
+
+def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> None:
+    """Refuse what would fail every agent, before any agent runs (so it leaves no receipts,
+    no watermark moves and no back-off): an engine that cannot run (no API key), and a
+    `--since` revision that does not resolve."""
+    engine = opts.engine or cfg["engine"]
+    if engine == "anthropic" and not opts.estimate:
+        from gitdream.engines.anthropic import missing_key
+
+        problem = missing_key(cfg)
+        if problem is not None:
+            raise problem
+    if opts.since is not None:
+        import pygit2
+
+        try:
+            repo.raw.revparse_single(opts.since).peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise RepoStateError(
+                f"--since {opts.since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
+            ) from None
 
 
 def _save(repo: Repo, cfg: config.Config, state: Any, agent_ids: list[str]) -> None:

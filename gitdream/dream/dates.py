@@ -93,10 +93,10 @@ def date_from_timestamp(value: object) -> date | None:
             match = DATE_RE.match(text)
             return _valid(*match.groups()) if match else None
     if isinstance(value, int | float):
-        seconds = float(value)
-        if abs(seconds) > 1e11:
-            seconds /= 1000
-        try:
+        try:  # float() of a 400-digit JSON integer overflows; NaN and inf fail below
+            seconds = float(value)
+            if abs(seconds) > 1e11:
+                seconds /= 1000
             return datetime.fromtimestamp(seconds, UTC).date()
         except (OverflowError, OSError, ValueError):
             return None

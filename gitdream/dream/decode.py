@@ -8,16 +8,30 @@ VT, FF, U+0085, U+2028... and would shift every line number after them.
 
 Encoding: UTF-8, with or without a BOM. Invalid UTF-8 is replaced by U+FFFD line by line and
 reported as "path:LINE: invalid UTF-8 replaced" (at most `MAX_LINE_WARNINGS` lines named, then
-one summary). A UTF-16 or UTF-32 BOM selects that encoding (with a warning). NUL bytes in what
-is left mean binary content: the file is skipped with a reason, never a crash.
+one summary). A UTF-16 or UTF-32 BOM selects that encoding (with a warning).
+
+NUL bytes: a file whose bytes, NULs left aside, are not text (more than `BINARY_FRACTION` of
+them invalid UTF-8 or control characters, or nothing but NULs and whitespace) is binary and
+skipped with a reason naming the line of its first NUL. Otherwise the NULs are removed and
+each affected line is reported ("path:LINE: NUL bytes removed"): a log that a crash padded
+with zeros, or one stray NUL, keeps every other character (and git's line numbers, since a
+NUL is never a line break). Nothing here ever aborts.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass, field
 
 MAX_LINE_WARNINGS = 10
+BINARY_FRACTION = 0.1
+"""Share of non-text characters (invalid UTF-8, control characters) above which a file
+holding NUL bytes is binary."""
+
+# C0 controls that text files do not hold (tab, LF, VT, FF, CR and ESC are text enough).
+_CONTROL = re.compile("[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+_SCRUB = re.compile("[\x00\ud800-\udfff]")
 
 _WIDE_BOMS = (
     # UTF-32 first: its little-endian BOM starts with the UTF-16 one.
@@ -68,9 +82,10 @@ def decode_lines(path: str, data: bytes) -> Decoded:
                 result.warnings.append(f"{path}: invalid {name} replaced")
             return _finish(path, text, result)
     nul = data.find(b"\x00")
-    if nul >= 0:
+    if nul >= 0 and _binary(data):
+        line = data.count(b"\n", 0, nul) + 1
         result.skipped = f"binary content (NUL byte at offset {nul})"
-        result.warnings.append(f"{path}: skipped: {result.skipped}")
+        result.warnings.append(f"{path}:{line}: skipped: {result.skipped}")
         return result
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
@@ -99,11 +114,36 @@ def _decode_per_line(path: str, data: bytes, result: Decoded) -> str:
     return "\n".join(pieces)
 
 
+def _binary(data: bytes) -> bool:
+    """True when `data` (holding NUL bytes) is not text once its NULs are left aside."""
+    text = data.replace(b"\x00", b"").decode("utf-8", "replace")
+    if not text.strip():
+        return True
+    return len(_CONTROL.findall(text)) > BINARY_FRACTION * len(text)
+
+
+def _remove_nul(path: str, text: str, result: Decoded) -> str:
+    """`text` without NUL characters; each line that held one is reported."""
+    lines = [n for n, line in enumerate(text.split("\n"), start=1) if "\x00" in line]
+    for number in lines[:MAX_LINE_WARNINGS]:
+        result.warnings.append(f"{path}:{number}: NUL bytes removed")
+    if len(lines) > MAX_LINE_WARNINGS:
+        result.warnings.append(f"{path}: NUL bytes removed on {len(lines) - MAX_LINE_WARNINGS} more lines")
+    return text.replace("\x00", "")
+
+
+def scrub(text: str) -> str:
+    """`text` as valid, NUL-free Unicode: NUL characters removed, lone surrogates (which
+    JSON escapes such as `\\ud83d` produce, and which cannot be written as UTF-8) replaced
+    by U+FFFD. For strings that come from JSON (transcripts, model answers)."""
+    if _SCRUB.search(text) is None:
+        return text
+    return _SCRUB.sub(lambda m: "" if m[0] == "\x00" else "\ufffd", text)
+
+
 def _finish(path: str, text: str, result: Decoded) -> Decoded:
     if "\x00" in text:
-        result.skipped = "binary content (NUL character)"
-        result.warnings.append(f"{path}: skipped: {result.skipped}")
-        return result
+        text = _remove_nul(path, text, result)
     result.lines = split_lines(text)
     for number, line in enumerate(text.split("\n"), start=1):
         if "\r" in line.removesuffix("\r"):

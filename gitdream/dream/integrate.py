@@ -124,8 +124,10 @@ class ExperienceResult:
     moved to the archive. Counters: `created`, `corroborated`, `refined` (facts),
     `topics_created` (paths), `demoted` (one dict per topic: slug, path, archive, last).
     `facts_written`: every fact touched, for the receipt and `gitdream audit`. `rejected`:
-    units not integrated, with the reason. `warnings`: things a person should know (MEMORY.md
-    over its limits, a malformed file left alone). `index`: size of MEMORY.md after the run
+    units not integrated, with the reason. `waiting`: the sources of units rejected only
+    because their topic file cannot be written safely (malformed markers, unreadable front
+    matter) — material to read again once the file is fixed. `warnings`: things a person
+    should know (MEMORY.md over its limits, a malformed file left alone). `index`: size of MEMORY.md after the run
     (lines, bytes, topics listed, topics left out for size). `loss`: the loss-guard counts.
     """
 
@@ -137,6 +139,7 @@ class ExperienceResult:
     demoted: list[dict[str, str]] = field(default_factory=list)
     facts_written: list[FactWritten] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     index: dict[str, int] = field(default_factory=dict)
     loss: LossReport = field(default_factory=LossReport)
@@ -416,6 +419,8 @@ def integrate_experience(
         live[slug] = entry
         return entry
 
+    left_alone: set[str] = set()
+
     def reject(unit: Unit, reason: str) -> None:
         result.rejected.append(Rejected(unit, "integrate", reason))
 
@@ -438,7 +443,18 @@ def integrate_experience(
         target = get_live(slug)
         if target is None:
             topic = memory.topics[slug]
-            reject(unit, f"{topic.path} has malformed gitdream markers ({topic.error}); left alone")
+            where = f"{topic.path}:{topic.error_line}" if topic.error_line else topic.path
+            problem = (
+                (topic.error or "").removeprefix(f"{topic.path}: ").removeprefix(f"line {topic.error_line}: ")
+            )
+            reject(unit, f"cannot be written safely, file left alone: {where}: {problem}")
+            result.waiting.extend(unit.sources)
+            if topic.path not in left_alone:
+                left_alone.add(topic.path)
+                result.warnings.append(
+                    f"{where}: {problem}; gitdream left this topic alone — fix it, and the facts "
+                    "waiting for it are written by the next run"
+                )
             continue
         when = unit.date or today
         if unit.action in ("corroborate", "refine", "correct") and unit.corroborates:
@@ -587,7 +603,7 @@ def _demote(
             first = _next_archived_number(current, path)
             body, _ = _rename_blocks(topic.text, topic.path, first)
         except BlockError as exc:
-            result.warnings.append(f"{path}: {exc.message}; stale topics were not demoted")
+            result.warnings.append(f"{_where(path, exc)}; stale topics were not demoted")
             break
         body = _fence_front_matter(body)
         if not current.endswith("\n"):
@@ -673,7 +689,7 @@ def _write_index(
     try:
         block = blocks.find(text, mf.INDEX_BLOCK, path) if text is not None else None
     except BlockError as exc:
-        result.warnings.append(f"{path}: {exc.message}; the index was not updated")
+        result.warnings.append(f"{_where(path, exc)}; the index was not updated")
         return
     old_lines = (
         [] if text is None or block is None else text[block.inner_start : block.inner_end].splitlines()
@@ -788,6 +804,12 @@ def _write_index(
         result.changes[path] = new
     n_lines, n_bytes = _size(new)
     result.index = {"lines": n_lines, "bytes": n_bytes, "listed": len(lines) - unlisted, "unlisted": unlisted}
+
+
+def _where(path: str, exc: BlockError) -> str:
+    """`path:LINE: problem` for malformed markers (the message without its path prefix)."""
+    message = exc.message.removeprefix(f"{path}: ").removeprefix(f"line {exc.line}: ")
+    return f"{path}:{exc.line}: {message}" if exc.line else f"{path}: {message}"
 
 
 def _invert(iso: str) -> str:

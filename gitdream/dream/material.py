@@ -15,7 +15,10 @@ file's blob is not read here):
   the definition files) never are, whatever the globs say;
 - when the watermark is not an ancestor of the input commit (history was rewritten), the
   merge base is used, with a warning; in a shallow clone a watermark that cannot be reached
-  is an error with the fix, never a silent "everything is new";
+  is an error with the fix, never a silent "everything is new"; so is a missing watermark
+  when the agent's MEMORY.md holds gitdream's index block but no reflog shows a dream of
+  it made here (a clone that did not fetch `refs/gitdream/*`, not a run that died before
+  moving its watermark);
 - paths that a previous run could not process ("pending", from its receipt) are read
   again, from the base that run used.
 """
@@ -54,12 +57,20 @@ class SourceFile:
 @dataclass
 class Material:
     """The new material of one agent: the base commit (None: from nothing, as with
-    `--full` or before the first dream), the input commit, the source files, warnings."""
+    `--full` or before the first dream), the input commit, the source files, warnings.
+
+    `since` maps each path read again because an earlier run left it pending to the base
+    it was read from (older than `base`); `since_of(path)` is the base a path's material
+    was measured from, which is what a run that leaves it pending again must record."""
 
     base: str | None
     input_commit: str
     files: list[SourceFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    since: dict[str, str | None] = field(default_factory=dict)
+
+    def since_of(self, path: str) -> str | None:
+        return self.since.get(path, self.base)
 
     @property
     def sessions(self) -> int:
@@ -73,15 +84,68 @@ def read_watermark(repo: Repo, agent: Agent) -> str | None:
     return str(ref.target) if ref is not None else None
 
 
+def fetch_hint(repo: Repo) -> str:
+    """How to get the history and refs a watermark needs (`--unshallow` in a shallow clone)."""
+    unshallow = "--unshallow " if repo.shallow() else ""
+    return (
+        "fetch the history and gitdream's refs: "
+        f"`git fetch {unshallow}origin '+refs/gitdream/*:refs/gitdream/*' "
+        "'+refs/notes/gitdream:refs/notes/gitdream'`, or run with --full to read all material again"
+    )
+
+
+def _dreamed_index(repo: Repo, agent: Agent, commit: str) -> str | None:
+    """The path of the agent's MEMORY.md at `commit` when it holds gitdream's `index`
+    block — only a dream writes it — else None."""
+    import pygit2
+
+    from gitdream.dream.memoryfiles import INDEX_BLOCK, index_path
+    from gitdream.errors import BlockError
+    from gitdream.text import blocks
+
+    path = index_path(agent)
+    try:
+        blob = repo.raw[commit].peel(pygit2.Tree)[path]
+    except KeyError:
+        return None
+    if not isinstance(blob, pygit2.Blob):
+        return None
+    try:
+        found = blocks.find(blob.data.decode("utf-8", "replace"), INDEX_BLOCK, path)
+    except BlockError:
+        return None
+    return path if found is not None else None
+
+
+def _dreamed_here(repo: Repo, agent: Agent) -> bool:
+    """True when a branch's reflog shows a dream commit of `agent` made in this repository
+    (gitdream's message "commit: dream(<id>): …"): the watermark is missing because that
+    run died before moving it, not because a clone left gitdream's refs behind."""
+    prefix = f"commit: dream({agent.id}): "
+    for name in repo.raw.references:
+        if not name.startswith("refs/heads/"):
+            continue
+        try:
+            entries = repo.raw.references[name].log()
+            if any((entry.message or "").startswith(prefix) for entry in entries):
+                return True
+        except (KeyError, ValueError, OSError):  # no reflog for this branch
+            continue
+    return False
+
+
 def resolve_base(
     repo: Repo, agent: Agent, input_commit: str, *, since: str | None = None, full: bool = False
 ) -> tuple[str | None, list[str]]:
     """The commit new material is measured from, and warnings.
 
     `full` → None (everything is new). `since` → that revision (RepoStateError when it
-    does not resolve). Otherwise the watermark: None before the first dream; the merge
+    does not resolve). Otherwise the watermark: None before the first dream (RepoStateError
+    when there is none but MEMORY.md shows a dream no reflog here shows: gitdream's refs
+    were not fetched); the merge
     base (with a warning) when it is not an ancestor of the input commit. Raises
-    RepoStateError when the watermark's commit is missing (shallow clone).
+    RepoStateError when the watermark's commit is missing, or, in a shallow clone, when it
+    is not in the history the clone has of the input commit.
     """
     import pygit2
 
@@ -97,17 +161,32 @@ def resolve_base(
         return str(commit.id), []
     mark = read_watermark(repo, agent)
     if mark is None:
+        index = _dreamed_index(repo, agent, input_commit)
+        if index is not None and not _dreamed_here(repo, agent):
+            # A clone does not fetch refs/gitdream/*: "never dreamed" would re-read all.
+            raise RepoStateError(
+                f"agent {agent.id} has dreamed before ({index} has gitdream's index block), but "
+                f"its watermark {agent.watermark_ref} is not in this "
+                + ("shallow clone" if repo.shallow() else "clone"),
+                hint=fetch_hint(repo),
+            )
         return None, []
     if repo.raw.get(mark) is None:
         raise RepoStateError(
             f"the watermark of agent {agent.id} points at {mark[:12]}, which is not in this "
             + ("shallow clone" if repo.shallow() else "repository"),
-            hint="fetch more history and gitdream's refs: "
-            "`git fetch --unshallow origin '+refs/gitdream/*:refs/gitdream/*' "
-            "'+refs/notes/gitdream:refs/notes/gitdream'`, or run with --full to read everything again",
+            hint=fetch_hint(repo),
         )
     if mark == input_commit or repo.descends_from(input_commit, mark):
         return mark, []
+    if repo.shallow():
+        # The history between the watermark and HEAD may be cut off by the shallow
+        # boundary: "not an ancestor" cannot be told from "not fetched".
+        raise RepoStateError(
+            f"the watermark of agent {agent.id} ({mark[:12]}) is not in the history this shallow "
+            "clone has of HEAD, so the material since it cannot be found",
+            hint=fetch_hint(repo),
+        )
     try:
         merge_base = repo.raw.merge_base(mark, input_commit)
     except pygit2.GitError:
@@ -247,6 +326,9 @@ def changed_sources(
             )
             pending_base = None
         collect(pending_base, paths)
+        for path in paths:
+            if path in found:
+                material.since[path] = pending_base
     material.files = [found[p] for p in sorted(found)]
     return material
 

@@ -35,7 +35,9 @@ _ATX = re.compile(r"^ {0,3}(?P<hashes>#{1,6})(?=[ \t]|$)(?P<text>.*)$")
 _SETEXT = re.compile(r"^ {0,3}(?P<char>=|-)(?P=char)*[ \t]*$")
 _BREAK = re.compile(r"^ {0,3}(?P<char>[-*_])(?:[ \t]*(?P=char)){2,}[ \t]*$")
 _ITEM = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+# From the start of a run of spaces only: otherwise a heading holding a long run of spaces
+# was rescanned from each of them looking for the closing "#"s, quadratic in the run.
+_CLOSING_HASHES = re.compile(r"(?:^|(?<![ \t])[ \t]+)#+[ \t]*$")
 
 
 @dataclass(frozen=True)

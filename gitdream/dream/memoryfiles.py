@@ -94,9 +94,27 @@ def safe_slug(slug: str) -> bool:
     )
 
 
+# Terminal escape sequences (CSI such as colours, OSC such as window titles and hyperlinks,
+# and two-byte escapes), then any other C0/C1 control character and the explicit bidi
+# formatting characters (embeddings, overrides, isolates: the "Trojan Source" characters).
+_INVISIBLE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[@-_]?"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
+
+
 def neutral(text: str) -> str:
-    """`text` with `<!--` escaped as `&lt;!--`, so no memory text can open an HTML comment or
-    look like a managed-block marker (which would make the file unparseable)."""
+    """`text` fit to be memory: `<!--` escaped as `&lt;!--`, so no memory text can open an
+    HTML comment or look like a managed-block marker (which would make the file
+    unparseable); terminal escape sequences and other control characters removed, so
+    printing a memory file or `git log -p` cannot recolour, retitle or rewrite the
+    terminal; explicit bidi formatting characters removed, so what a reviewer sees in a
+    diff is the order in which a model reads it. Tabs and line breaks stay (callers make
+    facts one line)."""
+    if _INVISIBLE.search(text) is not None:
+        text = _INVISIBLE.sub("", text)
     return text.replace("<!--", "&lt;!--")
 
 
@@ -106,8 +124,10 @@ class Topic:
 
     `slug` is the file name without `.md`; `owned` is True for dream-owned topics;
     `meta` the front matter (None when absent or unparseable); `facts` the parsed `facts`
-    block (None when the file has no such block); `error` a BlockError message when the
-    file's markers are malformed (then gitdream leaves it alone).
+    block (None when the file has no such block); `error` says why gitdream leaves the file
+    alone — its gitdream markers are malformed, or its front matter cannot be read (invalid
+    or unterminated YAML, a YAML bomb: then neither its ownership nor its name is known) —
+    and `error_line` is the 1-based line of the problem.
     """
 
     slug: str
@@ -117,6 +137,7 @@ class Topic:
     meta: dict[str, object] | None
     facts: list[factfmt.Fact] | None
     error: str | None = None
+    error_line: int | None = None
 
     @property
     def name(self) -> str | None:
@@ -167,14 +188,34 @@ def archive_path(agent: Agent, month: str) -> str:
     return join(agent.memory_dir, ARCHIVE_DIR, f"{month}.md")
 
 
+def front_matter_problem(text: str) -> frontmatter.FrontMatterError | None:
+    """Why the front matter of `text` cannot be read (unterminated, invalid YAML, a YAML
+    bomb, not a mapping), or None when it reads or there is none."""
+    try:
+        found = frontmatter.find(text)
+        if found is None:
+            return None
+        data = frontmatter.parse_yaml(
+            found.yaml_text(text), first_line=text.count("\n", 0, found.yaml_start) + 1
+        )
+    except frontmatter.FrontMatterError as exc:
+        return exc
+    if data is not None and not isinstance(data, dict):
+        return frontmatter.FrontMatterError("front matter is not a mapping of keys to values", line=2)
+    return None
+
+
 def read_topic(slug: str, path: str, text: str) -> Topic:
     meta, _ = split_front_matter(text)
     owned = bool(meta) and meta.get(ORIGIN_KEY) == ORIGIN_VALUE
     try:
         content = blocks.get(text, FACTS_BLOCK, path)
     except BlockError as exc:
-        return Topic(slug, path, text, owned, meta, None, error=exc.message)
+        return Topic(slug, path, text, owned, meta, None, error=exc.message, error_line=exc.line)
     parsed = factfmt.parse(content) if content is not None else None
+    problem = front_matter_problem(text)
+    if problem is not None:
+        return Topic(slug, path, text, False, None, parsed, error=problem.message, error_line=problem.line)
     return Topic(slug, path, text, owned, meta, parsed)
 
 

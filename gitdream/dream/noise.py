@@ -36,7 +36,9 @@ _TOOL_CALL = re.compile(
     # The marker may carry the tool's name: removing that word is safe, because any other
     # word left over still counts as substance.
     r"(?:🔧\s*)?\[TOOL_(?:CALL|USE|RESULT)\](?:[ \t]+[\w.:/-]+)?"
-    r"|\(?\s*\bID:\s*(?:toolu|tooluse|call)_[A-Za-z0-9_-]+\s*\)?"
+    # "(" and the spaces after it only with the "(": a leading optional `\s*` made a long
+    # run of spaces (an indented dump) rescanned from each of its positions.
+    r"|(?:\(\s*)?\bID:\s*(?:toolu|tooluse|call)_[A-Za-z0-9_-]+(?:\s*\))?"
     r"|\b(?:toolu|tooluse|call)_(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{8,}\b"
     # Claude Code's terminal transcript: "⏺ Bash(pytest -q)", "⏺ Update Todos"; the "⏺"
     # glyph also starts the assistant's own prose, so only a known tool name qualifies.
@@ -67,11 +69,24 @@ def _is_symbol(ch: str) -> bool:
     return unicodedata.category(ch).startswith("S") and ch not in "→←⇒⇐↦➜➔|+<>=~^`"
 
 
+# A literal each match of the rule's pattern holds (lower-cased): a text without any of them
+# skips the pattern, so a long entry costs one scan per literal, not a case-insensitive
+# regular-expression pass per rule.
+_LITERALS = {
+    "tool_call": ("[tool_", "id:", "toolu_", "tooluse_", "call_", "⏺"),
+    "heartbeat": ("heartbeat",),
+    "empty": ("(", "no_reply"),
+}
+
+
 def noise_rule(text: str) -> str | None:
     """The rule ("tool_call", "heartbeat", "empty") that makes `text` noise, or None."""
     rest = "\n".join(strip_prefix(line)[0] for line in text.split("\n"))
+    lowered = rest.lower()
     found = None
     for name, pattern in (("tool_call", _TOOL_CALL), ("heartbeat", _HEARTBEAT), ("empty", _EMPTY)):
+        if not any(literal in lowered for literal in _LITERALS[name]):
+            continue
         rest, count = pattern.subn(" ", rest)
         if count and found is None:
             found = name

@@ -17,6 +17,7 @@ SIGINT/SIGTERM (see `gitdream.trigger.interrupt`) stop the run before its next w
 from __future__ import annotations
 
 import difflib
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -168,21 +169,33 @@ def _gather(repo: Repo, state: _State, input_commit: str) -> tuple[list[Entry], 
     entries: list[Entry] = []
     dropped: dict[str, int] = {}
     skipped_files: list[dict[str, str]] = []
+    max_file_bytes = int(state.cfg["max_file_bytes"])
     for source in material.files:
-        data = bytes(repo.raw[source.blob].data)
-        result = readers.read_source(
+        # The size first, from the object header: a 50 MB log is not loaded to be skipped.
+        size = repo.raw.odb.read_header(source.blob)[1]
+        result = readers.skip_too_large(source.path, size, max_file_bytes) or readers.read_source(
             source.path,
-            data,
+            bytes(repo.raw[source.blob].data),
             kind=source.kind,
             fallback_date=fallback,
             added_lines=set(source.added_lines) if source.added_lines is not None else None,
-            max_file_bytes=int(state.cfg["max_file_bytes"]),
+            max_file_bytes=max_file_bytes,
         )
         state.warnings += result.warnings
         for key, count in result.dropped.items():
             dropped[key] = dropped.get(key, 0) + count
         if result.skipped:
             skipped_files.append({"path": source.path, "reason": result.skipped})
+        if result.skipped and readers.TOO_LARGE in result.skipped:
+            # Not consumed: read again by the next run, so raising max_file_bytes loses nothing.
+            state.pending.append(
+                {
+                    "path": source.path,
+                    "since": material.since_of(source.path),
+                    "entries": [],
+                    "reason": readers.TOO_LARGE,
+                }
+            )
         found = result.entries
         # A path pending with explicit entries, and not otherwise new: only those entries.
         if source.path in only_ids and base is not None:
@@ -215,7 +228,7 @@ def _pend(state: _State, entry_ids: list[str], material: Any, reason: str) -> No
             by_path.setdefault(parsed[0], []).append(entry_id)
     for path, ids in sorted(by_path.items()):
         state.pending.append(
-            {"path": path, "since": material.base, "entries": sorted(set(ids)), "reason": reason}
+            {"path": path, "since": material.since_of(path), "entries": sorted(set(ids)), "reason": reason}
         )
 
 
@@ -275,9 +288,9 @@ def run_agent(
     invocation (the review branch is created once).
     """
     from gitdream.git import commitbuilder
-    from gitdream.git.refs import compare_and_swap
 
     reporter = reporter or Reporter()
+    target_state = target_state if target_state is not None else {}
     started = clock.now()
     t0 = time.monotonic()
     engine_name = opts.engine or cfg["engine"]
@@ -310,7 +323,10 @@ def run_agent(
     current = "orient"
     try:
         head = repo.head()
-        if opts.branch is None or head.unborn or repo.in_progress():
+        # A review branch, a dry run and an estimate write nothing on HEAD's branch: a
+        # detached HEAD does not stop them.
+        reads_only = opts.branch is not None or opts.dry_run or opts.estimate
+        if not reads_only or head.unborn or repo.in_progress():
             head = repo.require_writable()
         input_commit = head.oid
         assert input_commit is not None
@@ -334,7 +350,7 @@ def run_agent(
             )
             if not opts.dry_run and not opts.estimate:
                 current = "finish"
-                _finish(repo, state, input_commit, ident, checkpoint, compare_and_swap)
+                _finish(repo, state, input_commit, ident, checkpoint, target_state)
             return _close(outcome, state, t0)
 
         from gitdream.engines import DistillContext, MemoryView, get_engine
@@ -372,11 +388,13 @@ def run_agent(
         kept, rejected = verify.verify(
             distilled.units, [e.id for e in entries], [f.id for f in facts], notes=notes
         )
+        for note in notes:  # the titles of units not screened yet
+            note["title"] = screen.elide_tokens(str(note.get("title", "")))
         _phase(state, "verify", kept=len(kept), rejected=len(rejected), dropped_sources=notes[:50])
 
         current = "screen"
         reporter.phase(agent.id, "screen", f"{len(kept)} units")
-        screened = screen.screen_units(kept, cfg)
+        screened = screen.screen_units(kept, cfg, sources={e.id: e.text for e in entries})
         kept, rejected = screened.kept, rejected + screened.rejected
         engine_screen = getattr(engine, "screen", None)
         if engine_screen is not None and kept:
@@ -388,7 +406,7 @@ def run_agent(
             over = kept[int(cfg["max_units"]) :]
             kept = kept[: int(cfg["max_units"])]
             _pend(state, [s for u in over for s in u.sources], material, "over max_units")
-        receipt["rejected"] = [r.to_json() for r in rejected]
+        receipt["rejected"] = _rejected_json(rejected, cfg)
         _check_time(state)
 
         experience_units = [u for u in kept if u.target == "experience"]
@@ -424,9 +442,11 @@ def run_agent(
         counts["refined"] = exp.refined
         counts["demoted"] = len(exp.demoted)
         state.warnings += list(exp.warnings)
+        if exp.waiting:
+            _pend(state, exp.waiting, material, "topic file left alone")
         rejected += exp.rejected
         counts["rejected"] = len(rejected)
-        receipt["rejected"] = [r.to_json() for r in rejected]
+        receipt["rejected"] = _rejected_json(rejected, cfg)
         written = [f.to_json() for f in exp.facts_written]
         receipt["units"] = written[:MAX_RECEIPT_UNITS]
         if len(written) > MAX_RECEIPT_UNITS:
@@ -448,7 +468,8 @@ def run_agent(
                 message = _commit_message(
                     agent,
                     "experience",
-                    f"improved {counts['created'] + counts['corroborated']} memories",
+                    _memories(counts["created"] + counts["corroborated"] + counts["refined"])
+                    + (f", {counts['demoted']} archived" if counts.get("demoted") else ""),
                     written,
                     [trailers_base[0], ("Gitdream-Kind", "experience"), *trailers_base[1:]],
                 )
@@ -460,7 +481,7 @@ def run_agent(
                 done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, target)
                 receipt["commits"]["experience"] = done.oid
                 state.warnings += list(done.warnings)
-                _advance(target, done.oid, target_state, input_commit)
+                _advance(target, done, target_state, input_commit)
                 faults.point("after-experience-commit")
         _phase(state, "experience", changes=len(exp_changes))
         _check_time(state)
@@ -478,12 +499,17 @@ def run_agent(
             check=lambda path, text: check_text(path, text, limits, kind_by_name(path)).lines(),
         )
         state.warnings += list(defs.warnings)
+        for path in sorted(defs.changes):
+            # What `gitdream check` warns about in a file the dream writes into (an
+            # unreadable front matter, say) is worth a word, with its line.
+            state.warnings += check_text(path, memory[path], limits, kind_by_name(path)).warning_lines()
         if defs.rejected:
             rejected += defs.rejected
             counts["rejected"] = len(rejected)
-            receipt["rejected"] = [r.to_json() for r in rejected]
-        counts["created"] += defs.created
-        counts["corroborated"] += defs.corroborated
+            receipt["rejected"] = _rejected_json(rejected, cfg)
+        # `definition` counts the facts written into definition files (set to 0 below when
+        # the definition commit is not made); `created`/`corroborated` are experience only.
+        counts["definition"] = defs.created + defs.corroborated + defs.refined
         def_written = [f.to_json() for f in defs.facts_written]
         def_changes = dict(defs.changes)
         if defs.refused:
@@ -495,6 +521,7 @@ def run_agent(
             if opts.dry_run:
                 diff_parts.append(_diff_text(memory, dict(def_changes)))
             else:
+                faults.point("before-definition-commit")
                 checkpoint()
                 names = ", ".join(p.rsplit("/", 1)[-1] for p in sorted(def_changes))
                 message = _commit_message(
@@ -515,6 +542,7 @@ def run_agent(
                 except (Interrupted, faults.FaultInjected):
                     raise
                 except GitdreamError as exc:
+                    counts["definition"] = 0
                     _phase(state, "definitions", status="refused", error=exc.to_json())
                     state.warnings.append(f"definitions not written: {exc.message}")
                     _pend(
@@ -528,19 +556,21 @@ def run_agent(
                     # The facts written into `learned` blocks, for `gitdream show`/`audit`.
                     receipt["definition_units"] = def_written[:MAX_RECEIPT_UNITS]
                     state.warnings += list(done.warnings)
-                    _advance(target, done.oid, target_state, input_commit)
+                    _advance(target, done, target_state, input_commit)
+                    faults.point("after-definition-commit")
         _phase(state, "definitions", changes=len(def_changes))
         receipt["status"] = "ok"
         outcome.diff = "".join(diff_parts)
         outcome.summary = _summary(agent, receipt)
         if not opts.dry_run:
             current = "finish"
-            _finish(repo, state, input_commit, ident, checkpoint, compare_and_swap)
+            _finish(repo, state, input_commit, ident, checkpoint, target_state)
     except Interrupted as exc:
         receipt["status"] = "aborted"
         receipt["error"] = exc.to_json()
         _phase(state, current, status="aborted")
         outcome.summary = f"Dream for agent {agent.id} aborted before its next write"
+        _publish_quietly(repo, state, target_state)
         _write_receipt_quietly(repo, state, ident)
     except GitdreamError as exc:
         receipt["status"] = "failed"
@@ -548,6 +578,7 @@ def run_agent(
         _phase(state, current, status="failed", error=exc.message)
         outcome.summary = f"Dream for agent {agent.id} failed in {current}: {exc.message}"
         if not opts.dry_run and not opts.estimate:
+            _publish_quietly(repo, state, target_state)
             _write_receipt_quietly(repo, state, ident)
     return _close(outcome, state, t0)
 
@@ -580,25 +611,68 @@ def _target(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, A
     shared = shared if shared is not None else {}
     if opts.branch is None:
         return Target.head(shared.get("head_base", {}).get(input_commit, input_commit))
-    tip = shared.get("tip")
-    if tip is None:
-        return Target.review(opts.branch, input_commit, True)
-    return Target.review(opts.branch, tip, False)
+    # Review commits chain from the input commit (or the previous agent's part of the
+    # branch); the branch is published once per agent, with the watermark (`_finish`).
+    return Target.review(opts.branch, shared.get("tip") or input_commit, "published" not in shared)
 
 
-def _advance(target: Any, oid: str, shared: dict[str, Any] | None, input_commit: str) -> None:
-    """Remember the commit just made, so the next one of this run builds on it."""
+def _advance(target: Any, done: Any, shared: dict[str, Any] | None, input_commit: str) -> None:
+    """Remember the commit just made, so the next one of this run builds on it. On the
+    current branch only when it was not rebuilt on commits made meanwhile: the next
+    commit's contents were computed at the input commit, and the commit builder must
+    compare its paths from there, or it would overwrite what those commits changed."""
     if shared is None:
         return
     if target.review_branch is not None:
-        shared["tip"] = oid
+        shared["tip"] = done.oid
+    elif not done.rebuilt:
+        shared.setdefault("head_base", {})[input_commit] = done.oid
+
+
+def _unpublished(opts: RunOptions, shared: dict[str, Any] | None) -> tuple[str | None, str] | None:
+    """`(expected, tip)` when review commits of this invocation are not on the branch yet."""
+    if opts.branch is None or not shared or "tip" not in shared:
+        return None
+    if shared["tip"] == shared.get("published"):
+        return None
+    return shared.get("published"), shared["tip"]
+
+
+def _publish_quietly(repo: Repo, state: _State, shared: dict[str, Any] | None) -> None:
+    """After a failure or an interruption: publish the review commits already made (without
+    the watermark), as the current branch keeps the commits a failed run made."""
+    from gitdream.git import commitbuilder
+
+    pending = _unpublished(state.opts, shared)
+    if pending is None or shared is None:
+        return
+    try:
+        commitbuilder.publish(
+            repo, str(state.opts.branch), pending[0], pending[1], f"gitdream: dream {state.run_id}"
+        )
+    except GitdreamError as exc:
+        state.warnings.append(f"the review branch was not published: {exc.message}")
+        state.receipt["commits"] = {"experience": None, "definition": None}
     else:
-        shared.setdefault("head_base", {})[input_commit] = oid
+        shared["published"] = pending[1]
+
+
+def _memories(count: int) -> str:
+    """ "improved 1 memory" / "improved 3 memories"."""
+    return f"improved {count} {'memory' if count == 1 else 'memories'}"
 
 
 def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
+    """The one line a run prints: what improved (experience facts created, corroborated or
+    refined, facts written into definitions), what was archived, rejected or left pending,
+    and the commits."""
     counts = receipt["counts"]
-    improved = counts.get("created", 0) + counts.get("corroborated", 0) + counts.get("definition", 0)
+    improved = (
+        counts.get("created", 0)
+        + counts.get("corroborated", 0)
+        + counts.get("refined", 0)
+        + counts.get("definition", 0)
+    )
     parts = []
     commits = receipt["commits"]
     if commits.get("experience"):
@@ -608,8 +682,13 @@ def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
     detail = f"{counts.get('created', 0)} new, {counts.get('corroborated', 0)} corroborated"
     if counts.get("definition"):
         detail += f", {counts['definition']} to definitions"
+    if counts.get("demoted"):
+        detail += f", {counts['demoted']} topics archived"
     if counts.get("rejected"):
         detail += f", {counts['rejected']} rejected"
+    pending = sum(len(p.get("entries") or []) or 1 for p in receipt.get("pending") or [])
+    if pending:
+        detail += f", {pending} entries left for the next run"
     tail = " — " + ", ".join(parts) if parts else " — no commit"
     noun = "memory" if improved == 1 else "memories"
     return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}"
@@ -621,15 +700,26 @@ def _finish(
     input_commit: str,
     ident: Identity,
     checkpoint: Callable[[], None],
-    compare_and_swap: Callable[..., None],
+    shared: dict[str, Any] | None,
 ) -> None:
+    """Move the watermark — with a review branch, publish it in the same transaction —
+    then write the receipt."""
+    from gitdream.git import commitbuilder
+    from gitdream.git.refs import compare_and_swap
+
     receipt = state.receipt
     checkpoint()
     faults.point("before-watermark")
     expected = receipt.get("watermark_before")
-    compare_and_swap(
-        repo, state.agent.watermark_ref, expected, input_commit, f"gitdream: dream {state.run_id}"
-    )
+    message = f"gitdream: dream {state.run_id}"
+    watermark = (state.agent.watermark_ref, expected, input_commit)
+    pending = _unpublished(state.opts, shared)
+    if pending is None:
+        compare_and_swap(repo, *watermark, message)
+    else:
+        assert shared is not None
+        commitbuilder.publish(repo, str(state.opts.branch), pending[0], pending[1], message, also=[watermark])
+        shared["published"] = pending[1]
     receipt["watermark_after"] = input_commit
     faults.point("before-receipt")
     _write_receipt(repo, state, ident)
@@ -643,8 +733,96 @@ def _write_receipt(repo: Repo, state: _State, ident: Identity) -> None:
     receipt["finished"] = clock.iso(clock.now())
     receipt["duration_seconds"] = round((clock.now() - state.started).total_seconds(), 3)
     _totals(receipt)
+    _redact(receipt, state.cfg)
     receipts.append(repo, receipt["input_commit"], receipt, ident)
     receipt["receipt_written"] = True
+
+
+# Receipt fields that hold identifiers, or facts already screened and written to memory
+# (`gitdream audit --run` matches them against the topic files); every other string of a
+# receipt passes through the scanner's masks.
+_RECEIPT_IDS = frozenset(
+    {"run", "agent", "agent_dir", "input_commit", "commits", "base", "watermark_before"}
+    | {"watermark_after", "branch", "started", "finished", "pending", "units", "definition_units"}
+)
+WITHHELD = "(withheld: the unit held a secret)"
+PIECE = 8
+"""A title sharing this many characters with a secret found in its unit is withheld."""
+
+
+def _redact(receipt: dict[str, Any], cfg: Config) -> None:
+    """Mask, in place, whatever the secret scanner finds in the receipt's free text —
+    warnings, errors, phase details (a model's schema violations quote its answer), model
+    calls, rejected units — so a receipt never becomes the leak the scanner prevents.
+    A receipt whose free text is only short words (a no-op's) is left as it is without
+    loading the scanner: the idle path stays cheap, and short of the lock."""
+    free = [key for key in receipt if key not in _RECEIPT_IDS]
+    if not any(_free_text(receipt[key]) for key in free):
+        return
+    from gitdream.dream.screen import redact_json
+
+    allow, deny = _patterns(cfg)
+    for key in free:
+        receipt[key] = redact_json(receipt[key], allow=allow, deny=deny)
+
+
+_WORD = re.compile(r"[A-Za-z_]{0,16}")
+
+
+def _free_text(value: Any) -> bool:
+    """True when `value` holds a string (or key) that is more than one short word."""
+    if isinstance(value, str):
+        return _WORD.fullmatch(value) is None
+    if isinstance(value, list):
+        return any(_free_text(v) for v in value)
+    if isinstance(value, dict):
+        return any(_free_text(str(k)) or _free_text(v) for k, v in value.items())
+    return False
+
+
+def _patterns(cfg: Config) -> tuple[list[Any], list[Any]]:
+    """`screen.allow`/`screen.deny`; when they do not compile (the screen phase has
+    already failed on that), none: masking with the built-in rules alone masks more."""
+    from gitdream.dream.screen import user_patterns
+    from gitdream.errors import ConfigError
+
+    try:
+        return user_patterns(cfg)
+    except ConfigError:
+        return [], []
+
+
+def _rejected_json(rejected: list[Any], cfg: Config) -> list[dict[str, Any]]:
+    """Rejected units for the receipt. A unit holding a secret anywhere (title, body or
+    topic) is recorded with its sources, its topic withheld, and its title masked — or
+    withheld too when it holds a piece of the secret the scanner cannot see as one (cut
+    short, lower-cased): an engine carries secrets into titles and topics in such forms."""
+    if not rejected:
+        return []
+    from gitdream.dream.screen import elide_tokens, redact, scan_text
+
+    allow, deny = _patterns(cfg)
+    out = []
+    for item in rejected:
+        record = item.to_json()
+        unit = item.unit
+        found = [
+            finding.text
+            for text in (unit.title, unit.body, unit.topic)
+            for finding in scan_text(text, allow=allow, deny=deny)
+        ]
+        if found or (item.stage == "screen" and item.details.get("findings")):
+            title = elide_tokens(redact(unit.title, allow=allow, deny=deny))
+            pieces = {f[i : i + PIECE].casefold() for f in found for i in range(max(1, len(f) - PIECE + 1))}
+            folded = title.casefold()
+            record["title"] = WITHHELD if any(piece in folded for piece in pieces) else title
+            record["topic"] = WITHHELD
+            record["sources"] = list(unit.sources)[:20]
+        else:
+            record["title"] = elide_tokens(unit.title)
+            record["topic"] = elide_tokens(unit.topic)
+        out.append(record)
+    return out
 
 
 def _write_receipt_quietly(repo: Repo, state: _State, ident: Identity) -> None:
@@ -686,6 +864,7 @@ def _close(outcome: Outcome, state: _State, t0: float) -> Outcome:
     receipt["warnings"] = list(dict.fromkeys(state.warnings))[:200]
     receipt.setdefault("finished", clock.iso(clock.now()))
     _totals(receipt)
+    _redact(receipt, state.cfg)
     if not outcome.summary:
         outcome.summary = _summary(state.agent, receipt)
     return outcome

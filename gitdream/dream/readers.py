@@ -131,6 +131,36 @@ def read_transcript(
     return result
 
 
+TOO_LARGE = "over max_file_bytes"
+
+
+def skip_too_large(path: str, size: int, max_file_bytes: int) -> ReadResult | None:
+    """The result for a file of `size` bytes over `max_file_bytes` (a warning, no entries;
+    `skipped` starts with the size), or None when it is not too large. The caller can test
+    the size before loading the blob."""
+    if size <= max_file_bytes:
+        return None
+    reason = f"{size} bytes is {TOO_LARGE} ({max_file_bytes})"
+    return ReadResult(warnings=[f"{path}: skipped: {reason}"], skipped=reason)
+
+
+LFS_POINTER_MAX_BYTES = 1024
+"""Git LFS pointer files are "less than 1024 bytes" (git-lfs docs/spec.md)."""
+
+
+def is_lfs_pointer(data: bytes) -> bool:
+    """True when `data` is a Git LFS pointer file (git-lfs docs/spec.md): small, starting
+    with the `version https://git-lfs.github.com/spec/v1` line (or the pre-release
+    `hawser` URL), with an `oid sha256:` line."""
+    return (
+        len(data) < LFS_POINTER_MAX_BYTES
+        and data.startswith(
+            (b"version https://git-lfs.github.com/spec/", b"version https://hawser.github.com/spec/")
+        )
+        and b"\noid sha256:" in data
+    )
+
+
 def read_source(
     path: str,
     data: bytes,
@@ -142,13 +172,18 @@ def read_source(
 ) -> ReadResult:
     """Read one source file of `kind` "log" (Markdown) or "transcript" (JSONL).
 
-    A file over `max_file_bytes` bytes is skipped before decoding (a warning, no entries).
+    A file over `max_file_bytes` bytes is skipped before decoding (a warning, no entries),
+    and so is a Git LFS pointer (the committed blob of a file stored in LFS: its content is
+    not in git, and the pointer's three lines are not material).
     Raises ValueError for an unknown `kind` (a programming error, not bad input).
     """
     if kind not in KINDS:
         raise ValueError(f"unknown source kind {kind!r}; expected one of {', '.join(KINDS)}")
-    if len(data) > max_file_bytes:
-        reason = f"{len(data)} bytes is over max_file_bytes ({max_file_bytes})"
-        return ReadResult(warnings=[f"{path}: skipped: {reason}"], skipped=reason)
+    too_large = skip_too_large(path, len(data), max_file_bytes)
+    if too_large is not None:
+        return too_large
+    if is_lfs_pointer(data):
+        reason = "a Git LFS pointer: the file's content is in LFS storage, which gitdream does not read"
+        return ReadResult(warnings=[f"{path}:1: skipped: {reason}"], skipped=reason)
     reader = read_markdown_log if kind == "log" else read_transcript
     return reader(path, data, fallback_date=fallback_date, added_lines=added_lines)

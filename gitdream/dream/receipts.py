@@ -13,6 +13,7 @@ current tip and refuses if it moved meanwhile; the append is then retried.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -60,9 +61,11 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
     """
     import pygit2
 
+    from gitdream.git import locks
+
     line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     last_error: Exception | None = None
-    for _attempt in range(20):
+    for attempt in range(20):
         try:
             existing = repo.raw.lookup_note(commit, NOTES_REF).message
         except KeyError:
@@ -74,8 +77,13 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
         try:
             repo.raw.create_note(text, author, committer, commit, NOTES_REF, True)
             return
-        except pygit2.GitError as exc:  # the notes ref moved under us: read again
+        except (pygit2.GitError, OSError) as exc:  # the notes ref moved or is locked, or a
+            # fan-out folder vanished under `git gc` (see `write_object`): read again
+            refusal = locks.from_git_error(exc)
+            if refusal is not None and attempt >= 10:  # a lock that stays: git left it behind
+                raise refusal from exc
             last_error = exc
+            time.sleep(0.01 * attempt)
     raise GitdreamError(
         f"could not write the receipt note on {commit[:12]}: {last_error}",
         hint="another process keeps updating refs/notes/gitdream; run again",

@@ -206,11 +206,13 @@ def _describe(run: Run) -> str:
     return f"{run.run} (agent {run.agent or '?'}, {run.time or 'unknown time'}, {run.status})"
 
 
-def resolve(runs: list[Run], ref: str, agent: str | None = None) -> Run:
+def resolve(runs: list[Run], ref: str, agent: str | None = None, *, changed: bool = False) -> Run:
     """The run `ref` names among `runs` (newest first, as `list_runs` returns them).
 
     `ref` is `last`, `last~N`, a run id or a unique prefix of one; `agent` restricts
-    `last` and prefixes to that agent's runs. Raises UnknownRun (no such run, `last~N`
+    `last` and prefixes to that agent's runs; `changed` makes `last~N` count only runs that
+    made a commit (what `gitdream revert last` means: the newest dream that changed
+    something, not the no-op of an idle agent). Raises UnknownRun (no such run, `last~N`
     past the oldest run, malformed reference) or AmbiguousRun (prefix of several runs;
     the message names each with its agent and time).
     """
@@ -219,6 +221,9 @@ def resolve(runs: list[Run], ref: str, agent: str | None = None) -> Run:
     scope = f" of agent {agent}" if agent else ""
     match = _LAST.match(text)
     if match:
+        if changed:
+            pool = [r for r in pool if any(r.commits.values()) or r.trailer_commits]
+            scope += " that made a commit"
         n = int(match["n"] or 0)
         if n >= len(pool):
             count = len(pool)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -190,8 +190,11 @@ _T = r"A-Za-z0-9_\-"
 _END = rf"(?![{_T}])"
 _START = rf"(?<![{_T}])"
 
+# At most 8 name parts before the secret-ish word (MY_APP_PROD_DB_PASSWORD has 4): an
+# unbounded `(...)*` rescanned every "a-a-a-…" run from each of its letters, so one unit of
+# a few kB took seconds and a long one hung the scanner.
 _SECRET_NAME = (
-    r"(?:[A-Za-z0-9]+[_\-.])*(?:password|passwd|passphrase|pwd|secret|secret[_\-]?key|token|"
+    r"(?:[A-Za-z0-9]+[_\-.]){0,8}(?:password|passwd|passphrase|pwd|secret|secret[_\-]?key|token|"
     r"auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|api[_\-]?key|apikey|access[_\-]?key|"
     r"private[_\-]?key|client[_\-]?secret|credentials?)"
 )
@@ -199,7 +202,13 @@ _SECRET_NAME = (
 RULES: tuple[Rule, ...] = (
     Rule(
         "private-key",
-        _r(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+        # The whole block from BEGIN (headers, base64 body, END line: what a mask must
+        # cover); the END line alone too: an encrypted PEM key has a blank line after its
+        # headers, so in a Markdown log its body and END line are a paragraph of their own.
+        _r(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s:,\-]*"
+            r"|-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        ),
         "RFC 7468 (PKCS#8, RSA, EC, OPENSSH, ENCRYPTED), RFC 4880 (PGP PRIVATE KEY BLOCK)",
     ),
     Rule(
@@ -214,6 +223,14 @@ RULES: tuple[Rule, ...] = (
             r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
         "AWS secret access key: 40 base64 characters, assigned to an aws…secret name",
+    ),
+    Rule(
+        "azure-storage-key",
+        _r(
+            r"(?i)(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|AccessKey)\s*=\s*"
+            r"(?P<secret>[A-Za-z0-9+/]{20,}={0,2})(?![A-Za-z0-9+/=])"
+        ),
+        "Azure storage and Service Bus/Event Hubs connection strings (AccountKey=…, SharedAccessKey=…)",
     ),
     Rule(
         "gcp-api-key",
@@ -416,9 +433,97 @@ def scan_text(
     return kept
 
 
-def screen_units(units: Iterable[Unit], cfg: Any) -> ScreenResult:
+def user_patterns(cfg: Any) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
+    """`(allow, deny)` compiled from `screen.allow` and `screen.deny` (ConfigError when one
+    is not a valid regular expression)."""
+    return _compile_user(cfg["screen.allow"], "screen.allow"), _compile_user(
+        cfg["screen.deny"], "screen.deny"
+    )
+
+
+def redact(
+    text: str, *, allow: Sequence[str | re.Pattern[str]] = (), deny: Sequence[str | re.Pattern[str]] = ()
+) -> str:
+    """`text` with every finding replaced by its masked excerpt (`ghp_… (40 chars)`): for
+    text that is recorded or shown (receipts, warnings, errors), never written as memory."""
+    for finding in reversed(scan_text(text, allow=allow, deny=deny)):
+        text = text[: finding.start] + finding.masked + text[finding.end :]
+    return text
+
+
+_LONG_TOKEN = re.compile(r"[!-~]{20,}")
+
+
+def elide_tokens(text: str) -> str:
+    """`text` with every long run of ASCII without spaces (20 characters or more, letters
+    and digits mixed) masked like a finding: for titles and topic names an engine made up
+    and nothing vouched for, which may hold a secret the scanner cannot recognise (cut
+    short, lower-cased)."""
+
+    def mask_run(match: re.Match[str]) -> str:
+        run = match[0]
+        mixed = any(c.isdigit() for c in run) and any(c.isalpha() for c in run)
+        return mask(run) if mixed else run
+
+    return _LONG_TOKEN.sub(mask_run, text)
+
+
+def redact_json(
+    value: Any, *, allow: Sequence[str | re.Pattern[str]] = (), deny: Sequence[str | re.Pattern[str]] = ()
+) -> Any:
+    """`value` (JSON-able: dicts, lists, strings, numbers) with `redact` applied to every
+    string in it, dictionary keys included."""
+    if isinstance(value, str):
+        return redact(value, allow=allow, deny=deny)
+    if isinstance(value, list):
+        return [redact_json(v, allow=allow, deny=deny) for v in value]
+    if isinstance(value, dict):
+        return {
+            redact(str(k), allow=allow, deny=deny): redact_json(v, allow=allow, deny=deny)
+            for k, v in value.items()
+        }
+    return value
+
+
+PIECE = 8
+"""A unit holding this many consecutive characters (one a digit) of a secret found in its
+sources holds part of that secret."""
+SOURCE_SCAN_CHARS = 200_000
+"""How much of each cited source is scanned for secrets whose pieces a unit must not hold
+(no engine derives a unit from further in: the offline engine keeps 400 characters, and
+the anthropic engine skips entries larger than one batch)."""
+_TOKEN_RUN = re.compile(rf"[!-~]{{{PIECE},}}")
+
+
+def _pieces(text: str) -> set[str]:
+    """The case-folded PIECE-character windows of `text` that hold a digit."""
+    folded = text.casefold()
+    return {
+        folded[i : i + PIECE]
+        for i in range(len(folded) - PIECE + 1)
+        if any(c.isdigit() for c in folded[i : i + PIECE])
+    }
+
+
+def _echo(unit_text: str, pieces: dict[str, Finding]) -> Finding | None:
+    """The source finding a piece of which `unit_text` holds (in any letter case), or None."""
+    for run in _TOKEN_RUN.findall(unit_text):
+        folded = run.casefold()
+        for i in range(len(folded) - PIECE + 1):
+            hit = pieces.get(folded[i : i + PIECE])
+            if hit is not None:
+                return hit
+    return None
+
+
+def screen_units(units: Iterable[Unit], cfg: Any, sources: Mapping[str, str] | None = None) -> ScreenResult:
     """Run `scan_text` over each unit's title, body and topic with `screen.allow` and
     `screen.deny` from `cfg`.
+
+    `sources` maps entry ids to their text: a unit that holds, in any letter case, a piece
+    (`PIECE` characters with a digit) of a secret the scanner finds in a source it cites is
+    rejected too — a secret cut short (a 400-character fact, a model's clipped title) or
+    lower-cased (a topic slug) is no longer recognisable on its own.
 
     Returns a ScreenResult: units without findings in `kept`; the others in `rejected` as
     `Rejected(unit, "screen", reason, details={"findings": [{"rule", "field", "excerpt"}]})`,
@@ -431,11 +536,41 @@ def screen_units(units: Iterable[Unit], cfg: Any) -> ScreenResult:
     allow = _compile_user(cfg["screen.allow"], "screen.allow")
     deny = _compile_user(cfg["screen.deny"], "screen.deny")
     result = ScreenResult()
+    source_pieces: dict[str, dict[str, Finding]] = {}
+
+    def pieces_of(entry_id: str) -> dict[str, Finding]:
+        if entry_id not in source_pieces:
+            found: dict[str, Finding] = {}
+            text = (sources or {}).get(entry_id, "")[:SOURCE_SCAN_CHARS]
+            for finding in scan_text(text, allow=allow, deny=deny):
+                for piece in _pieces(finding.text):
+                    found.setdefault(piece, finding)
+            source_pieces[entry_id] = found
+        return source_pieces[entry_id]
+
     for unit in units:
         findings: list[dict[str, str]] = []
         for field_name in ("title", "body", "topic"):
             for finding in scan_text(getattr(unit, field_name), allow=allow, deny=deny):
                 findings.append({"rule": finding.rule, "field": field_name, "excerpt": finding.masked})
+        if (
+            not findings
+            and sources
+            and any(_TOKEN_RUN.search(getattr(unit, f)) for f in ("title", "body", "topic"))
+        ):
+            for entry_id in unit.sources:
+                pieces = pieces_of(entry_id)
+                for field_name in ("title", "body", "topic") if pieces else ():
+                    hit = _echo(getattr(unit, field_name), pieces)
+                    if hit is not None:
+                        findings.append(
+                            {
+                                "rule": hit.rule,
+                                "field": field_name,
+                                "excerpt": f"part of {hit.masked} in {entry_id}",
+                            }
+                        )
+                        break
         if not findings:
             result.kept.append(unit)
             continue

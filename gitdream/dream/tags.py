@@ -24,7 +24,9 @@ from gitdream.text.prose import prose_only
 
 _HASH_TAG = re.compile(r"(?<![\w&/#])#([\w-]+)")
 _HEX_COLOUR = re.compile(r"(?=[0-9a-f]*[0-9])(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})")
-_EMAIL = re.compile(r"\S+@\S+")
+# Anchored at the start of a word: unanchored, a long word without "@" (a base64 blob, a
+# minified line) was rescanned from each of its characters, quadratic in its length.
+_EMAIL = re.compile(r"(?<!\S)\S+@\S+")
 
 LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
 CHECKBOX = re.compile(r"^\[[ xX]\](?:[ \t]+|$)")

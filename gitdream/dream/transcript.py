@@ -10,7 +10,8 @@ Each line is read on its own and its format detected on its own:
   slash-command records (`<command-name>`, `<local-command-stdout>`...) as "command"; a text
   block that is only a `<system-reminder>` as "system_reminder". Other record types
   (`queue-operation`, `summary`, `system`, `progress`, `file-history-snapshot`...) are
-  counted under their type; types gitdream does not know count as "unknown".
+  counted under their type; types gitdream does not know count as "unknown", with one
+  warning per kind naming the line where it first appears.
   Claude Code writes one record per content block, all with the same `message.id`: the
   text-bearing records of one message that follow each other (other records in between
   are ignored) are one message spanning their lines.
@@ -18,7 +19,9 @@ Each line is read on its own and its format detected on its own:
   when `text` is missing; other roles are counted under the role, or "unknown").
 
 A blank line is ignored; a line that is not JSON, or not a JSON object, is skipped with a
-warning "path:LINE: ..." and counted as "malformed". Nothing here raises.
+warning "path:LINE: ..." and counted as "malformed". JSON escapes can spell what no text file
+holds: a `\\u0000` is removed and a lone surrogate (`\\ud83d` without its pair, which cannot
+be written as UTF-8) becomes U+FFFD, with a warning naming the line. Nothing here raises.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+
+from gitdream.dream.decode import scrub
 
 _KNOWN_RECORDS = frozenset(
     {"queue-operation", "summary", "system", "progress", "file-history-snapshot", "result", "attachment"}
@@ -67,9 +72,24 @@ class Parsed:
     messages: list[Message] = field(default_factory=list)
     dropped: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    line: int = 0
+    unknown: dict[str, list[int]] = field(default_factory=dict)  # what → [first line, count]
 
     def drop(self, what: str, count: int = 1) -> None:
         self.dropped[what] = self.dropped.get(what, 0) + count
+
+    def drop_unknown(self, what: str) -> None:
+        """Count something gitdream does not know under "unknown", and remember the first
+        line of each kind (`what`, e.g. "record type 'x'") for one warning per kind."""
+        self.drop("unknown")
+        seen = self.unknown.setdefault(what, [self.line, 0])
+        seen[1] += 1
+
+
+def _name(value: object) -> str:
+    """A short, printable name for a type or role value found in a record."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=True)
+    return repr(text if len(text) <= 40 else text[:39] + "…")
 
 
 def _texts(content: object, parsed: Parsed) -> list[str]:
@@ -88,7 +108,14 @@ def _texts(content: object, parsed: Parsed) -> list[str]:
                 texts.append(block["text"])
         else:
             kind = block.get("type") if isinstance(block, dict) else None
-            parsed.drop(kind if kind in _KNOWN_BLOCKS else "unknown")
+            if isinstance(kind, str) and kind in _KNOWN_BLOCKS:
+                parsed.drop(kind)
+            elif not isinstance(block, dict):
+                parsed.drop_unknown("a content block that is not an object")
+            elif kind == "text":
+                parsed.drop_unknown("a text block whose text is not a string")
+            else:
+                parsed.drop_unknown(f"content block type {_name(kind)}")
     return texts
 
 
@@ -97,7 +124,10 @@ def _record(record: dict[str, object], parsed: Parsed) -> tuple[str, list[str], 
     kind = record.get("type")
     if isinstance(kind, str) and "role" not in record:
         if kind not in ROLES:
-            parsed.drop(kind if kind in _KNOWN_RECORDS else "unknown")
+            if kind in _KNOWN_RECORDS:
+                parsed.drop(kind)
+            else:
+                parsed.drop_unknown(f"record type {_name(kind)}")
             return None
         if record.get("isMeta") is True:
             parsed.drop("meta")
@@ -115,12 +145,15 @@ def _record(record: dict[str, object], parsed: Parsed) -> tuple[str, list[str], 
     role = record.get("role")
     if isinstance(role, str):
         if role not in ROLES:
-            parsed.drop(role if role in ("system", "tool", "developer") else "unknown")
+            if role in ("system", "tool", "developer"):
+                parsed.drop(role)
+            else:
+                parsed.drop_unknown(f"role {_name(role)}")
             return None
         content = record.get("text", record.get("content"))
         stamp = record.get("ts", record.get("timestamp"))
         return role, _texts(content, parsed), stamp, None
-    parsed.drop("unknown")
+    parsed.drop_unknown("a record without a string type or role")
     return None
 
 
@@ -142,11 +175,17 @@ def parse_messages(path: str, lines: list[str]) -> Parsed:
             parsed.drop("malformed")
             continue
         counted = sum(parsed.dropped.values())
+        parsed.line = number
         found = _record(record, parsed)
         if found is None:
             continue
         role, texts, stamp, ident = found
-        texts = [t for t in texts if t.strip()]
+        clean = [scrub(t) for t in texts]
+        if clean != texts:
+            parsed.warnings.append(
+                f"{path}:{number}: a \\u0000 escape was removed, or an unpaired surrogate escape replaced by U+FFFD"
+            )
+        texts = [t for t in clean if t.strip()]
         if texts and role == "user" and all(_COMMAND.match(t) for t in texts):
             parsed.drop("command")
             continue
@@ -164,4 +203,7 @@ def parse_messages(path: str, lines: list[str]) -> Parsed:
         current = Message(number, number, role, "\n\n".join(texts), stamp, key)
     if current is not None:
         parsed.messages.append(current)
+    for what, (first, count) in parsed.unknown.items():
+        more = f" ({count} times in this file)" if count > 1 else ""
+        parsed.warnings.append(f"{path}:{first}: {what} is not one gitdream reads; skipped{more}")
     return parsed

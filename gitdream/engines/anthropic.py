@@ -51,6 +51,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gitdream.dream.decode import scrub
 from gitdream.dream.memoryfiles import TOPIC_PATTERN
 from gitdream.dream.verify import FACT_REFERENCE_ACTIONS, ExistingFact, existing_facts
 from gitdream.engines import DistillContext, DistillResult, ScreenResult, prompts
@@ -957,6 +958,21 @@ def _accumulate(stream: Iterable[Any], answer: _Answer) -> None:
                 block.input = json.loads(block.json)
             except ValueError as exc:
                 block.input = _InvalidJson(str(exc))
+        if block.type == "tool_use" and not isinstance(block.input, _InvalidJson):
+            block.input = _scrubbed(block.input)
+        block.text = scrub(block.text)
+
+
+def _scrubbed(value: Any) -> Any:
+    """`value` (parsed JSON) with every string made valid, NUL-free text (`decode.scrub`):
+    a model can answer `\\ud800` or `\\u0000`, which no file or note may hold."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub(str(k)): _scrubbed(v) for k, v in value.items()}
+    return value
 
 
 @dataclass(frozen=True)
@@ -1053,7 +1069,7 @@ def _screen_message(unit: Unit) -> str:
 def _parse_verdict(answer: _Answer) -> tuple[str | None, str]:
     """("yes"|"no", reason) from the verdict call, or (None, what is wrong). The reason is
     shortened and any secret the scanner finds in it is masked (it goes to the receipt)."""
-    from gitdream.dream.screen import scan_text
+    from gitdream.dream.screen import redact
 
     if answer.stop_reason == "max_tokens":
         return None, "the verdict was cut off (max_tokens)"
@@ -1065,7 +1081,5 @@ def _parse_verdict(answer: _Answer) -> tuple[str | None, str]:
     problems = validate(call.input, VERDICT_SCHEMA)
     if problems:
         return None, "; ".join(problems[:3])
-    reason = " ".join(str(call.input["reason"]).split())[:300]
-    for finding in reversed(scan_text(reason)):
-        reason = reason[: finding.start] + finding.masked + reason[finding.end :]
+    reason = redact(" ".join(str(call.input["reason"]).split())[:300])
     return str(call.input["verdict"]), reason

@@ -6,9 +6,11 @@ Per raw entry, in input order:
    `[ ]`/`[x]`), leading `[YYYY-MM-DD]` dates and leading `[tag]`s, `#tag`s at the very start
    or end when they are the entry's tags; rewrite relative dates to absolute ones from the
    entry's date (`absolutize`); collapse to one line; escape `<!--`; cap at `FACT_MAX_CHARS`
-   characters with "…" (never inside a grapheme). An entry with no letter, digit or symbol
-   left is skipped as "empty after clean-up". Short entries are never skipped: one line of
-   Chinese can be a whole sentence.
+   characters with "…" (never inside a grapheme, never inside a run of ASCII without spaces —
+   a key or token is kept whole or not at all). An entry with no letter, digit or symbol
+   left is skipped as "empty after clean-up" (or `TOKEN_ONLY` when all it held was one
+   token longer than a fact). Short entries are never skipped: one line of Chinese can be a
+   whole sentence.
 2. **Route**: an entry tagged `#skill`, `#soul` or `#agent` (the first such tag wins) becomes
    a definition unit (target `skill`/`soul`/`agent`, topic = the target) for the `learned`
    block of SKILL.md/soul.md/agent.md. Everything else is experience.
@@ -17,7 +19,9 @@ Per raw entry, in input order:
    — a heading left empty once dates, times, weekday and month names, numbers and the words
    in `GENERIC_HEADING_WORDS` (log, daily, notes, journal, heartbeat, session, summary, …)
    are taken out, such as "2026-02-10 Daily Log", "Heartbeat ~00:33 UTC" or "Notes"; else
-   `journal`. The name maps to an existing topic file when its slug, or the normalised front
+   `journal`. A tag or heading longer than `NAME_MAX_CHARS`, or holding something the secret
+   scanner finds (checked as written, before it is clipped or lower-cased), is passed over.
+   The name maps to an existing topic file when its slug, or the normalised front
    matter `name`/file name, matches one (case-insensitive), so facts land in the existing
    (possibly human-written) topic's facts block; otherwise `slugify(name, taken)` gives a new
    safe slug (`taken` holds every existing topic file name, the reserved names and the slugs
@@ -71,11 +75,14 @@ if TYPE_CHECKING:
 
 FACT_MAX_CHARS = 400
 """Longest fact text, in characters (code points), "…" included."""
+NAME_MAX_CHARS = 200
+"""A tag or heading longer than this (as written) never names a topic: it is not a name."""
 TOPIC_NAME_MAX_CHARS = 80
 """Longest topic display name taken from a heading or tag, in characters."""
 DEFINITION_TITLE_MAX_CHARS = 60
 """Definition units are titled by their text, clipped to this many characters."""
 DEFAULT_TOPIC = "journal"
+TOKEN_ONLY = f"nothing but an unbroken token longer than {FACT_MAX_CHARS} characters (never kept in part)"
 ROUTING_TAGS = DEFINITION_TARGETS  # ("skill", "soul", "agent")
 _GENERIC = """
     log logs daily diary journal journals notes note misc miscellaneous entries entry
@@ -100,10 +107,16 @@ _TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
 _LEAD_DATE = re.compile(r"^\[\d{4}-\d{2}-\d{2}(?:[ T][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?\]\s*")
 _LEAD_TAG = re.compile(r"^\[([^\[\]\s]{1,40})\](?![(\[:])\s*")
 _HASHTAG_HEAD = re.compile(r"^#([^\s#]+)\s*")
-_HASHTAG_TAIL = re.compile(r"\s*(?<!\S)#([^\s#]+)$")
-_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+# No leading `\s*` (the caller strips the space before the tag): with it, each position of a
+# long run of spaces was tried as a start and rescanned to the run's end.
+_HASHTAG_TAIL = re.compile(r"(?<!\S)#([^\s#]+)$")
+# Link text holds no bracket, and the target at most one level of parentheses (a Wikipedia
+# URL): with `[^\]]*` a heading of many "[" was rescanned to its end from each one.
+_MD_LINK = re.compile(r"\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)")
 _HEADING_NOISE = re.compile(r"[\d\W_]+")
-_EMPHASIS = re.compile(r"[*`~]+|(?<!\w)_+|_+(?!\w)")
+# Underscore runs are matched from their first "_" only (`(?<!_)`): otherwise a long run
+# followed by a letter was rescanned from each of its underscores.
+_EMPHASIS = re.compile(r"[*`~]+|(?<!\w)_+|(?<!_)_+(?!\w)")
 _TRAILING_COUNT = re.compile(r"\s*[(\[（]\s*[\d\s,./:#-]*[)\]）]\s*$")
 
 
@@ -138,7 +151,7 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
         match = _HASHTAG_TAIL.search(text)
         if not match or match.group(1).lower() not in tags:
             break
-        text = text[: match.start()]
+        text = text[: match.start()].rstrip()
     text = one_line(text)
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))
@@ -168,18 +181,43 @@ def is_generic_heading(heading: str) -> bool:
 
 
 def topic_name(entry: Entry) -> str:
-    """The topic display name of an experience entry (module docstring, step 3)."""
+    """The topic display name of an experience entry (module docstring, step 3). A tag or
+    heading that cannot name a topic (`_unfit_name`) is passed over."""
     for tag in entry.tags:
-        if tag.lower() not in ROUTING_TAGS:
+        if tag.lower() not in ROUTING_TAGS and not _unfit_name(_as_written(tag, entry.text)):
             name = clean_name(tag)
             if name:
                 return name
     for heading in reversed(entry.context):
-        if not is_generic_heading(heading):
+        if not _unfit_name(heading) and not is_generic_heading(heading):
             name = clean_name(heading)
             if name:
                 return name
     return DEFAULT_TOPIC.capitalize()
+
+
+def _unfit_name(written: str) -> bool:
+    """True when a tag or heading, as written, must not name a topic: longer than
+    NAME_MAX_CHARS, or holding something the secret scanner finds. A name becomes a file
+    name, a title and an index line in lossy forms — clipped, lower-cased, punctuation made
+    "-" — that the scanner, which screens units afterwards, could no longer recognise."""
+    from gitdream.dream.screen import scan_text
+
+    return len(written) > NAME_MAX_CHARS or bool(scan_text(written))
+
+
+def _as_written(tag: str, text: str) -> str:
+    """The word around the first occurrence of `tag` in `text`, in its original letter
+    case (`find_tags` lower-cases tags; an AWS key id is only a key in capitals)."""
+    match = re.search(re.escape(tag), text, re.IGNORECASE)
+    if match is None:
+        return tag
+    start, end = match.start(), match.end()
+    while start > 0 and end - start <= NAME_MAX_CHARS and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and end - start <= NAME_MAX_CHARS and not text[end].isspace():
+        end += 1
+    return text[start:end]
 
 
 def _key(name: str) -> str:
@@ -353,8 +391,10 @@ class OfflineEngine:
             if position % 256 == 0:
                 context.stop()
             text = cleaned[position]
-            if not text:
-                result.skipped.append((entry.id, "empty after clean-up"))
+            if not _has_content(text):
+                # clip() never keeps part of a token: one longer than a fact leaves only "…"
+                reason = "empty after clean-up" if not text else TOKEN_ONLY
+                result.skipped.append((entry.id, reason))
                 stats["skipped"] += 1
                 continue
             if len(result.units) >= self.max_units:

@@ -19,10 +19,19 @@ index, in these steps:
    user made meanwhile is kept;
 7. the journal is removed. A crash between 5 and 7 is repaired by `repair()` at the
    start of the next write: paths still at their pre-dream state are brought to the
-   new commit; anything else is the user's and is left alone.
+   new commit; anything else is the user's and is left alone. So is a sync that could
+   not finish (an `index.lock` another git command held past `INDEX_LOCK_WAIT_SECONDS`):
+   the commit stands, with a warning, and the journal stays for the next command.
 
-In review-branch mode (`Target.review`) only steps 1-5 run, on a branch of its own: the
-current branch, the index and the working tree are not touched.
+A lock file git left behind (`index.lock`, `HEAD.lock`, the branch's `.lock`) refuses the
+commit before anything is written (`gitdream.git.locks`); gitdream never removes it.
+
+In review-branch mode (`Target.review`) only steps 1-2 run: the commit is built on the
+commit it continues, and no ref moves. The caller chains a run's review commits and then
+`publish()`es the branch once, with its other refs (the watermark) in the same reference
+transaction, so a review branch appears whole or not at all — a process killed midway
+leaves only unreachable objects, and the same command can simply run again. The current
+branch, the index and the working tree are never touched.
 """
 
 from __future__ import annotations
@@ -39,7 +48,8 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults, paths
 from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
-from gitdream.git import convert, signing, writegate
+from gitdream.git import convert, locks, signing, writegate
+from gitdream.git.repo import write_object
 
 if TYPE_CHECKING:
     import pygit2
@@ -50,7 +60,7 @@ if TYPE_CHECKING:
 REGULAR = 0o100644
 _ZERO = "0" * 40
 MAX_REBUILDS = 5
-atomic_write = paths.atomic_write  # defined in the ground floor, for the state files too
+INDEX_LOCK_WAIT_SECONDS = 10.0  # after the branch moved: wait this long for a live index.lock
 
 
 @dataclass(frozen=True)
@@ -77,8 +87,9 @@ class Target:
     `Target.head(base)`: the same, for changes computed from commit `base`: when the
     branch has moved past it, the commit is rebuilt on the new tip only if none of the
     changed paths differ between `base` and that tip (else HeadMoved, nothing changed).
-    `Target.review(name, start)`: onto branch `name`, created at commit `start` when
-    `create` is true, else continued from its current tip; nothing else is touched.
+    `Target.review(name, start, create)`: a commit for review branch `name`, built on
+    commit `start` (default: the branch's tip); `create` refuses when the branch exists
+    already. No ref moves (see `publish`); nothing else is touched.
     """
 
     review_branch: str | None = None
@@ -135,6 +146,44 @@ def format_message(subject: str, body: str, trailers: Sequence[tuple[str, str]])
     return "\n\n".join(parts) + "\n"
 
 
+# --- objects not reachable yet -----------------------------------------------------------
+
+# Objects this process wrote that no ref reaches yet, per object directory: `{oid: (type,
+# raw bytes)}`. Until a ref reaches them, `git gc --prune=now` (or `git prune`) running
+# meanwhile may delete them; `_restore` writes back any that went missing, right before
+# and right after a ref starts pointing at them, so a ref never stays on a pruned object.
+_UNREACHABLE: dict[str, dict[str, tuple[int, bytes]]] = {}
+
+
+def _objects_dir(repo: Repo) -> str:
+    return os.environ.get("GIT_OBJECT_DIRECTORY") or str(repo.common_dir / "objects")
+
+
+def _remember(repo: Repo, oid: str) -> None:
+    kind, data = repo.raw.odb.read(oid)[:2]
+    _UNREACHABLE.setdefault(_objects_dir(repo), {})[oid] = (int(kind), bytes(data))
+
+
+def _restore(repo: Repo) -> None:
+    """Write back every remembered object that is no longer in the object database (a
+    fresh handle: libgit2's object cache would still answer for a pruned object)."""
+    import pygit2
+
+    kept = _UNREACHABLE.get(_objects_dir(repo))
+    if not kept:
+        return
+    on_disk = pygit2.Odb(_objects_dir(repo))
+    for oid, (kind, data) in kept.items():
+        if not on_disk.exists(oid):
+            write_object(lambda kind=kind, data=data: repo.raw.odb.write(kind, data))
+
+
+def _reachable(repo: Repo) -> None:
+    """A ref reaches the remembered objects now: make sure they exist, then forget them."""
+    _restore(repo)
+    _UNREACHABLE.pop(_objects_dir(repo), None)
+
+
 # --- tree building ---------------------------------------------------------------------
 
 
@@ -168,7 +217,9 @@ def _build_tree(repo: Repo, base_tree: pygit2.Tree | None, items: dict[str, tupl
                 builder.remove(name)
         else:
             builder.insert(name, pygit2.Oid(hex=sub_oid), 0o040000)
-    return str(builder.write())
+    oid = str(write_object(builder.write))
+    _remember(repo, oid)
+    return oid
 
 
 def _prepare(repo: Repo, changes: Sequence[Change], verdicts: dict[str, writegate.Verdict]) -> _Prepared:
@@ -181,6 +232,7 @@ def _prepare(repo: Repo, changes: Sequence[Change], verdicts: dict[str, writegat
             blobs[change.path] = None
         else:
             blobs[change.path] = convert.to_repository(repo, change.path, change.data)
+            _remember(repo, blobs[change.path].oid)  # type: ignore[union-attr]
     return _Prepared(blobs, modes)
 
 
@@ -206,8 +258,13 @@ def _create_commit(repo: Repo, ident: Identity, message: str, tree: str, parent:
     if signing.signing_enabled(repo):
         payload = repo.raw.create_commit_string(author, committer, message, tree_oid, parents)
         signature = signing.sign(repo, payload, f"{ident.committer[0]} <{ident.committer[1]}>")
-        return str(repo.raw.create_commit_with_signature(payload, signature))
-    return str(repo.raw.create_commit(None, author, committer, message, tree_oid, parents))
+        oid = str(write_object(lambda: repo.raw.create_commit_with_signature(payload, signature)))
+    else:
+        oid = str(
+            write_object(lambda: repo.raw.create_commit(None, author, committer, message, tree_oid, parents))
+        )
+    _remember(repo, oid)
+    return oid
 
 
 # --- journal ---------------------------------------------------------------------------
@@ -246,6 +303,26 @@ def _drop_journal(repo: Repo) -> None:
 # --- working tree and index -------------------------------------------------------------
 
 
+_ANY = "*"
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o666, expect: str | None = _ANY) -> bool:
+    """Write `data` to `path` through a temporary file in the same folder, fsync and
+    `os.replace`, so readers see the old bytes or the new, never a mix. `mode` is masked
+    by the umask, as git's checkout does.
+
+    With `expect` (the SHA-256 the file must still have, None: it must not exist), the
+    file is checked once the new bytes are safely on disk, right before the replace, and
+    left alone (False) when it changed meanwhile — someone else's write is never replaced
+    by one that took longer. Returns True when written. (`paths.atomic_write` underneath.)"""
+    keep = None if expect == _ANY else (lambda: _worktree_sha(path) == expect)
+    return paths.atomic_write(path, data, mode, keep)
+
+
+def _worktree_sha(path: Path) -> str | None:
+    return writegate.file_sha256(path) if not path.is_symlink() else "symlink"
+
+
 def _index_entry(repo: Repo, path: str) -> tuple[str, int] | None:
     index = repo.raw.index
     index.read(False)
@@ -265,49 +342,72 @@ def _update_index(repo: Repo, lines: list[str]) -> None:
     if not lines:
         return
     payload = ("\n".join(lines) + "\n").encode("utf-8")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + INDEX_LOCK_WAIT_SECONDS
     while True:
         proc = repo.git("update-index", "--index-info", input=payload, check=False)
         if proc.returncode == 0:
             return
         locked = b"index.lock" in proc.stderr
-        if not locked or time.monotonic() > deadline:
+        if locked and time.monotonic() > deadline:
+            raise locks.held(locks.lock_path(repo, locks.INDEX), locks.INDEX)
+        if not locked:
+            first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise GitdreamError(
-                "the dream's commit is in place, but its index entries could not be updated: "
-                + proc.stderr.decode("utf-8", "replace").strip(),
-                hint="make sure no other git command is running; "
-                "the next gitdream command finishes the update",
+                "the index entries could not be updated: "
+                + (first[0] if first else "git update-index failed"),
+                hint="the next gitdream command finishes the update",
             )
         time.sleep(0.05)
 
 
 def _sync(repo: Repo, journal: Journal) -> list[str]:
     """Bring each journaled path that is still at its pre-dream state to the new commit:
-    working-tree file first (atomic replace), then the index entries. Returns warnings for
-    paths left alone because the user changed them."""
+    the working-tree files first (each re-checked right before its atomic replace), then
+    the index entries, each compared with a fresh read of the index right before
+    `git update-index`. Returns warnings for paths left alone because the user changed
+    them. Only paths for which HEAD *now* has the dream's version are brought over: after
+    a checkout of another branch, or a commit made meanwhile from the index, the working
+    tree and index already agree with HEAD there and are left alone."""
+    stale = _not_at_head(repo, journal)
+    journal = Journal(
+        journal.git_dir,
+        journal.ref,
+        journal.base,
+        journal.new,
+        {p: i for p, i in journal.paths.items() if p not in stale},
+    )
     warnings: list[str] = []
-    lines: list[str] = []
+    if stale:
+        warnings.append(
+            f"HEAD no longer has the dream's version of {', '.join(stale)} (a checkout or a commit "
+            f"made while the dream ran); the working tree and index were left as they are there"
+        )
+    changed = (
+        "{} was changed in the working tree while the dream ran; your bytes were kept, and they "
+        "differ from the dream's commit"
+    )
     first = True
     for path, info in journal.paths.items():
         if not first:
             faults.point("mid-worktree-update")
         first = False
         target = repo.workdir / path
-        current_sha = writegate.file_sha256(target) if not target.is_symlink() else "symlink"
-        wt_ok = current_sha == info["old_worktree_sha256"]
-        wt_done = current_sha == info["new_worktree_sha256"]
-        if wt_ok and not wt_done:
-            if info["new_oid"] is None:
-                target.unlink()
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                data = convert.to_worktree(repo, path, info["new_oid"])
-                atomic_write(target, data, 0o777 if info["mode"] == 0o100755 else 0o666)
-        elif not wt_done:
-            warnings.append(
-                f"{path} was changed in the working tree while the dream ran; your bytes were "
-                "kept, and they differ from the dream's commit"
-            )
+        current_sha = _worktree_sha(target)
+        if current_sha == info["new_worktree_sha256"]:
+            continue
+        if current_sha != info["old_worktree_sha256"]:
+            warnings.append(changed.format(path))
+        elif info["new_oid"] is None:
+            target.unlink()
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = convert.to_worktree(repo, path, info["new_oid"])
+            mode = 0o777 if info["mode"] == 0o100755 else 0o666
+            if not atomic_write(target, data, mode, expect=info["old_worktree_sha256"]):
+                warnings.append(changed.format(path))
+    faults.point("before-index-update")
+    lines: list[str] = []
+    for path, info in journal.paths.items():
         entry = _index_entry(repo, path)
         old = (info["old_oid"], info["old_mode"]) if info["old_oid"] else None
         new = (info["new_oid"], info["mode"]) if info["new_oid"] else None
@@ -318,9 +418,23 @@ def _sync(repo: Repo, journal: Journal) -> list[str]:
                 lines.append(f"{info['mode']:o} {info['new_oid']}\t{path}")
         elif entry != new:
             warnings.append(f"{path} was staged while the dream ran; your index entry was kept")
-    faults.point("before-index-update")
     _update_index(repo, lines)
     return warnings
+
+
+def _not_at_head(repo: Repo, journal: Journal) -> list[str]:
+    """The journal's paths whose version in HEAD's tree is not the dream's."""
+    import pygit2
+
+    head = repo.head()
+    tree = repo.raw[head.oid].peel(pygit2.Tree) if head.oid else None
+    out = []
+    for path, info in journal.paths.items():
+        entry = tree[path] if tree is not None and path in tree else None
+        at_head = (str(entry.id), int(entry.filemode)) if entry is not None else None
+        if at_head != ((info["new_oid"], info["mode"]) if info["new_oid"] else None):
+            out.append(path)
+    return out
 
 
 def repair(repo: Repo) -> list[str]:
@@ -347,6 +461,7 @@ def repair(repo: Repo) -> list[str]:
     if not repo.raw.descendant_of(ref.target, journal.new) and str(ref.target) != journal.new:
         _drop_journal(repo)
         return [f"dropped the journal of commit {journal.new[:12]}: {journal.ref} no longer contains it"]
+    locks.require_free(repo, [locks.INDEX])
     _remove_temp_files(repo, journal)
     warnings = _sync(repo, journal)
     _drop_journal(repo)
@@ -412,25 +527,113 @@ def _move_ref(
 ) -> str | None:
     """Compare-and-swap `ref` from `expected` to `new`. Returns None on success, else the
     ref's actual target (hex, or "" when it does not exist). Locks HEAD too when the
-    branch is checked out, so a concurrent checkout cannot switch it meanwhile."""
+    branch is checked out, so a concurrent checkout cannot switch it meanwhile; waits for
+    refs another git process holds locked (`refs.transaction`)."""
     import pygit2
 
-    with repo.raw.transaction() as txn:
+    from gitdream.git import refs
+
+    def body(txn: Any) -> str | None:
         if lock_head:
-            txn.lock_ref("HEAD")
+            refs.lock(txn, "HEAD")
             head_target = repo.raw.references["HEAD"].target
             if head_target != ref:
                 raise HeadMoved(
                     f"HEAD switched from {ref} to {head_target} while the dream ran",
                     hint="nothing was written; run again on the branch you want to dream on",
                 )
-        txn.lock_ref(ref)
+        refs.lock(txn, ref)
         current = repo.raw.references.get(ref)
         actual = str(current.target) if current is not None else None
         if actual != expected:
             return actual or ""
         txn.set_target(ref, pygit2.Oid(hex=new), message=message)
-    return None
+        return None
+
+    return refs.transaction(repo, body)
+
+
+def _branch_ref(name: str) -> str:
+    import pygit2
+
+    ref = f"refs/heads/{name}"
+    if not pygit2.reference_is_valid_name(ref):
+        raise ConfigError(
+            f"'{name}' is not a valid branch name",
+            hint="choose a name git accepts (see `git check-ref-format --branch`)",
+        )
+    return ref
+
+
+def _branch_exists(name: str) -> WriteRefused:
+    return WriteRefused(
+        f"branch {name} already exists",
+        hint="choose another --branch name, or delete that branch first",
+    )
+
+
+def _review_commit(
+    repo: Repo,
+    agent: Agent | None,
+    kind: str,
+    changes: Sequence[Change],
+    message: str,
+    ident: Identity,
+    target: Target,
+) -> CommitResult:
+    """A commit for a review branch: gate (tree only), blobs, tree and commit object on
+    `target.start`, no ref moved (see `publish`)."""
+    assert target.review_branch is not None
+    ref = _branch_ref(target.review_branch)
+    locks.require_free(repo, [ref])
+    existing = repo.raw.references.get(ref)
+    if target.create and existing is not None:
+        raise _branch_exists(target.review_branch)
+    base = target.start if target.start is not None else str(existing.target) if existing else None
+    if base is None:
+        raise RepoStateError("the repository has no commits yet", hint="commit something first")
+    paths_ = [c.path for c in changes]
+    verdicts = writegate.require(repo, agent, paths_, kind, tree_only=True)
+    prepared = _prepare(repo, changes, verdicts)
+    faults.point("after-blobs")
+    tree = _tree_for(repo, base, prepared)
+    faults.point("after-tree")
+    new = _create_commit(repo, ident, message, tree, base)
+    faults.point("after-commit-object")
+    return CommitResult(new, base, ref, False, tuple(paths_))
+
+
+def publish(
+    repo: Repo,
+    branch: str,
+    expected: str | None,
+    new: str,
+    message: str,
+    also: Sequence[tuple[str, str | None, str | None]] = (),
+) -> None:
+    """Move review branch `branch` from `expected` (None: create it) to `new`, the last of
+    the commits `commit()` built for it, together with the gitdream refs in `also`
+    (`(ref, expected, new)`, e.g. the watermark) in one reference transaction: all of them
+    move, or none does. Raises WriteRefused when the branch was created or moved by someone
+    else meanwhile, RefMoved when one of `also` was; nothing changed then."""
+    from gitdream.git.refs import RefMoved, compare_and_swap_all
+
+    ref = _branch_ref(branch)
+    faults.point("before-ref-move")
+    try:
+        _restore(repo)
+        compare_and_swap_all(repo, [(ref, expected, new), *also], message)
+        _reachable(repo)
+    except RefMoved as exc:
+        if exc.ref != ref:
+            raise
+        if expected is None:
+            raise _branch_exists(branch) from exc
+        raise WriteRefused(
+            f"branch {branch} was moved by someone else while gitdream wrote to it; nothing was published",
+            hint="run again onto another --branch name",
+        ) from exc
+    faults.point("after-ref-move")
 
 
 def commit(
@@ -448,7 +651,8 @@ def commit(
     WriteRefused (gate refusal, or a target changed during the run), HeadMoved (the
     branch moved and touched one of the paths, or HEAD switched branch) and
     SigningError; in each of those cases nothing was changed. Raises ValueError for an
-    empty change list.
+    empty change list. With a review target the commit is only built: `publish` moves
+    the branch.
     """
     if not changes:
         raise ValueError("commit() needs at least one change")
@@ -459,43 +663,25 @@ def commit(
         raise ValueError("duplicate paths in one commit")
 
     if review:
-        ref = f"refs/heads/{target.review_branch}"
-        import pygit2
+        return _review_commit(repo, agent, kind, changes, message, ident, target)
+    repo.require_own_index()
+    branch = repo.head().branch
+    # A leftover lock of git's refuses before anything is written (see locks).
+    locks.require_free(repo, [locks.INDEX, "HEAD", *([branch] if branch else [])])
+    warnings = repair(repo)
+    head = repo.head()
+    if head.detached:
+        raise repo.state_problem() or RepoStateError("HEAD is detached")
+    if repo.in_progress():
+        raise repo.state_problem()  # type: ignore[misc]
+    ref = head.branch
+    assert ref is not None
+    # Changes computed from an older commit are built on it; the compare-and-swap
+    # below then moves them onto the branch's tip only if their paths are unchanged.
+    base = target.start or head.oid
+    expected = base
 
-        if not pygit2.reference_is_valid_name(ref):
-            raise ConfigError(
-                f"'{target.review_branch}' is not a valid branch name",
-                hint="choose a name git accepts (see `git check-ref-format --branch`)",
-            )
-        existing = repo.raw.references.get(ref)
-        if target.create:
-            if existing is not None:
-                raise WriteRefused(
-                    f"branch {target.review_branch} already exists",
-                    hint="choose another --branch name, or delete that branch first",
-                )
-            base = target.start
-            expected: str | None = None
-        else:
-            base = str(existing.target) if existing is not None else target.start
-            expected = str(existing.target) if existing is not None else None
-        if base is None:
-            raise RepoStateError("the repository has no commits yet", hint="commit something first")
-    else:
-        repo.require_own_index()
-        warnings = repair(repo)
-        head = repo.head()
-        if head.detached:
-            raise repo.state_problem() or RepoStateError("HEAD is detached")
-        if repo.in_progress():
-            raise repo.state_problem()  # type: ignore[misc]
-        ref = head.branch  # type: ignore[assignment]
-        # Changes computed from an older commit are built on it; the compare-and-swap
-        # below then moves them onto the branch's tip only if their paths are unchanged.
-        base = target.start or head.oid
-        expected = base
-
-    verdicts = writegate.require(repo, agent, paths_, kind, tree_only=review)
+    verdicts = writegate.require(repo, agent, paths_, kind)
     prepared = _prepare(repo, changes, verdicts)
     faults.point("after-blobs")
     tree = _tree_for(repo, base, prepared)
@@ -506,32 +692,32 @@ def commit(
 
     rebuilt = False
     for _attempt in range(MAX_REBUILDS + 1):
-        if not review:
-            _recheck(repo, verdicts)
-            journal = Journal(str(repo.git_dir), ref, base, new)
-            for path, blob in prepared.blobs.items():
-                seen = verdicts[path].seen
-                assert seen is not None
-                journal.paths[path] = {
-                    "old_oid": seen.head_oid,
-                    "old_mode": seen.head_mode,
-                    "old_worktree_sha256": seen.worktree_sha256,
-                    "new_oid": blob.oid if blob else None,
-                    "new_worktree_sha256": _sha(blob.worktree) if blob else None,
-                    "mode": prepared.modes[path],
-                }
-            _write_journal(repo, journal)
+        _recheck(repo, verdicts)
+        locks.require_free(repo, [locks.INDEX, "HEAD", ref])
+        journal = Journal(str(repo.git_dir), ref, base, new)
+        for path, blob in prepared.blobs.items():
+            seen = verdicts[path].seen
+            assert seen is not None
+            journal.paths[path] = {
+                "old_oid": seen.head_oid,
+                "old_mode": seen.head_mode,
+                "old_worktree_sha256": seen.worktree_sha256,
+                "new_oid": blob.oid if blob else None,
+                "new_worktree_sha256": _sha(blob.worktree) if blob else None,
+                "mode": prepared.modes[path],
+            }
+        _write_journal(repo, journal)
         faults.point("before-ref-move")
         try:
-            actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=not review)
+            _restore(repo)
+            actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=True)
         except BaseException:
-            if not review:
-                _drop_journal(repo)
+            _drop_journal(repo)
             raise
         if actual is None:
+            _reachable(repo)
             break
-        if not review:
-            _drop_journal(repo)
+        _drop_journal(repo)
         if not actual or base is None:
             raise HeadMoved(
                 f"{ref} was created, deleted or moved by someone else while the dream ran",
@@ -552,8 +738,15 @@ def commit(
         raise HeadMoved(f"{ref} kept moving while the dream ran", hint="nothing was written; run again later")
     faults.point("after-ref-move")
 
-    if review:
-        return CommitResult(new, base, ref, rebuilt, tuple(paths_))
-    sync_warnings = _sync(repo, journal)
+    try:
+        sync_warnings = _sync(repo, journal)
+    except GitdreamError as exc:
+        # The commit is on the branch; the journal stays, and the next gitdream command
+        # (its repair()) finishes the working tree and the index.
+        late = (
+            f"commit {new[:12]} is on {ref}, but its working-tree and index update did not "
+            f"finish: {exc.message}; the next gitdream command finishes it"
+        )
+        return CommitResult(new, base, ref, rebuilt, tuple(paths_), tuple([*warnings, late]))
     _drop_journal(repo)
     return CommitResult(new, base, ref, rebuilt, tuple(paths_), tuple(warnings + sync_warnings))

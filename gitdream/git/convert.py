@@ -40,9 +40,11 @@ class Converted:
 
 def to_repository(repo: Repo, path: str, data: bytes) -> Converted:
     """Store `data` (repository form) for `path` as `git add` would; see module docstring."""
+    from gitdream.git.repo import write_object
+
     if not needs_conversion(repo, path):
-        return Converted(str(repo.raw.create_blob(data)), data)
-    draft = repo.raw.create_blob(data)
+        return Converted(str(write_object(lambda: repo.raw.create_blob(data))), data)
+    draft = write_object(lambda: repo.raw.create_blob(data))
     worktree = repo.git("cat-file", "--filters", f"--path={path}", str(draft)).stdout
     stored = repo.git("hash-object", "-w", "--stdin", f"--path={path}", input=worktree)
     return Converted(stored.stdout.decode().strip(), worktree)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gitdream.errors import RepoStateError
-from gitdream.git.repo import Repo
+from gitdream.git.repo import Repo, index_format_error
 
 # Regular files only: 100644 and 100755. Symlinks (120000) and gitlinks (160000) are not
 # text a planner reads.
@@ -50,9 +50,20 @@ def _read(repo: Repo, index_path: Path | None, want: Callable[[str], bool] | Non
             f"the index file {path} does not exist",
             hint="pass the index git is committing (GIT_INDEX_FILE inside a hook), or omit --index-file",
         )
+
+    class _Index(pygit2.Index):
+        # pygit2's Index.__del__ fails (and prints a traceback at garbage collection)
+        # when opening the file failed and the object was never initialised.
+        def __del__(self) -> None:
+            if hasattr(self, "_index"):
+                super().__del__()
+
     try:
-        index = pygit2.Index(str(path))
+        index = _Index(str(path))
     except (pygit2.GitError, OSError, ValueError) as exc:
+        known = index_format_error(exc)
+        if known is not None:
+            raise known from exc
         raise RepoStateError(
             f"cannot read the index file {path}: {exc}",
             hint="if core.splitIndex is on, turn it off (git config core.splitIndex false; git update-index --no-split-index)",

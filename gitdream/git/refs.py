@@ -2,42 +2,105 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gitdream.errors import GitdreamError
 
 if TYPE_CHECKING:
     from gitdream.git.repo import Repo
 
+T = TypeVar("T")
+LOCK_TIMEOUT_SECONDS = 2.0
+"""How long a ref move waits for a ref another git process holds locked (`<ref>.lock`:
+a commit, checkout or `git gc` of the user's holds it for milliseconds) before refusing
+as for a lock file git left behind (`gitdream.git.locks`)."""
+
 
 class RefMoved(GitdreamError):
-    """A ref did not hold the value a compare-and-swap expected."""
+    """A ref did not hold the value a compare-and-swap expected (`ref` names it)."""
 
     kind = "ref_moved"
+    ref: str | None = None
+
+
+class _Busy(Exception):
+    def __init__(self, ref: str, error: BaseException) -> None:
+        super().__init__(f"{ref}: {error}")
+        self.ref = ref
+        self.error = error
+
+
+def lock(txn: Any, ref: str) -> None:
+    """Lock `ref` in transaction `txn` (inside `transaction`'s body)."""
+    import pygit2
+
+    try:
+        txn.lock_ref(ref)
+    except (pygit2.GitError, OSError) as exc:  # <ref>.lock exists (pygit2 raises either)
+        raise _Busy(ref, exc) from exc
+
+
+def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
+    """Run `body(txn)` in a reference transaction, committed when `body` returns. `body`
+    locks its refs with `lock`; when one is held by another process the transaction is
+    dropped (releasing the locks it took) and tried again, for up to LOCK_TIMEOUT_SECONDS;
+    a lock that stays is refused as `locks.held` does (a RepoStateError naming the file).
+    An exception raised by `body` drops the transaction: nothing moves."""
+    from gitdream.git import locks
+
+    deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
+    while True:
+        try:
+            with repo.raw.transaction() as txn:
+                return body(txn)
+        except _Busy as busy:
+            if time.monotonic() > deadline:
+                refusal = locks.from_git_error(busy.error)
+                raise refusal or locks.held(locks.lock_path(repo, busy.ref), busy.ref) from busy.error
+            time.sleep(0.02)
 
 
 def compare_and_swap(repo: Repo, ref: str, expected: str | None, new: str | None, message: str) -> None:
     """Set `ref` to `new` (hex; None deletes it) if it currently holds `expected` (None:
     absent), under a reference transaction (lock, re-read, compare, set).
 
-    Raises RefMoved (nothing changed) when the ref holds something else.
+    Raises RefMoved (nothing changed) when the ref holds something else, and the
+    RepoStateError of `locks.held` when the ref's lock file stays (git left it behind).
     """
+    compare_and_swap_all(repo, [(ref, expected, new)], message)
+
+
+def compare_and_swap_all(
+    repo: Repo, moves: Sequence[tuple[str, str | None, str | None]], message: str
+) -> None:
+    """Move every `(ref, expected, new)` of `moves` as `compare_and_swap` does, all in one
+    reference transaction: every ref is locked and compared before any is set, so either
+    all move or none does (RefMoved, naming the first ref that held something else; the
+    refusal of `locks.held` when a ref's lock file stays)."""
     import pygit2
 
-    with repo.raw.transaction() as txn:
-        txn.lock_ref(ref)
-        current = repo.raw.references.get(ref)
-        actual = str(current.target) if current is not None else None
-        if actual != expected:
-            raise RefMoved(
-                f"{ref} changed while gitdream ran (expected {_short(expected)}, found {_short(actual)})",
-                hint="another gitdream process on this repository moved it; run again",
-            )
-        if new is None:
-            if current is not None:
-                txn.remove(ref)
-        else:
-            txn.set_target(ref, pygit2.Oid(hex=new), message=message)
+    def body(txn: Any) -> None:
+        for ref, expected, _new in moves:
+            lock(txn, ref)
+            current = repo.raw.references.get(ref)
+            actual = str(current.target) if current is not None else None
+            if actual != expected:
+                error = RefMoved(
+                    f"{ref} changed while gitdream ran (expected {_short(expected)}, found {_short(actual)})",
+                    hint="another gitdream process on this repository moved it; run again",
+                )
+                error.ref = ref
+                raise error
+        for ref, expected, new in moves:
+            if new is None:
+                if expected is not None:
+                    txn.remove(ref)
+            else:
+                txn.set_target(ref, pygit2.Oid(hex=new), message=message)
+
+    transaction(repo, body)
 
 
 def _short(value: str | None) -> str:

@@ -16,9 +16,12 @@ by `in_progress()`/`head()` and refused by `require_writable()` with the next st
 from __future__ import annotations
 
 import os
+import re
+import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gitdream.errors import ConfigError, RepoStateError
 from gitdream.git import gitcmd
@@ -27,6 +30,25 @@ if TYPE_CHECKING:
     import subprocess
 
     import pygit2
+
+T = TypeVar("T")
+OBJECT_WRITE_ATTEMPTS = 10
+
+
+def write_object(call: Callable[[], T]) -> T:
+    """Run `call`, a libgit2 object write, again when its fan-out folder (`objects/xx/`)
+    vanished between libgit2 creating it and renaming the new object into it: `git gc` and
+    `git prune-packed` remove emptied fan-out folders while gitdream writes. git's own
+    object writes retry the same way; libgit2 reports it as OSError ("failed to rename
+    lockfile … No such file or directory")."""
+    for attempt in range(OBJECT_WRITE_ATTEMPTS):
+        try:
+            return call()
+        except OSError as exc:
+            if "No such file or directory" not in str(exc) or attempt == OBJECT_WRITE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
 
 _IN_PROGRESS_HINTS = {
     "merge": "finish the merge with `git commit`, or abort it with `git merge --abort`",
@@ -74,6 +96,49 @@ def _common_dir(git_dir: Path, env: dict[str, str] | os._Environ[str]) -> Path:
         return git_dir
     path = Path(text)
     return (path if path.is_absolute() else git_dir / path).resolve()
+
+
+# Index extensions libgit2 cannot read (it refuses the whole index): what they are and
+# how to turn them off.
+_UNREADABLE_INDEX = {
+    "sdir": (
+        "a sparse index (index.sparse)",
+        "turn it off with `git sparse-checkout reapply --no-sparse-index`",
+    ),
+    "link": (
+        "a split index (core.splitIndex)",
+        "turn it off with `git config core.splitIndex false && git update-index --no-split-index`",
+    ),
+}
+
+
+def index_format_error(exc: BaseException) -> RepoStateError | None:
+    """libgit2's "unsupported mandatory extension: 'sdir'" (sparse index) or "'link'"
+    (split index) as a refusal naming the fix; None for any other error. Any libgit2 read
+    of the index raises it, before gitdream writes anything."""
+    text = str(exc)
+    for extension, (what, fix) in _UNREADABLE_INDEX.items():
+        if f"unsupported mandatory extension: '{extension}'" in text:
+            return RepoStateError(
+                f"this repository's index is {what}, which libgit2 (the git library gitdream "
+                "uses) cannot read",
+                hint=f"{fix}, then run again",
+            )
+    return None
+
+
+def _open_hint(message: str, git_dir: str) -> str:
+    """The next step for a repository libgit2 would not open. Ownership (libgit2: "repository
+    path '/r' is not owned by current user", git's "dubious ownership") names the folder git
+    wants in `safe.directory`: the path libgit2 checked, else the working tree of `git_dir`."""
+    if "owned" not in message and "owner" not in message and "safe.directory" not in message:
+        return "check that the folder is a readable git repository"
+    found = re.search(r"path '([^']+)'", message)
+    folder = found.group(1) if found else str(Path(git_dir.rstrip("/")).parent)
+    return (
+        "the repository is owned by another user; if you trust it, run "
+        f"`git config --global --add safe.directory {shlex.quote(folder.rstrip('/'))}`"
+    )
 
 
 class Repo:
@@ -126,14 +191,9 @@ class Repo:
         try:
             raw = pygit2.Repository(git_dir_str)
         except pygit2.GitError as exc:
-            message = str(exc)
-            hint = "check that the folder is a readable git repository"
-            if "owner" in message or "safe" in message:
-                hint = (
-                    "the repository is owned by another user; if you trust it, run "
-                    f"`git config --global --add safe.directory {start_path}`"
-                )
-            raise RepoStateError(f"cannot open the repository: {message}", hint=hint) from exc
+            raise RepoStateError(
+                f"cannot open the repository: {exc}", hint=_open_hint(str(exc), git_dir_str)
+            ) from exc
         if raw.is_bare:
             raise RepoStateError(
                 f"{raw.path.rstrip('/')} is a bare repository: gitdream needs a working tree",
@@ -286,6 +346,19 @@ class Repo:
     def index_path(self) -> Path:
         """This worktree's index file."""
         return self.git_dir / "index"
+
+    def is_gitlink(self, path: str) -> bool:
+        """True when `path` is a submodule (a gitlink entry) in HEAD's tree."""
+        import pygit2
+
+        head = self.head()
+        if head.oid is None or not path:
+            return False
+        try:
+            entry = self.raw[head.oid].peel(pygit2.Tree)[path]
+        except KeyError:
+            return False
+        return entry.filemode == 0o160000
 
     def shallow(self) -> bool:
         """True for a shallow clone."""

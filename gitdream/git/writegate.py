@@ -14,13 +14,16 @@ the order they are checked:
    and not itself a directory;
 5. not governed by an external filter driver (`filter=lfs` or any `filter=<name>`) or a
    `working-tree-encoding`, which libgit2 cannot apply;
-6. tracked with index and working tree equal to HEAD (compared by libgit2's status
+6. inside the sparse checkout, if there is one (`gitdream.git.sparse`: a tracked file
+   with the skip-worktree bit, or a new file the sparse patterns leave out, is refused);
+7. tracked with index and working tree equal to HEAD (compared by libgit2's status
    through the repository's filters, so a CRLF checkout of an LF blob is clean), or absent
    from the working tree, the index and HEAD alike and not ignored.
 
 A verdict also records what the gate saw (`Seen`), so the commit builder can re-check a
 file is unchanged right before replacing it. With `tree_only` (review branches, which
-touch neither index nor working tree) rules 4 and 6 look at HEAD's tree only.
+touch neither index nor working tree) rules 4 and 7 look at HEAD's tree only, and rule
+6 does not apply.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitdream.errors import WriteRefused
+from gitdream.git import sparse
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -286,6 +290,10 @@ def _state_verdict(repo: Repo, path: str, tree_only: bool) -> Verdict:
         if entry is None:
             return Verdict(path, True, seen=Seen("absent"))
         return Verdict(path, True, seen=Seen("clean", str(entry.id), entry.filemode))
+    if sparse.enabled(repo):
+        found = sparse.problem(repo, path, tracked=entry is not None)
+        if found is not None:
+            return _refuse(path, *found)
     if entry is not None:
         try:
             flags = repo.raw.status_file(path)

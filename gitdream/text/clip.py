@@ -5,7 +5,11 @@
 not between the halves of a surrogate pair (lone surrogates can come from escaped JSON), not
 before a combining mark, variation selector, emoji modifier or tag character, not next to a
 zero-width joiner, and not inside a pair of regional indicators (a flag). When a space lies in
-the last fifth of the kept text, it cuts there, so words stay whole.
+the last fifth of the kept text, it cuts there, so words stay whole. A run of ASCII characters
+without spaces (a word, a URL, a hash, a key or token) is never split, however long: the cut
+moves before it, so clipped text can never end in part of a secret that the scanner, seeing
+only that part, would not recognise. Scripts written without spaces (Chinese, Japanese, Thai)
+are cut at any character.
 """
 
 from __future__ import annotations
@@ -67,4 +71,12 @@ def clip(text: str, limit: int) -> str:
     space = text.rfind(" ", 0, cut + 1)
     if space > 0 and space >= cut - max(1, cut // 5):
         cut = space
+    elif 0 < cut < len(text) and _token(text[cut - 1]) and _token(text[cut]):
+        while cut > 0 and _token(text[cut - 1]):
+            cut -= 1
     return text[:cut].rstrip() + ELLIPSIS
+
+
+def _token(ch: str) -> bool:
+    """A printable ASCII character other than space: part of a word, URL, key or token."""
+    return "!" <= ch <= "~"

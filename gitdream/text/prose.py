@@ -15,7 +15,9 @@ import re
 
 FENCE_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}(?=[^`]*$)|~{3,})")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", re.S)
-URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s<>]+|\bwww\.[^\s<>]+")
+# A scheme is at most 32 characters: unbounded, an "a-a-a-…" run was rescanned from each of
+# its word boundaries looking for "://", quadratic in its length.
+URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^\s<>]+|\bwww\.[^\s<>]+")
 _NOT_PROSE = re.compile(f"{_CODE_SPAN.pattern}|{URL.pattern}", re.S)
 _LINE = re.compile(r"(?<=\n)")
 
@@ -59,6 +61,8 @@ def segments(text: str) -> list[tuple[str, bool]]:
 
 
 def _inline(text: str) -> list[tuple[str, bool]]:
+    if "`" not in text and "://" not in text and "www." not in text:
+        return [(text, True)]  # no code span or URL can start: skip the scan
     out: list[tuple[str, bool]] = []
     pos = 0
     for match in _NOT_PROSE.finditer(text):

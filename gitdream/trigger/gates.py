@@ -2,7 +2,7 @@
 
     enabled → repository state → time since the last run (min_hours, stretched by
     back-off) → scan throttle (scan_interval_minutes) → new sessions since the watermark
-    (min_sessions) → lock
+    (min_sessions; material a previous dream left pending opens it too) → lock
 
 The first two are checked for the repository, the next three per agent; the lock is taken
 by `gitdream run` once some agent passes. A closed gate is not an error: `run --auto`
@@ -111,8 +111,17 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             )
             continue
         sessions = _sessions(repo, agent, head.oid)
+        pending = _pending(repo, agent)
         entry.last_scan = clock.iso(now)
         entry.last_sessions = sessions
+        if pending:
+            # The last dream left material unconsumed (over max_units, a failed batch, a
+            # refused definition): it is due whatever the session count says.
+            result.agents.append(
+                AgentGate(agent.id, None, f"{pending} path(s) pending from the last dream", sessions)
+            )
+            result.ready.append(agent)
+            continue
         if sessions is not None and sessions < minimum:
             result.agents.append(
                 AgentGate(
@@ -137,6 +146,14 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             result.gate = "mixed"
             result.reason = "; ".join(f"{a.agent}: {a.gate} — {a.reason}" for a in result.agents)
     return result
+
+
+def _pending(repo: Repo, agent: Agent) -> int:
+    """How many paths the agent's last completed dream left pending (from its receipt)."""
+    from gitdream.dream import material, receipts
+
+    last = receipts.latest(repo, agent.id, material.read_watermark(repo, agent))
+    return len((last or {}).get("pending") or [])
 
 
 def _sessions(repo: Repo, agent: Agent, head: str) -> int | None:

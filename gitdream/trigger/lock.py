@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -179,6 +180,23 @@ def _break(path: Path, info: LockInfo, ttl_minutes: float) -> str | None:
             pass
 
 
+_TEMP = re.compile(r"\.(?P<name>.+)\.gitdream-(?P<pid>[0-9]+)\.tmp")
+
+
+def _remove_dead_temp_files(folder: Path) -> None:
+    """Remove temporary files of `atomic_write`s (state.json, stamp, journal) whose writer
+    is no longer running: a process killed mid-write leaves one behind. The real files were
+    never touched (the write is a rename)."""
+    for candidate in list(folder.glob(".*.gitdream-*.tmp")) + list(folder.glob("*/.*.gitdream-*.tmp")):
+        match = _TEMP.fullmatch(candidate.name)
+        if match is None or process_start(int(match["pid"])) is not None:
+            continue
+        try:
+            candidate.unlink()
+        except OSError:
+            pass
+
+
 def acquire(common_dir: Path, run_id: str, ttl_minutes: float) -> Lock:
     """Take the lock for `run_id` or raise LockHeld (message: who holds it, since when).
 
@@ -189,6 +207,7 @@ def acquire(common_dir: Path, run_id: str, ttl_minutes: float) -> Lock:
     warnings: list[str] = []
     for _attempt in range(5):
         if _create(path, run_id):
+            _remove_dead_temp_files(path.parent)
             return Lock(common_dir, run_id, warnings)
         info = read(common_dir)
         if info is None:

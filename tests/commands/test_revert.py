@@ -542,3 +542,16 @@ def test_a_revert_that_would_break_agent_md_is_refused(agent_repo: Path) -> None
     assert snapshot(agent_repo) == state
     listed = json.loads(cli(agent_repo, "log", "--json").stdout)["runs"]
     assert listed[0]["run"] == "1m8nd70ws8m5" and listed[0]["status"] == "unknown"
+
+
+def test_revert_last_skips_runs_that_changed_nothing(dreamed: tuple[Path, dict[str, Any]]) -> None:
+    """Regression test: with many agents, `last` was nearly always some agent's no-op, and
+    `gitdream revert last` refused with "made no commit"."""
+    root, dream_receipt = dreamed
+    write(root, "agents/zz/agent.md", "# zz\n\nzz has nothing to dream.\n")
+    commit_all(root, "another agent, with nothing to dream")
+    noop = json.loads(cli(root, "run", "--json", "--agent", "zz").stdout)["runs"]
+    assert [r["status"] for r in noop] == ["noop"]
+    result = cli(root, "revert", "last", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["reverts"] == dream_receipt["run"]

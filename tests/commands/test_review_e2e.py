@@ -191,8 +191,9 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
     log = demo / OPS / "memory/logs/2026/03/2026-03-08.md"
     log.write_text(log.read_text() + "- [2026-03-08] One more line.\n")
     commit_all(demo, "ops: more log")
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    failed_result = cli(demo, "run", "--engine", "anthropic", "--json")
+    index = demo / OPS / "memory/MEMORY.md"
+    index.write_text(index.read_text() + "an uncommitted edit\n")
+    failed_result = cli(demo, "run", "--json")
     assert failed_result.exit_code == 1
     failed = json.loads(failed_result.stdout)["runs"][0]
     assert failed["status"] == "failed"
@@ -202,14 +203,17 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
         (noop["run"], "noop"),
         (ok["run"], "ok"),
     ]
-    assert runs[0]["engine"] == "anthropic" and runs[0]["commits"] == {"experience": None, "definition": None}
+    assert runs[0]["commits"] == {"experience": None, "definition": None}
     human = cli(demo, "show", "last").stdout
     assert human.startswith(f"run      {failed['run']}  failed\n")
-    assert "error    the anthropic engine needs an API key" in human
+    assert "MEMORY.md has uncommitted changes" in human
     shown = json.loads(cli(demo, "show", "last~2", "--json").stdout)
     assert shown["run"]["run"] == ok["run"]
-    counts = ok["counts"]  # created/corroborated count definition facts too
-    assert len(shown["units"]) == counts["created"] + counts["corroborated"] + counts["refined"]
+    counts = ok["counts"]  # created/corroborated/refined: experience; definition: definition facts
+    assert (
+        len(shown["units"])
+        == counts["created"] + counts["corroborated"] + counts["refined"] + counts["definition"]
+    )
     assert {u["path"] for u in shown["units"]} >= {f"{OPS}/memory/deploy.md", f"{OPS}/SKILL.md"}
     text = cli(demo, "log").stdout.splitlines()
     assert [line.split()[4] for line in text[1:]] == ["failed", "noop", "ok"]

@@ -165,3 +165,10 @@ def test_absolutize_keeps_code_and_rewrites_prose_around_it() -> None:
     assert (
         absolutize(text, MON) == "yesterday (2026-03-01): ran `today.sh`\n```\ntoday\n```\ntoday (2026-03-02)"
     )
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**400), float("nan"), float("inf"), "1e400", 10**20])
+def test_date_from_timestamp_never_raises_for_hostile_numbers(value: object) -> None:
+    """Regression test: a transcript record whose timestamp is a 400-digit JSON integer made
+    `float()` raise OverflowError outside the guard, and the whole run crashed."""
+    assert date_from_timestamp(value) is None

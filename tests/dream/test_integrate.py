@@ -254,7 +254,7 @@ def test_invalid_units_are_rejected_with_reasons() -> None:
     assert reasons[0] == "unsafe topic slug '../escape'" and reasons[1] == "unsafe topic slug 'MEMORY'"
     assert "not experience" in reasons[2]
     assert reasons[3].startswith("no usable source") and reasons[4].startswith("no usable source")
-    assert "malformed gitdream markers" in reasons[5]
+    assert "cannot be written safely" in reasons[5] and "never ends" in reasons[5]
     assert reasons[6] == "empty fact text"
 
 
@@ -450,6 +450,53 @@ def test_front_matter_written_is_valid_yaml_for_hostile_titles() -> None:
     assert meta["name"] == title and meta["description"] == "- looks like a list: item"
 
 
+BILLION_LAUGHS = (
+    "---\nname: deploys\n"
+    'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+    "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+    "---\n\n# Deploys\n\nHand-written.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (BILLION_LAUGHS, 4),
+        ("---\nname: deploys\ndescription: Use when: deploying\n---\n\n# Deploys\n", 3),
+        ("---\nname: deploys\n\n# Deploys\n", 1),
+        ("---\n- a list\n- not a mapping\n---\n\n# Deploys\n", 2),
+    ],
+)
+def test_topic_whose_front_matter_cannot_be_read_is_left_alone(text: str, line: int) -> None:
+    """Regression test: a topic whose front matter was a YAML bomb, invalid YAML or
+    unterminated was silently taken for a human-written topic and written to (its name,
+    type and ownership unknown); now it is left alone with a warning naming the line, and
+    the units' sources wait to be read again once it is fixed."""
+    result = integrate({f"{MEM}/deploys.md": text}, [unit("deploys", "Rollbacks need the tag.", 3)])
+    assert result.changes == {}
+    assert [r.stage for r in result.rejected] == ["integrate"]
+    assert "left alone" in result.rejected[0].reason
+    assert result.waiting == [f"{LOG}#L3-L3"]
+    (warning,) = result.warnings
+    assert warning.startswith(f"{MEM}/deploys.md:{line}: ") and "left this topic alone" in warning
+
+
+def test_terminal_escapes_and_bidi_overrides_never_reach_memory() -> None:
+    """Regression test: a log line with ANSI colours, an OSC window-title sequence,
+    backspaces or a right-to-left override ("Trojan Source") was written into topic files,
+    MEMORY.md and front matter as it was, so `cat` or `git log -p` of memory could rewrite
+    the reviewer's terminal or show text in another order than a model reads it."""
+    hostile = "Deploy \x1b[31mfailed\x1b[0m \x1b]0;pwned\x07twice\x08\x08 \u202eexe.txt\u202c"
+    result = integrate({}, [unit("deploys", hostile, title="De\u202eploys \x1b[1mbold")])
+    written = "".join(t for t in result.changes.values() if t)
+    assert written
+    for bad in ("\x1b", "\x07", "\x08", "\u202e", "\u202c", "pwned"):
+        assert bad not in written
+    assert "Deploy failed twice exe.txt" in written
+    assert "name: Deploys bold" in written
+
+
 def test_sources_per_fact_are_capped_but_seen_counts_all() -> None:
     """Regression test: a fact corroborated 136 times carried a 9.5 KB Sources line."""
     from gitdream.dream.integrate import MAX_SOURCES, _FactList
@@ -462,3 +509,15 @@ def test_sources_per_fact_are_capped_but_seen_counts_all() -> None:
     assert len(fact.sources) == MAX_SOURCES
     assert fact.sources[0] == "a.md#L1-L1@aaaaaaaaaaaa"
     assert fact.sources[-1] == "a.md#L39-L39@aaaaaaaaaaaa"
+
+
+def test_malformed_index_markers_are_a_warning_naming_file_and_line() -> None:
+    """Regression test: the warning read "…/MEMORY.md: …/MEMORY.md: line 3: end of block
+    'index' without a matching begin" — the path twice and the line in another form than
+    every other "path:LINE: message" warning."""
+    broken = "# Memory\n\n<!-- gitdream:end index -->\n"
+    result = integrate({INDEX: broken}, [unit("deploys", "Rollbacks need the tag.")])
+    assert INDEX not in result.changes
+    assert result.warnings == [
+        f"{INDEX}:3: end of block 'index' without a matching begin; the index was not updated"
+    ]

@@ -5,7 +5,7 @@ import pytest
 from gitdream.dream.noise import filter_noise, noise_rule
 from gitdream.dream.readers import read_source
 from gitdream.units import Entry
-from tests.helpers import SHARED
+from tests.helpers import SHARED, deadline
 
 
 def entry(text: str, line: int = 1, kind: str = "log", role: str | None = None) -> Entry:
@@ -135,6 +135,16 @@ def test_filter_noise_drops_nothing_from_real_logs_and_transcripts() -> None:
             assert counts == {}, (path, dropped[:5])
         total += len(kept)
     assert total > 500
+
+
+@pytest.mark.parametrize("filler", [" ", "\t", " \u3000"])
+def test_noise_rule_is_linear_in_long_whitespace(filler: str) -> None:
+    """Regression test: the tool-call id pattern began with optional `\\(?\\s*`, so a long
+    run of spaces (an indented dump in a log) was rescanned from each of its positions."""
+    text = "- [2026-03-01] output:" + filler * 200_000 + "done"
+    with deadline(5, "noise_rule on 200 k spaces"):
+        assert noise_rule(text) is None
+        assert noise_rule("-" + filler * 200_000 + "(ID: toolu_01RsQ3gh5niCFyUZMFZj2hxF)") == "tool_call"
 
 
 def test_claude_code_terminal_tool_lines_are_noise() -> None:

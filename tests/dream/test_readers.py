@@ -11,7 +11,7 @@ from gitdream.dream.readers import ReadResult, read_markdown_log, read_source, r
 from gitdream.dream.tags import find_tags
 from gitdream.text.prose import segments
 from gitdream.units import parse_entry_id
-from tests.helpers import SHARED
+from tests.helpers import SHARED, deadline
 
 FALLBACK = date(2020, 1, 1)
 LOG = "agents/ops/memory/logs/notes.md"
@@ -336,7 +336,40 @@ def test_markdown_binary_content_is_skipped(data: bytes) -> None:
     result = read_markdown_log(LOG, data, fallback_date=FALLBACK)
     assert result.entries == []
     assert result.skipped is not None and result.skipped.startswith("binary content")
-    assert result.warnings == [f"{LOG}: skipped: {result.skipped}"]
+    line = data[: data.index(b"\x00")].count(b"\n") + 1
+    assert result.warnings == [f"{LOG}:{line}: skipped: {result.skipped}"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"- [ops] before the crash\n" + b"\x00" * 4096 + b"\n- [ops] after the reboot\n",
+        b"- [ops] before the crash\n- [ops] after\x00 the reboot\n",
+    ],
+)
+def test_nul_bytes_in_a_text_log_are_removed_not_the_file(data: bytes) -> None:
+    """Regression test: one NUL byte (or the run of zeros a crash leaves in a log) made
+    the whole file "binary", so every entry in it was skipped and, once the watermark
+    moved, never read."""
+    result = read_markdown_log(LOG, data, fallback_date=FALLBACK)
+    assert result.skipped is None
+    assert [e.text for e in result.entries] == ["- [ops] before the crash", "- [ops] after the reboot"]
+    line = data[: data.index(b"\x00")].count(b"\n") + 1
+    assert result.warnings == [f"{LOG}:{line}: NUL bytes removed"]
+    # git's line numbers are kept: the entry after the zeros is still on its own line
+    assert [e.start for e in result.entries][-1] == data.count(b"\n")
+
+
+def test_utf16_without_bom_reads_as_text() -> None:
+    data = "- [i18n] no byte order mark\n".encode("utf-16-le")
+    result = read_markdown_log(LOG, data, fallback_date=FALLBACK)
+    assert [e.text for e in result.entries] == ["- [i18n] no byte order mark"]
+    assert result.warnings[0] == f"{LOG}:1: NUL bytes removed"
+
+
+def test_only_nul_bytes_is_binary() -> None:
+    result = read_markdown_log(LOG, b"\x00" * 64 + b"\n", fallback_date=FALLBACK)
+    assert result.skipped is not None and result.entries == []
 
 
 def test_markdown_random_bytes_never_crash() -> None:
@@ -485,7 +518,8 @@ def test_transcript_claude_code_keeps_text_and_counts_the_rest() -> None:
         "system_reminder": 1,
         "empty": 2,
     }
-    assert result.warnings == []
+    # Regression test: a record type gitdream does not know was dropped without a word.
+    assert result.warnings == [f"{TR}:13: record type 'brand-new-type' is not one gitdream reads; skipped"]
     assert all(e.kind == "transcript" and e.context == () for e in result.entries)
     assert result.entries[0].tags == ("skill",)
     assert {e.date for e in result.entries} == {date(2026, 1, 21)}
@@ -574,7 +608,11 @@ def test_transcript_odd_shapes_do_not_crash() -> None:
         (4, "assistant", "raw string block"),
         (8, "user", "a\n\nb"),
     ]
-    assert result.warnings == []
+    assert result.warnings == [
+        f"{TR}:4: a content block that is not an object is not one gitdream reads; skipped (2 times in this file)",
+        f"{TR}:4: a text block whose text is not a string is not one gitdream reads; skipped",
+        f"{TR}:5: a record without a string type or role is not one gitdream reads; skipped (2 times in this file)",
+    ]
 
 
 def test_transcript_long_message_is_kept_whole() -> None:
@@ -597,8 +635,14 @@ def test_transcript_crlf_bom_and_added_lines() -> None:
 
 
 def test_transcript_binary_is_skipped() -> None:
-    result = tr(b'{"role": "user", "text": "x"}\n\x00\x00')
+    result = tr(b'{"role": "user", "text": "x"}\n' + bytes(range(256)) * 4)
     assert result.entries == [] and result.skipped is not None
+
+
+def test_transcript_with_zero_padding_keeps_its_messages() -> None:
+    result = tr(b'{"role": "user", "text": "x"}\n\x00\x00')
+    assert [e.text for e in result.entries] == ["x"]
+    assert result.warnings == [f"{TR}:2: NUL bytes removed"]
 
 
 # --- read_source ----------------------------------------------------------------------------
@@ -718,3 +762,93 @@ def test_realdata_transcripts_yield_messages_without_tool_payloads(rel: str) -> 
         assert entry.text == "\n\n".join(b for b in blocks if b.strip())
         assert "tool_use_id" not in entry.text
         assert not any(entry.text in p for p in payloads if len(entry.text) > 20)
+
+
+def test_transcript_json_escapes_for_nul_and_lone_surrogates_are_made_writable() -> None:
+    """Regression test: a transcript message holding `\\ud83d` (half an emoji) or `\\u0000`
+    became fact text that could not be encoded as UTF-8, and the run crashed at the
+    experience commit."""
+    data = jl(
+        r'{"role": "user", "text": "half an emoji \ud83d here"}',
+        r'{"role": "user", "text": "escaped\u0000 NUL"}',
+        r'{"role": "user", "text": "a whole emoji \ud83d\ude00 stays"}',
+    )
+    result = tr(data)
+    assert [e.text for e in result.entries] == [
+        "half an emoji \ufffd here",
+        "escaped NUL",
+        "a whole emoji \U0001f600 stays",
+    ]
+    for entry in result.entries:
+        entry.text.encode("utf-8")
+    assert [w.split(": ", 1)[0] for w in result.warnings] == [f"{TR}:1", f"{TR}:2"]
+
+
+def test_transcript_block_whose_type_is_not_a_string_does_not_crash() -> None:
+    """Regression test: a content block `{"type": ["text"]}` raised TypeError (a list is
+    not hashable) while its type was looked up among the known block types."""
+    data = jl(
+        cc(
+            "assistant",
+            [{"type": ["text"], "text": "odd"}, {"type": {"a": 1}}, {"type": "text", "text": "ok"}],
+        )
+    )
+    result = tr(data)
+    assert [e.text for e in result.entries] == ["ok"]
+    assert result.dropped == {"unknown": 2}
+
+
+LFS_POINTER = (
+    b"version https://git-lfs.github.com/spec/v1\n"
+    b"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+    b"size 12345\n"
+)
+
+
+@pytest.mark.parametrize("kind", ["log", "transcript"])
+def test_git_lfs_pointer_is_skipped_with_a_warning(kind: str) -> None:
+    """Regression test: a log stored in Git LFS (its committed blob is a pointer) was read as
+    a paragraph, and "version https://git-lfs… oid sha256:… size 12345" became a fact."""
+    result = read_source(LOG, LFS_POINTER, kind=kind, fallback_date=FALLBACK, max_file_bytes=10_000)
+    assert result.entries == [] and result.skipped is not None and "Git LFS pointer" in result.skipped
+    assert result.warnings == [f"{LOG}:1: skipped: {result.skipped}"]
+    # a log that merely quotes a pointer is read as usual
+    quoted = b"- [lfs] the pointer looked like this:\n" + LFS_POINTER
+    assert read_source(LOG, quoted, kind="log", fallback_date=FALLBACK, max_file_bytes=10_000).entries
+
+
+@pytest.mark.parametrize("word", ["x", "a1", "-", "/", "."])
+def test_find_tags_is_linear_in_a_long_word(word: str) -> None:
+    """Regression test: the e-mail filter `\\S+@\\S+` rescanned a word without "@" from each
+    of its characters: a 5 MB line without spaces (a base64 blob) hung the run for hours."""
+    text = "- [blob] #data " + word * (400_000 // len(word)) + " #tail"
+    with deadline(5, "find_tags on a 400 kB word"):
+        assert find_tags(text) == ("blob", "data", "tail")
+    assert find_tags("mail me at ops@corp.example #real, not a#tag@x.y") == ("real",)
+
+
+@pytest.mark.parametrize("run", ["a-", "a.", "x+1"])
+def test_prose_segments_are_linear_in_scheme_like_runs(run: str) -> None:
+    """Regression test: the URL pattern's scheme `[a-zA-Z][a-zA-Z0-9+.-]*` rescanned an
+    "a-a-a-…" run from each word boundary looking for "://", so tags and relative dates of
+    a long hyphenated line took quadratic time."""
+    text = "see " + run * (200_000 // len(run)) + " and https://x.test/a-b"
+    with deadline(5, "segments of a 200 kB hyphenated run"):
+        pieces = segments(text)
+    assert "".join(p for p, _ in pieces) == text
+    assert [p for p, prose in pieces if not prose] == ["https://x.test/a-b"]
+
+
+@pytest.mark.parametrize("run", [" ", "\t", " \t"])
+def test_a_heading_with_a_long_run_of_spaces_is_read_in_linear_time(run: str) -> None:
+    """Regression test: the closing-hashes pattern of ATX headings was tried from each
+    character of a long run of spaces inside a heading: a heading with 40 k spaces took
+    seconds, 200 k minutes."""
+    heading = "## deploys" + run * (200_000 // len(run)) + "rollback ##"
+    with deadline(5, "a heading with 200 k spaces"):
+        result = read_markdown_log(LOG, f"{heading}\n\n- an item\n".encode(), fallback_date=FALLBACK)
+    (entry,) = result.entries
+    assert entry.context[0].startswith("deploys") and entry.context[0].endswith("rollback")
+    assert read_markdown_log(LOG, b"## Deploys ##\n\n- x\n", fallback_date=FALLBACK).entries[0].context == (
+        "Deploys",
+    )

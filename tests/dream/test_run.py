@@ -14,7 +14,7 @@ from gitdream.dream import facts as factfmt
 from gitdream.dream.decode import decode_lines
 from gitdream.text import blocks
 from gitdream.units import parse_entry_id, parse_source_ref
-from tests.helpers import SHARED, cli, commit_all, git, head, snapshot, write
+from tests.helpers import SHARED, cli, commit_all, git, gitdream_env, head, snapshot, write
 
 LOGS = "agents/ops/memory/logs/2026/03"
 
@@ -347,3 +347,156 @@ def test_user_commit_to_a_dream_path_during_the_run_is_never_undone(agent_repo: 
     assert receipt["status"] == "failed" and receipt["error"]["type"] == "head_moved"
     assert head(agent_repo) == user
     assert "the user's own line" in (agent_repo / "agents/ops/memory/MEMORY.md").read_text()
+
+
+def test_material_left_pending_twice_is_still_read_the_third_time(agent_repo: Path) -> None:
+    """Regression test: an entry left pending by a run that had itself read it as pending
+    was recorded with that run's base (the watermark) instead of the base it was new
+    since; the next run diffed from the watermark, found nothing, and the entry was lost."""
+    _log(
+        agent_repo,
+        1,
+        "- [a] First lesson about alpha.",
+        "- [b] Second lesson about beta.",
+        "- [c] Third about gamma.",
+    )
+    commit_all(agent_repo, "three entries")
+    env = {"GITDREAM_MAX_UNITS": "1"}
+    texts = []
+    for _ in range(3):
+        receipt = json.loads(cli(agent_repo, "run", "--json", env=env).stdout)["runs"][0]
+        assert receipt["status"] == "ok"
+        texts += [u["text"] for u in receipt["units"]]
+    assert texts == ["First lesson about alpha.", "Second lesson about beta.", "Third about gamma."]
+    assert receipt["pending"] == []
+
+
+def test_facts_for_a_topic_with_unreadable_front_matter_wait_until_it_is_fixed(agent_repo: Path) -> None:
+    """Regression test: facts routed to a topic whose front matter cannot be read were
+    rejected once and, with the watermark moved past them, never written: now they are
+    pending until the file is fixed."""
+    topic = "agents/ops/memory/deploys.md"
+    write(agent_repo, topic, "---\nname: deploys\na: &a [1]\nb: *a\n---\n\n# Deploys\n\nHand-written.\n")
+    _log(agent_repo, 1, "- [deploys] Rollbacks need the previous image tag.")
+    commit_all(agent_repo, "log and a topic with a YAML alias")
+    before = (agent_repo / topic).read_bytes()
+    receipt = _run(agent_repo)["runs"][0]
+    assert receipt["status"] == "ok" and receipt["commits"]["experience"] is None
+    assert (agent_repo / topic).read_bytes() == before
+    assert any(w.startswith(f"{topic}:4: ") for w in receipt["warnings"])
+    assert [p["path"] for p in receipt["pending"]] == [f"{LOGS}/2026-03-01.md"]
+    assert _run(agent_repo)["runs"][0]["pending"], "still waiting while the file is broken"
+    write(agent_repo, topic, "---\nname: deploys\n---\n\n# Deploys\n\nHand-written.\n")
+    commit_all(agent_repo, "fix the front matter")
+    receipt = _run(agent_repo)["runs"][0]
+    assert receipt["pending"] == [] and receipt["commits"]["experience"]
+    assert "Rollbacks need the previous image tag." in (agent_repo / topic).read_text()
+
+
+def test_a_log_over_max_file_bytes_is_read_once_the_limit_is_raised(agent_repo: Path) -> None:
+    """Regression test: a source file over max_file_bytes was skipped and, with the
+    watermark moved past it, never read, even after the limit was raised."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    _log(agent_repo, 1, *[f"- [big] {a} {b} {a}{b}" for a in words for b in words[:6]])
+    commit_all(agent_repo, "a big log")
+    first = json.loads(cli(agent_repo, "run", "--json", env={"GITDREAM_MAX_FILE_BYTES": "1000"}).stdout)
+    receipt = first["runs"][0]
+    path = f"{LOGS}/2026-03-01.md"
+    assert receipt["phases"]["gather"]["skipped_files"][0]["path"] == path
+    assert (
+        f"{path}: skipped: " in receipt["warnings"][0]
+        and "over max_file_bytes (1000)" in receipt["warnings"][0]
+    )
+    assert [(p["path"], p["reason"]) for p in receipt["pending"]] == [(path, "over max_file_bytes")]
+    assert receipt["commits"]["experience"] is None
+    receipt = _run(agent_repo)["runs"][0]
+    assert receipt["counts"]["created"] == 60 and receipt["pending"] == []
+
+
+def test_receipts_mask_what_the_scanner_finds_in_rejected_units(agent_repo: Path) -> None:
+    """Regression test: the receipt (a git note, pushed with the repository) recorded a
+    rejected unit's title and topic verbatim — for a definition proposal the title is the
+    text itself, so the secret the scanner had just rejected was written into the note."""
+    key = "AKIA" + "Q3EGRTXW7LZ5N2VB"
+    _log(
+        agent_repo, 1, f"- Keep {key} out of the logs next time. #skill", "- [deploy] Rollbacks need the tag."
+    )
+    commit_all(agent_repo, "log with a key")
+    receipt = _run(agent_repo)["runs"][0]
+    note = git(agent_repo, "notes", "--ref", "gitdream", "show", receipt["input_commit"])
+    assert key not in note and key not in json.dumps(receipt)
+    (rejected,) = receipt["rejected"]
+    assert (
+        rejected["stage"] == "screen"
+        and rejected["title"] == "Keep AKIA… (20 chars) out of the logs next time."
+    )
+    assert rejected["topic"].startswith("(withheld") and rejected["sources"] == [
+        f"{LOGS}/2026-03-01.md#L3-L3"
+    ]
+
+
+def test_writing_into_a_definition_with_unreadable_front_matter_warns_with_its_line(agent_repo: Path) -> None:
+    """Regression test: gitdream wrote its learned block into an agent.md whose front
+    matter was a YAML bomb without a word, although `gitdream check` warns about it."""
+    agent_md = agent_repo / "agents/ops/agent.md"
+    agent_md.write_text("---\nname: ops\na: &a [1, 2]\nb: [*a, *a]\n---\n" + agent_md.read_text())
+    _log(agent_repo, 1, "- Always run the smoke test first. #agent")
+    commit_all(agent_repo, "agent.md with an alias in its front matter")
+    receipt = _run(agent_repo)["runs"][0]
+    assert receipt["commits"]["definition"]
+    assert any(w.startswith("agents/ops/agent.md:4: front-matter: ") for w in receipt["warnings"]), receipt[
+        "warnings"
+    ]
+
+
+def test_bad_since_is_refused_before_any_agent_runs(agent_repo: Path) -> None:
+    """Regression test: `--since nonexistent` recorded a failed run per agent and counted
+    them for back-off."""
+    result = cli(agent_repo, "run", "--since", "nonexistent")
+    assert result.exit_code == 1
+    assert "--since nonexistent: no such revision" in result.stderr
+    assert git(agent_repo, "for-each-ref", "refs/gitdream", "refs/notes") == ""
+    assert not (agent_repo / ".git" / "gitdream" / "state.json").exists()
+
+
+def test_dry_run_works_on_a_detached_head(agent_repo: Path) -> None:
+    _log(agent_repo, 1, "- [deploy] a fact")
+    commit_all(agent_repo, "log")
+    git(agent_repo, "checkout", "-q", "--detach")
+    result = cli(agent_repo, "run", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "+++ b/agents/ops/memory/deploy.md" in result.stdout
+    assert cli(agent_repo, "run").exit_code == 1
+
+
+def test_discarded_review_branch_hands_its_material_back(agent_repo: Path) -> None:
+    """Regression test: `run --branch` consumed the material for good, so deleting an
+    unmerged review branch lost it."""
+    _log(agent_repo, 1, "- [deploy] reviewed fact")
+    commit_all(agent_repo, "log")
+    receipt = _run(agent_repo, "--branch", "dream/review")["runs"][0]
+    assert _run(agent_repo)["runs"][0]["status"] == "noop"
+    result = cli(agent_repo, "revert", receipt["run"], "--replay")
+    assert result.exit_code == 0, result.stderr
+    assert "git branch -D dream/review" in result.stdout + result.stderr
+    git(agent_repo, "branch", "-D", "dream/review")
+    again = _run(agent_repo)["runs"][0]
+    assert again["status"] == "ok" and again["commits"]["experience"]
+
+
+def test_a_noop_run_does_not_load_the_scanner(agent_repo: Path) -> None:
+    """Regression test: masking receipts loaded the secret scanner (and compiled its rules)
+    in every run, a no-op included, which held the repository lock longer on the idle path."""
+    _log(agent_repo, 1, "- [deploy] one fact")
+    commit_all(agent_repo, "log")
+    _run(agent_repo)
+    code = (
+        "import sys\nfrom gitdream.cli import cli\n"
+        "try:\n    cli(['run'], prog_name='gitdream')\nexcept SystemExit:\n    pass\n"
+        "print('gitdream.dream.screen' in sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=agent_repo, capture_output=True, text=True, env=gitdream_env()
+    )
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
+    assert "Nothing new for agent ops" in done.stdout

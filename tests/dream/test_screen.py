@@ -15,6 +15,7 @@ from gitdream import config
 from gitdream.dream.screen import RULES, entropy, mask, scan_text, screen_units
 from gitdream.errors import ConfigError
 from gitdream.units import Unit
+from tests.helpers import deadline
 
 ALNUM = string.ascii_letters + string.digits
 B64URL = ALNUM + "-_"
@@ -91,9 +92,28 @@ def secrets() -> list[tuple[str, str, str]]:
         "session cookie {s}",
         "eyJhbGciOiJIUzI1NiJ9.eyJ" + rnd(40, B64URL, "j1") + "." + rnd(43, B64URL, "j2"),
     )
-    add("private-key", "key:\n{s}\nMIIEvQ...\n", "-----BEGIN RSA PRIVATE KEY-----")
+    # Regression: only the BEGIN line was the finding, so masking it left the key's body.
+    add(
+        "private-key",
+        "key:\n{s}...\n",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END RSA PRIVATE KEY-----",
+    )
     add("private-key", "{s}", "-----BEGIN OPENSSH PRIVATE KEY-----")
     add("private-key", "{s}", "-----BEGIN PGP PRIVATE KEY BLOCK-----")
+    # Regression: the body and END line of an encrypted PEM key (a blank line after its
+    # Proc-Type/DEK-Info headers splits it into two Markdown paragraphs) passed the scanner.
+    add("private-key", rnd(64, B64, "pem") + "\n{s}", "-----END ENCRYPTED PRIVATE KEY-----")
+    # Regression: Azure connection strings were not recognised at all.
+    add(
+        "azure-storage-key",
+        "DefaultEndpointsProtocol=https;AccountName=opsprod;AccountKey={s};EndpointSuffix=core.windows.net",
+        rnd(86, B64, "az") + "==",
+    )
+    add(
+        "azure-storage-key",
+        "Endpoint=sb://ops.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey={s}",
+        rnd(43, B64, "sb") + "=",
+    )
     add("url-credentials", "connect to postgres://deploy:{s}@db.internal:5432/app", rnd(16, ALNUM, "pw"))
     add("url-credentials", "clone https://bot:{s}@git.corp.local/x.git", rnd(20, ALNUM, "pw2"))
     add("secret-assignment", "in .env:\nDB_PASSWORD={s}\n", rnd(12, ALNUM, "env"))
@@ -222,3 +242,41 @@ def test_mask_and_entropy() -> None:
     assert entropy("") == 0
     assert entropy("aaaa") == 0
     assert entropy("abcd") == 2
+
+
+@pytest.mark.parametrize("run", ["a-", "a_", "a.", "ab-1-"])
+def test_scanner_is_linear_in_runs_of_name_parts(run: str) -> None:
+    """Regression test: the secret-name prefix `(?:[A-Za-z0-9]+[_\\-.])*` rescanned an
+    "a-a-a-…" run from each of its letters: 4 kB took seconds, a model's 40 kB unit body
+    minutes."""
+    text = run * (40_000 // len(run))
+    with deadline(10, "scan_text on a 40 kB run of name parts"):
+        assert scan_text(text) == []
+    # names with several parts are still secret names
+    assert [f.rule for f in scan_text("MY_APP_PROD_DB_PASSWORD=Zq8#mX2v!pL")] == ["secret-assignment"]
+
+
+def test_a_unit_holding_part_of_a_secret_from_its_source_is_rejected() -> None:
+    """Regression test: a secret cut short (a model's clipped copy, a 400-character fact)
+    or lower-cased (a topic slug) is no longer recognisable on its own, so such a unit
+    passed the scanner and part of the secret was committed."""
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI0MjQyNDIiLCJyb2xlIjoiZGVwbG95In0.c2lnbmF0dXJlMTIzNDU2"
+    key = "AKIA" + "Q3EGRTXW7LZ5N2VB"
+    sources = {"log.md#L1-L1": f"use {jwt} for the deploy", "log.md#L2-L2": f"key {key} rotated"}
+
+    def unit(body: str, topic: str = "deploy", source: str = "log.md#L1-L1") -> Unit:
+        return Unit("Deploys", body, "experience", "create", topic, (source,))
+
+    units = [
+        unit(f"Use {jwt[:40]} for the deploy."),  # cut short: one dot, not a JWT any more
+        unit("Rotated the key.", topic=key.lower(), source="log.md#L2-L2"),  # lower-cased slug
+        unit("Use the deploy token from the vault."),  # prose about it: kept
+        unit("Build 20260302 passed."),  # digits, but no piece of the secret
+    ]
+    result = screen_units(units, config.defaults(), sources=sources)
+    assert [u.body for u in result.kept] == ["Use the deploy token from the vault.", "Build 20260302 passed."]
+    reasons = [r.reason for r in result.rejected]
+    assert "jwt" in reasons[0] and "part of eyJh… (" in reasons[0] and jwt[4:] not in reasons[0]
+    assert "aws-access-key-id" in reasons[1] and key not in reasons[1]
+    # without the sources, nothing tells the cut-short copy from prose
+    assert len(screen_units(units, config.defaults()).kept) == 4

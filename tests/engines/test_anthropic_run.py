@@ -228,9 +228,12 @@ def test_no_key_is_a_clear_error_and_no_request(agent_repo: Path, anthropic_api:
     _setup(agent_repo)
     code, doc, err = _run(agent_repo, env={"ANTHROPIC_API_KEY": ""})
     assert code == 1
-    assert doc["runs"][0]["error"]["type"] == "engine"
+    assert doc["error"]["type"] == "engine"
     assert "ANTHROPIC_API_KEY" in err
     assert anthropic_api.requests == []
+    # Refused before any agent ran: no receipt, no watermark, no back-off counted.
+    assert git(agent_repo, "for-each-ref", "refs/gitdream", "refs/notes") == ""
+    assert not (agent_repo / ".git" / "gitdream" / "state.json").exists()
     status = json.loads(
         cli(
             agent_repo, "status", "--json", env={"ANTHROPIC_API_KEY": "", "GITDREAM_ENGINE": "anthropic"}
@@ -243,3 +246,23 @@ def test_no_material_means_no_model_call(agent_repo: Path, anthropic_api: FakeAn
     code, doc, _err = _run(agent_repo)
     assert code == 0 and doc["runs"][0]["status"] == "noop"
     assert anthropic_api.requests == []
+
+
+def test_model_answer_with_lone_surrogates_and_nul_is_written_safely(
+    agent_repo: Path, anthropic_api: FakeAnthropic
+) -> None:
+    """Regression test: a model answer holding `\\ud800` or `\\u0000` in a unit's text
+    reached the commit builder, which could not encode it as UTF-8: the run crashed."""
+    _setup(agent_repo)
+    anthropic_api.enqueue(
+        _distill(_unit([f"{LOG}#L1-L1"], title="Half \ud83d emoji", body="Keep tags\u0000 \udc00 always.")),
+        _verdict("yes"),
+    )
+    code, doc, err = _run(agent_repo)
+    assert code == 0, err
+    assert doc["runs"][0]["commits"]["experience"]
+    deploy = (agent_repo / "agents/ops/memory/deploy.md").read_bytes().decode("utf-8")
+    assert "Keep tags \ufffd always." in deploy and "Half \ufffd emoji" in deploy
+    # the screener saw valid text too
+    screen = anthropic_api.messages[-1]
+    assert "\\ud83d" not in screen.text and "\\u0000" not in screen.text

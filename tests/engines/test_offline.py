@@ -11,9 +11,16 @@ from gitdream.agents import make_agent
 from gitdream.config import defaults
 from gitdream.dream import memoryfiles
 from gitdream.engines import DistillContext, DistillResult, MemoryView, get_engine
-from gitdream.engines.offline import FACT_MAX_CHARS, OfflineEngine, clean_text, is_generic_heading
+from gitdream.engines.offline import (
+    FACT_MAX_CHARS,
+    TOKEN_ONLY,
+    OfflineEngine,
+    clean_text,
+    is_generic_heading,
+)
 from gitdream.text.similarity import jaccard
 from gitdream.units import Entry
+from tests.helpers import deadline
 from tests.standins import simple_absolutize, simple_slugify
 
 AGENT = make_agent("agents/ops", defaults())
@@ -336,6 +343,41 @@ def test_default_helpers_are_imported_from_the_readers_modules() -> None:
     assert memoryfiles.safe_slug(unit.topic)
 
 
+@pytest.mark.parametrize(
+    "heading", ["[" * 200_000, "[a](" * 50_000, "Deploys [docs](https://x.test/a) [" * 20_000]
+)
+def test_topic_names_from_hostile_headings_take_linear_time(heading: str) -> None:
+    """Regression test: the Markdown-link pattern of topic names rescanned a heading of many
+    "[" from each one to its end; a long line of brackets as a heading hung the run."""
+    from gitdream.engines.offline import clean_name
+
+    with deadline(5, "clean_name on a 200 kB heading"):
+        assert len(clean_name(heading)) <= 80
+        is_generic_heading(heading)
+    assert clean_name("[Deploys](https://x.test/d) and [CI](ci.md)") == "Deploys and CI"
+    assert clean_name("[Git](https://en.wikipedia.org/wiki/Git_(software)) notes") == "Git notes"
+
+
+@pytest.mark.parametrize("filler", [" ", "\t", "_", "__"])
+def test_clean_up_is_linear_in_long_runs_between_words(filler: str) -> None:
+    """Regression test: the trailing-tag pattern `\\s*(?<!\\S)#…$` and the emphasis pattern
+    `_+(?!\\w)` were tried from each character of a long run of spaces or underscores
+    followed by a word, quadratic in the run's length (200 kB: minutes)."""
+    from gitdream.engines.offline import clean_name
+
+    text = "- [2026-03-01] a" + filler * (200_000 // len(filler)) + "b #deploy"
+    entry = Entry("m.md", 1, 1, text, date(2026, 3, 1), (), "log", None, ("deploy",))
+    with deadline(5, "clean-up of a 200 kB run"):
+        cleaned = clean_text(entry, simple_absolutize)
+        name = clean_name("a" + filler * (200_000 // len(filler)) + "b")
+    if filler.strip():  # one 200 kB token: never kept in part
+        assert cleaned == "…" and name == "…"
+    else:
+        assert cleaned.startswith("a b") and "#deploy" not in cleaned and name == "A b"
+    assert clean_text(Entry("m.md", 1, 1, "- fix it  #deploy", None, tags=("deploy",)), None) == "fix it"
+    assert clean_name("__init__ and _private_ names") == "Init and private names"
+
+
 def test_different_numbers_never_corroborate() -> None:
     """Regression test: "took 06 minutes" and "took 09 minutes" were merged into one fact and
     the second number was lost."""
@@ -358,3 +400,38 @@ def test_a_users_question_is_not_a_fact() -> None:
     result = run([question, answer])
     assert [u.body for u in result.units] == ["A config key was missing in production."]
     assert (question.id, "a user's question, not a fact") in result.skipped
+
+
+def test_an_entry_that_is_one_long_token_is_skipped_not_clipped() -> None:
+    blob = "- [ops] " + "QUJD" * 200
+    dump = "- [ops] see the dump: " + "QUJD" * 200
+    result = run([entry(1, blob, tags=("ops",)), entry(2, dump, tags=("ops",))])
+    assert [u.body for u in result.units] == ["see the dump:…"]
+    assert result.skipped == [(f"{LOG}#L1-L1", TOKEN_ONLY)]
+
+
+def test_a_tag_or_heading_holding_a_secret_never_names_a_topic() -> None:
+    """Regression test: `- [AKIA…] x` made the topic "Akia…" in a file `akia….md` — the tag
+    lower-cased, so the scanner (which needs the capitals) let the unit through and the key
+    was committed as a file name; a heading holding a JWT longer than a title gave a file
+    name of its lower-cased first 64 characters."""
+    key = "AKIA" + "Q3EGRTXW7LZ5N2VB"
+    jwt = (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+        + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ik9wcyBib3QifQ" * 3
+        + ".c2ln"
+    )
+    result = run(
+        [
+            entry(1, f"- [{key}] rotate the key", tags=(key.lower(),)),
+            entry(2, f"- rotated the key #{key}", tags=(key.lower(),)),
+            entry(3, "- the token is in the vault", context=("Deploys", f"Token {jwt}")),
+            entry(4, "- a heading too long to be a name", context=("Deploys", "word " * 60)),
+        ]
+    )
+    assert [(u.topic, u.title) for u in result.units] == [
+        ("journal", "Journal"),
+        ("journal", "Journal"),
+        ("deploys", "Deploys"),
+        ("deploys", "Deploys"),
+    ]

@@ -64,7 +64,7 @@ def test_index_finds_exactly_what_a_full_scan_finds() -> None:
 
 def test_clip_keeps_short_text_and_counts_the_ellipsis() -> None:
     assert clip("short", 10) == "short"
-    assert clip("alpha beta gamma", 15) == "alpha beta gam…"
+    assert clip("alpha beta gamma", 15) == "alpha beta…"
     words = clip("word " * 100, 52)
     assert words.endswith(" word…") and len(words) <= 52
 
@@ -75,3 +75,16 @@ def test_clip_never_splits_surrogates_or_joiners() -> None:
     assert clip("x👍🏽y" * 5, 3) == "x…"
     assert clip("ab🇯🇵🇯🇵", 4) == "ab…"
     assert clip("abcdef🇯🇵🇯🇵cd", 9) == "abcdef🇯🇵…"
+
+
+def test_clip_never_keeps_part_of_a_token() -> None:
+    """Regression test: a 400-character fact ending inside a long key ("…eyJhbGciOiJIUzI1Ni
+    IsInR5cCI6IkpXVCJ9.eyJzdWIiOi…") kept a prefix the secret scanner could not recognise
+    (a JWT needs both dots), so part of the secret was committed."""
+    jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJ" + "x" * 200 + ".sig"
+    assert clip("prose " * 50 + jwt, 400) == ("prose " * 50).rstrip() + "…"
+    assert clip(jwt, 60) == "…"
+    assert clip("see https://example.com/" + "a" * 100, 50) == "see…"
+    # scripts without spaces are still cut anywhere, and mixed text before an ASCII run
+    assert clip("部署前必须先在预发布环境跑一遍冒烟测试" * 3, 10) == "部署前必须先在预发…"
+    assert clip("部署v2.3.4-rc1的时候", 8) == "部署…"

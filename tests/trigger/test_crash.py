@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gitdream.faults import POINTS
+from gitdream.faults import RUN_POINTS
 from tests.helpers import commit_all, git, gitdream_env, head, run_gitdream, write
 
 LOGS = "agents/ops/memory/logs/2026/03"
@@ -76,7 +76,7 @@ def reference(agent_repo: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return agent_repo, _memory_tree(copy)
 
 
-@pytest.mark.parametrize("point", [p for p in POINTS if p != "before-index-update"] + ["before-index-update"])
+@pytest.mark.parametrize("point", RUN_POINTS)
 def test_kill_at_every_fault_point_then_next_run_completes(
     reference: tuple[Path, dict[str, str]], point: str
 ) -> None:

@@ -170,3 +170,21 @@ def test_a_closed_gate_that_changes_nothing_rewrites_neither_state_nor_stamp(age
     assert [(f.read_bytes(), f.stat().st_ino, f.stat().st_mtime_ns) for f in files] == before
     state_mod.write_stamp(agent_repo / ".git", None)  # a different value is written
     assert state_mod.read_stamp(agent_repo / ".git") == 0
+
+
+def test_pending_material_opens_the_session_gate(agent_repo: Path) -> None:
+    """Regression test: entries left over by max_units were invisible to auto mode
+    ("0 new sessions") until five new files arrived."""
+    for day in (1, 2):
+        write(
+            agent_repo,
+            f"agents/ops/memory/logs/2026/03/2026-03-0{day}.md",
+            "".join(f"- [t{i}] fact number {i} of day {day}\n" for i in range(4)),
+        )
+    commit_all(agent_repo, "logs")
+    first = cli(agent_repo, "run", "--json", env={"GITDREAM_MAX_UNITS": "3"})
+    receipt = __import__("json").loads(first.stdout)["runs"][0]
+    assert receipt["pending"], receipt
+    st = state_mod.State()
+    result = _evaluate(agent_repo, st)
+    assert result.open and "pending from the last dream" in result.agents[0].reason

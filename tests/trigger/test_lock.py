@@ -122,3 +122,20 @@ def test_only_one_of_many_processes_gets_the_lock(tmp_path: Path) -> None:
     outputs = [p.communicate(timeout=60)[0].strip() for p in procs]
     assert outputs.count("got") == 1, outputs
     assert outputs.count("held") == 7
+
+
+def test_acquire_removes_temp_files_of_dead_writers(tmp_path: Path) -> None:
+    """Regression test: a run killed while writing state.json left
+    `.state.json.gitdream-<pid>.tmp` in the state folder for good."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    folder = lock.lock_path(tmp_path).parent
+    (folder / "journal").mkdir(parents=True)
+    dead = folder / f".state.json.gitdream-{proc.pid}.tmp"
+    dead_journal = folder / "journal" / f".abc.json.gitdream-{proc.pid}.tmp"
+    alive = folder / f".stamp.gitdream-{os.getpid()}.tmp"
+    for path in (dead, dead_journal, alive):
+        path.write_text("half")
+    lock.acquire(tmp_path, "mine", 240).release()
+    assert not dead.exists() and not dead_journal.exists()
+    assert alive.exists(), "a live writer's temp file is left alone"

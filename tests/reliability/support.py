@@ -1,0 +1,181 @@
+"""Shared pieces of the reliability suite: a prepared repository copied per case, the
+user's uncommitted work and how to check it survived, and the consistency checks every
+case ends with (real git, real subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import commit_all, git, gitdream_env, init_repo, run_gitdream, write
+
+LOGS = "agents/ops/memory/logs/2026/03"
+MEMORY = "agents/ops/memory"
+LOCK = Path(".git") / "gitdream" / "lock"
+
+_CACHE: dict[str, tuple[Path, object]] = {}
+
+
+def material(root: Path) -> None:
+    """Two committed daily logs: facts for two topics (deploy.md, ci.md) and units for
+    SKILL.md, agent.md and soul.md."""
+    write(
+        root,
+        f"{LOGS}/2026-03-01.md",
+        "# 2026-03-01\n\n- [deploy] Rollbacks need the previous image tag.\n"
+        "- [ci] The integration suite is flaky.\n- Always run the smoke test first. #skill\n"
+        "- Escalate to a human after two failed rollbacks. #agent\n",
+    )
+    write(root, f"{LOGS}/2026-03-02.md", "- [deploy] Yesterday's build is stable.\n- Answer briefly. #soul\n")
+    commit_all(root, "logs")
+
+
+USER_PATHS = (
+    "README.md",
+    "notes.txt",
+    "partly.txt",
+    "unstaged.txt",
+    f"{MEMORY}/scratch.txt",
+    f"{LOGS}/2026-03-03.md",
+)
+
+
+def user_changes(root: Path) -> None:
+    """Uncommitted work of every kind, none of it on a path gitdream writes: a staged
+    change, an unstaged change, a change staged and then edited again, untracked files
+    (one inside the agent's memory folder) and a log the runtime has not committed yet."""
+    write(root, "unstaged.txt", "committed\n")
+    write(root, "partly.txt", "committed\n")
+    commit_all(root, "user files")
+    write(root, "README.md", "staged by the user\n")
+    git(root, "add", "README.md")
+    write(root, "unstaged.txt", "edited, not staged\n")
+    write(root, "partly.txt", "staged version\n")
+    git(root, "add", "partly.txt")
+    write(root, "partly.txt", "edited again after staging\n")
+    write(root, "notes.txt", "untracked by the user\n")
+    write(root, f"{MEMORY}/scratch.txt", "untracked, next to the memory\n")
+    write(root, f"{LOGS}/2026-03-03.md", "- not committed yet\n")
+
+
+def user_state(root: Path) -> dict[str, object]:
+    """The user's index entries and bytes of USER_PATHS. (Not `git diff --cached`: right
+    after a kill between the branch move and the index update, HEAD is ahead of the index
+    by design.)"""
+    state: dict[str, object] = {"index": git(root, "ls-files", "-s", "--", *USER_PATHS)}
+    for path in USER_PATHS:
+        state[path] = (root / path).read_bytes()
+    return state
+
+
+USER_STATUS = sorted(
+    [
+        "M  README.md",
+        "MM partly.txt",
+        " M unstaged.txt",
+        "?? notes.txt",
+        f"?? {MEMORY}/scratch.txt",
+        f"?? {LOGS}/2026-03-03.md",
+    ]
+)
+
+
+def status(root: Path) -> list[str]:
+    return sorted(git(root, "status", "--porcelain", "--untracked-files=all").splitlines())
+
+
+def fsck(root: Path) -> str:
+    """`git fsck --strict` output; empty when the repository is sound (dangling objects
+    a killed write leaves are not problems)."""
+    return git(root, "fsck", "--strict", "--no-progress", "--no-dangling")
+
+
+def memory_tree(root: Path, rev: str = "HEAD") -> dict[str, str]:
+    """Path → content of every file under agents/ at `rev`, with the input commit of source
+    references (`@<12 hex>`) normalised: a run that finishes a killed one reads the same
+    entries at a later input commit."""
+    files = git(root, "ls-tree", "-r", "--name-only", rev, "agents").split()
+    return {p: re.sub(r"@[0-9a-f]{12}`", "@<input>`", git(root, "show", f"{rev}:{p}")) for p in files}
+
+
+def worktree_matches(root: Path, tree: dict[str, str]) -> bool:
+    """True when every file of `tree` has that content in the working tree."""
+    return all(
+        re.sub(r"@[0-9a-f]{12}`", "@<input>`", (root / p).read_text(encoding="utf-8")) == text
+        for p, text in tree.items()
+    )
+
+
+def leftovers(root: Path) -> list[str]:
+    """Half-written files: gitdream's temporary files, and git lock files."""
+    found = [str(p) for p in root.rglob("*.gitdream-*.tmp")]
+    found += [str(p) for p in (root / ".git").rglob("*.lock")]
+    return found
+
+
+def ref(root: Path, name: str) -> str | None:
+    out = git(root, "rev-parse", "-q", "--verify", name, check=False).strip()
+    return out or None
+
+
+def killed(proc: subprocess.CompletedProcess[str]) -> bool:
+    return proc.returncode == -signal.SIGKILL
+
+
+def agent_repo(root: Path) -> Path:
+    """The `agent_repo` fixture's repository, built at `root`."""
+    from tests.conftest import AGENT_MD
+
+    init_repo(root)
+    write(root, "README.md", "# test repository\n")
+    write(root, "agents/ops/agent.md", AGENT_MD)
+    write(root, "agents/ops/soul.md", "# ops — persona\n\nCalm.\n")
+    write(root, "agents/ops/SKILL.md", "# ops — skills\n\n- Read logs.\n")
+    write(root, f"{MEMORY}/MEMORY.md", "# ops — memory index\n\n- [Human topic](human.md)\n")
+    write(
+        root,
+        f"{MEMORY}/human.md",
+        "---\nname: human\ndescription: written by a person\ntype: note\n---\n\nKeep.\n",
+    )
+    commit_all(root, "add agent ops")
+    return root
+
+
+def prepared(
+    factory: pytest.TempPathFactory, key: str, build: Callable[[Path], object], dest: Path
+) -> tuple[Path, object]:
+    """A copy at `dest` of the repository `build(path)` makes once per session under `key`
+    (copying is much faster than building: no git commands, no dream), and what `build`
+    returned."""
+    if key not in _CACHE:
+        source = factory.mktemp(f"prepared-{key}") / "repo"
+        _CACHE[key] = (source, build(source))
+    source, meta = _CACHE[key]
+    shutil.copytree(source, dest, symlinks=True)
+    return dest, meta
+
+
+def run_json(root: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    proc = run_gitdream(root, *args, "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def popen(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`python -m gitdream ARGS` started in the background."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "gitdream", *args],
+        cwd=root,
+        env=gitdream_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
