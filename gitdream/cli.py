@@ -375,7 +375,7 @@ def run_cmd(
     0 silently (--verbose or --json say which and why).
     """
     from gitdream.commands.run import run
-    from gitdream.dream.pipeline import RunOptions
+    from gitdream.dream.options import RunOptions
 
     if since and full:
         raise click.UsageError("--since and --full cannot be used together")
@@ -1058,7 +1058,7 @@ def hooks_group() -> None:
 
 
 def _hook_option(func: F) -> F:
-    from gitdream.trigger.hookscripts import HOOK_NAMES
+    from gitdream.trigger import HOOK_NAMES
 
     return click.option(
         "--hook",

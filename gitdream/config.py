@@ -16,7 +16,6 @@ the key, the value and what is allowed.
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import tomllib
@@ -338,6 +337,8 @@ class Config:
 def _key_or_error(name: str, where: str) -> Key:
     key = KEY_BY_NAME.get(name)
     if key is None:
+        import difflib
+
         close = difflib.get_close_matches(name, KEY_BY_NAME, n=1)
         hint = f"did you mean '{close[0]}'?" if close else "see `gitdream config show` for keys"
         raise ConfigError(f"{where}: unknown key '{name}'", hint=hint)

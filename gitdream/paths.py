@@ -7,12 +7,14 @@
   lock, the stamp, machine-local state and the commit journal, and can be rebuilt.
 
 Nothing here creates a directory at import time; `ensure_dir()` does, when a caller that
-is allowed side effects (gitdream enabled) needs it.
+is allowed side effects (gitdream enabled) needs it. `atomic_write()` replaces a file
+whole (state files here, and the commit builder's working-tree files).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 APP = "gitdream"
@@ -53,3 +55,29 @@ def ensure_dir(path: Path) -> Path:
     """Create `path` (and parents) if missing and return it."""
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o666, keep: Callable[[], bool] | None = None) -> bool:
+    """Write `data` to `path` through a temporary file in the same folder, fsync and
+    `os.replace`, so readers see the old bytes or the new, never a mix. `mode` is masked
+    by the umask, as git's checkout does. `keep`, when given, is asked once the new bytes
+    are on disk, right before the replace: False leaves `path` alone (the temporary file
+    is removed). Returns True when written."""
+    tmp = path.with_name(f".{path.name}.gitdream-{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if keep is not None and not keep():
+            tmp.unlink()
+            return False
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        raise
+    return True

@@ -7,7 +7,8 @@ helpers below — and records every request (`requests`: path, headers, JSON bod
 request with `"stream": true` gets the reply as server-sent events, exactly as the API
 streams it; otherwise as one JSON document. A request that finds the queue empty gets a
 400 that the SDK does not retry, and is counted in `unscripted` (the fixture fails the
-test on it).
+test on it) — unless the server was built with a `responder`, a function that makes the
+reply from the recorded request (the benchmarks use one to answer any number of calls).
 
 Reply helpers: `tool_use`, `text`, `truncated_tool_use` (stop_reason "max_tokens" with
 cut-off tool input), `no_stop_reason`, `status` (any HTTP error, e.g. 429 with
@@ -22,6 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -255,9 +257,11 @@ def _sse(reply: Reply, model: str) -> bytes:
 
 class FakeAnthropic:
     """The server (see module docstring). `url` is its base URL; `enqueue(*replies)`
-    scripts it; `requests` records what arrived; `stop()` shuts it down."""
+    scripts it; `responder(record)`, when given, answers what the script does not;
+    `requests` records what arrived; `stop()` shuts it down."""
 
-    def __init__(self) -> None:
+    def __init__(self, responder: Callable[[Recorded], Reply] | None = None) -> None:
+        self.responder = responder
         self.replies: list[Reply] = []
         self.requests: list[Recorded] = []
         self.unscripted = 0
@@ -283,6 +287,8 @@ class FakeAnthropic:
                 with fake._lock:
                     fake.requests.append(record)
                     reply = fake.replies.pop(0) if fake.replies else None
+                    if reply is None and fake.responder is not None:
+                        reply = fake.responder(record)
                     if reply is None:
                         fake.unscripted += 1
                 try:

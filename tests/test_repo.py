@@ -193,3 +193,15 @@ def test_badly_named_agent_folder_is_skipped_not_fatal(git_repo: Path) -> None:
     assert warnings and "skipped agent folder agents/x~1" in warnings[0]
     result = cli(git_repo, "status")
     assert result.exit_code == 0 and "skipped agent folder agents/x~1" in result.stderr
+
+
+def test_descends_from_is_proper_ancestry_and_remembered(git_repo: Path) -> None:
+    first = git(git_repo, "rev-parse", "HEAD").strip()
+    write(git_repo, "b.md", "b\n")
+    second = commit_all(git_repo, "second")
+    repo = Repo.open(git_repo)
+    assert repo.descends_from(second, first) is True
+    assert repo.descends_from(first, second) is False
+    assert repo.descends_from(first, first) is False  # proper ancestry, as libgit2's
+    assert repo._ancestry == {(second, first): True, (first, second): False, (first, first): False}
+    assert repo.descends_from(second, first) is True  # from memory

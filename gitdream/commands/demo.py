@@ -95,7 +95,7 @@ def run_demo(dest: Path | None) -> DemoResult:
     """Build the demo repository (in a new temporary folder when `dest` is None), dream
     once with the offline engine, and collect what to show."""
     from gitdream.commands.run import run
-    from gitdream.dream.pipeline import RunOptions
+    from gitdream.dream.options import RunOptions
     from gitdream.git.repo import Repo
 
     path = dest if dest is not None else Path(tempfile.mkdtemp(prefix="gitdream-demo-"))

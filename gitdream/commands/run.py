@@ -10,13 +10,16 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitdream import clock, config, ids
+from gitdream import clock, config
 from gitdream.agents import list_agents, select
-from gitdream.dream.pipeline import Outcome, Reporter, RunOptions, run_agent
 from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ConfigError, RepoStateError
 from gitdream.git.repo import Repo
+
+if TYPE_CHECKING:
+    from gitdream.dream.options import Reporter, RunOptions
+    from gitdream.dream.pipeline import Outcome
 
 _SPARSE_AGENTS = (
     "with a sparse checkout only the agent folders it checks out are seen: "
@@ -75,9 +78,7 @@ def run(
     manual mode; a lock file git left behind), LockHeld (manual mode). Per-agent
     failures do not raise: they are in the outcomes' receipts.
     """
-    from gitdream.errors import LockHeld
-    from gitdream.git import commitbuilder, locks
-    from gitdream.trigger import gates, interrupt, lock
+    from gitdream.trigger import gates
     from gitdream.trigger import state as state_mod
 
     result = RunResult()
@@ -117,6 +118,14 @@ def run(
         # A dry run or an estimate writes nothing: a detached HEAD does not stop them.
         if problem is not None and not (not writes and repo.head().detached and not repo.in_progress()):
             raise problem
+    # Past the gates: what a dream needs (kept off the idle path, where a closed gate
+    # returns above without importing any of it).
+    from gitdream import ids
+    from gitdream.dream.pipeline import run_agent
+    from gitdream.errors import LockHeld
+    from gitdream.git import commitbuilder, locks
+    from gitdream.trigger import interrupt, lock
+
     _check_up_front(repo, cfg, opts)
     ident = commitbuilder.identity(repo, cfg)
     shared: dict[str, Any] = {}

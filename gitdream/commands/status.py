@@ -61,30 +61,14 @@ def engine_status(cfg: Config) -> dict[str, Any]:
     return {"name": name, "usable": True, "reason": None}
 
 
-def _uncommitted_sources(repo: Repo, agent: Agent) -> list[str]:
-    """Raw source files of `agent` that differ from HEAD (untracked, modified or staged):
-    the next dream ignores them, since it reads committed content only."""
-    root = repo.workdir / agent.dir if agent.dir else repo.workdir
-    found: list[str] = []
-    if not root.is_dir():
-        return found
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            full = os.path.join(folder, name)
-            rel = os.path.relpath(full, repo.workdir).replace(os.sep, "/")
-            if not agent.is_source(rel):
-                continue
-            try:
-                flags = repo.raw.status_file(rel)
-            except KeyError:
-                continue
-            from pygit2.enums import FileStatus
-
-            if flags & FileStatus.IGNORED:
-                continue
-            if flags != 0:
-                found.append(rel)
+def _uncommitted_sources(repo: Repo, agent: Agent, changed: dict[str, int]) -> list[str]:
+    """Raw source files of `agent` that differ from HEAD (untracked, modified or staged)
+    and exist in the working tree: the next dream ignores them, since it reads committed
+    content only. `changed` is the repository's status (`Repo.changed_paths`)."""
+    found = []
+    for rel in changed:
+        if agent.is_source(rel) and os.path.lexists(repo.workdir / rel):
+            found.append(rel)
     return sorted(found)
 
 
@@ -120,6 +104,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     base_hours = float(cfg["min_hours"])
     now = clock.now()
     agents = list_agents(repo.workdir, cfg, result.warnings)
+    changed = repo.changed_paths() if agents else {}
     for agent in agents:
         entry = state.agents.get(agent.id) or state_mod.AgentState()
         mark = material.read_watermark(repo, agent)
@@ -150,7 +135,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                     else 0.0,
                 },
                 "sessions": {"new": sessions, "needed": int(cfg["min_sessions"]), "error": sessions_error},
-                "uncommitted_raw": _uncommitted_sources(repo, agent),
+                "uncommitted_raw": _uncommitted_sources(repo, agent, changed),
                 "backoff": {
                     "failures": entry.failures,
                     "interval_hours": state_mod.interval_hours(base_hours, entry.failures),

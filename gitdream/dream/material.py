@@ -4,7 +4,8 @@ The watermark of an agent is the ref `refs/gitdream/watermark/<agent>`, pointing
 input commit of its last completed dream (DESIGN §4). New material is found by a
 tree-to-tree diff of the agent's directory between the watermark and the input commit —
 never by mtimes — and costs O(changed files), not O(history), because libgit2 skips
-subtrees whose ids are equal:
+subtrees whose ids are equal (patches are computed for modified files only: an added
+file's blob is not read here):
 
 - a source file added since the watermark counts whole;
 - a modified source file contributes only its added lines (`+` lines of the diff);
@@ -176,7 +177,7 @@ def resolve_base(
             + ("shallow clone" if repo.shallow() else "repository"),
             hint=fetch_hint(repo),
         )
-    if mark == input_commit or repo.raw.descendant_of(input_commit, mark):
+    if mark == input_commit or repo.descends_from(input_commit, mark):
         return mark, []
     if repo.shallow():
         # The history between the watermark and HEAD may be cut off by the shallow
@@ -273,8 +274,7 @@ def changed_sources(
         if new is None:
             return
         diff = _diff(old, new)
-        for patch in diff:
-            delta = patch.delta
+        for index, delta in enumerate(diff.deltas):
             status = delta.status
             if status in (DeltaStatus.DELETED, DeltaStatus.UNMODIFIED, DeltaStatus.IGNORED):
                 continue
@@ -294,6 +294,10 @@ def changed_sources(
             if status == DeltaStatus.ADDED:
                 item = SourceFile(path, kind, "added", blob, None)
             else:
+                # Only a changed file needs its patch (added lines); an added file is new
+                # whole, so its blob is not even loaded.
+                patch = diff[index]
+                delta = patch.delta
                 lines = {
                     line.new_lineno
                     for hunk in patch.hunks

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults
 from gitdream.dream import receipts
+from gitdream.dream.options import Reporter, RunOptions  # also imported from here
 from gitdream.errors import GitdreamError, Interrupted
 from gitdream.units import DEFINITION_TARGETS
 
@@ -38,28 +39,6 @@ if TYPE_CHECKING:
 
 MAX_RECEIPT_UNITS = 500
 MAX_MESSAGE_UNITS = 40
-
-
-@dataclass
-class RunOptions:
-    """How to run: `trigger` (manual, post-merge, schedule), `engine` (None: config),
-    `dry_run`, review `branch`, `since` (revision) or `full`, `estimate` (count model
-    calls and tokens, call nothing)."""
-
-    trigger: str = "manual"
-    engine: str | None = None
-    dry_run: bool = False
-    branch: str | None = None
-    since: str | None = None
-    full: bool = False
-    estimate: bool = False
-
-
-class Reporter:
-    """Receives progress; the CLI renders it on stderr. The default ignores it."""
-
-    def phase(self, agent: str, phase: str, detail: str = "") -> None:  # pragma: no cover - default no-op
-        pass
 
 
 @dataclass

@@ -314,25 +314,9 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o666, expect: str | None 
     With `expect` (the SHA-256 the file must still have, None: it must not exist), the
     file is checked once the new bytes are safely on disk, right before the replace, and
     left alone (False) when it changed meanwhile — someone else's write is never replaced
-    by one that took longer. Returns True when written."""
-    tmp = path.with_name(f".{path.name}.gitdream-{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if expect != _ANY and _worktree_sha(path) != expect:
-            tmp.unlink()
-            return False
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-        raise
-    return True
+    by one that took longer. Returns True when written. (`paths.atomic_write` underneath.)"""
+    keep = None if expect == _ANY else (lambda: _worktree_sha(path) == expect)
+    return paths.atomic_write(path, data, mode, keep)
 
 
 def _worktree_sha(path: Path) -> str | None:

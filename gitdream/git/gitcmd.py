@@ -7,12 +7,15 @@ environment scrubbed of hook-exported variables, so an inherited `GIT_DIR` or
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitdream.errors import GitdreamError
 from gitdream.git import gitenv
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 class GitCommandError(GitdreamError):
@@ -45,6 +48,8 @@ def run(
     status is non-zero and `check` is true; FileNotFoundError becomes a GitdreamError
     saying git is not installed.
     """
+    import subprocess  # not at module level: opening a repository (the idle path) runs no git
+
     cmd = ["git"]
     if git_dir is not None:
         cmd.append(f"--git-dir={git_dir}")

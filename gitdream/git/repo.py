@@ -162,6 +162,7 @@ class Repo:
         self.git_dir = git_dir
         self.common_dir = common_dir
         self.inherited_index = inherited_index
+        self._ancestry: dict[tuple[str, str], bool] = {}
 
     # --- opening -------------------------------------------------------------------
     @classmethod
@@ -324,6 +325,23 @@ class Repo:
         except ValueError:
             rel = Path(os.path.relpath(absolute, self.workdir))
         return rel.as_posix()
+
+    def descends_from(self, commit: str, ancestor: str) -> bool:
+        """True when `ancestor` is a proper ancestor of `commit` (both hex ids). Remembered
+        for the life of this object — two commit ids' ancestry never changes — so that
+        agents sharing a watermark (every agent of a run gets the same one) walk the graph
+        once, not once each."""
+        key = (commit, ancestor)
+        known = self._ancestry.get(key)
+        if known is None:
+            known = self._ancestry[key] = bool(self.raw.descendant_of(commit, ancestor))
+        return known
+
+    def changed_paths(self) -> dict[str, int]:
+        """`{path: libgit2 status flags}` of every path that differs between HEAD, the
+        index and the working tree (untracked files one by one, ignored files left out),
+        as `git status` sees them. One pass of libgit2's status over the repository."""
+        return dict(self.raw.status(untracked_files="all", ignored=False))
 
     def index_path(self) -> Path:
         """This worktree's index file."""

@@ -33,8 +33,8 @@ from typing import Any
 
 from gitdream import paths, resources
 from gitdream.errors import HookInstallError
+from gitdream.trigger import HOOK_NAMES
 
-HOOK_NAMES = ("pre-commit", "post-merge", "post-rewrite", "post-commit")
 # Installed hook name -> template in hooks/ (post-merge is the shared body).
 TEMPLATES = {
     "pre-commit": "pre-commit",

@@ -121,14 +121,24 @@ def load(common_dir: Path) -> State:
     return state
 
 
-def save(common_dir: Path, state: State) -> None:
-    """Write state.json atomically (creates the state directory)."""
-    from gitdream.git.commitbuilder import atomic_write
-
-    path = state_path(common_dir)
+def _replace(path: Path, data: bytes) -> None:
+    """`paths.atomic_write(path, data)` (creating the state directory), skipped when the
+    file already holds exactly `data`: a closed gate usually changes nothing, and then
+    need not pay for two fsyncs."""
+    try:
+        if path.read_bytes() == data:
+            return
+    except OSError:
+        pass
     paths.ensure_dir(path.parent)
+    paths.atomic_write(path, data)
+
+
+def save(common_dir: Path, state: State) -> None:
+    """Write state.json atomically (creates the state directory; unchanged bytes are not
+    rewritten)."""
     document: dict[str, Any] = {"agents": {k: asdict(v) for k, v in sorted(state.agents.items())}}
-    atomic_write(path, (json.dumps(document, indent=1) + "\n").encode())
+    _replace(state_path(common_dir), (json.dumps(document, indent=1) + "\n").encode())
 
 
 def next_opening(
@@ -153,13 +163,10 @@ def next_opening(
 
 
 def write_stamp(common_dir: Path, opening: datetime | None) -> None:
-    """Write the stamp: the epoch second of `opening`, or 0 ("ask Python") when None."""
-    from gitdream.git.commitbuilder import atomic_write
-
-    path = stamp_path(common_dir)
-    paths.ensure_dir(path.parent)
+    """Write the stamp: the epoch second of `opening`, or 0 ("ask Python") when None
+    (unchanged bytes are not rewritten)."""
     value = int(opening.timestamp()) if opening is not None else 0
-    atomic_write(path, f"{value}\n".encode())
+    _replace(stamp_path(common_dir), f"{value}\n".encode())
 
 
 def read_stamp(common_dir: Path) -> int | None:

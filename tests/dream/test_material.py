@@ -42,6 +42,18 @@ def test_added_files_count_whole(agent_repo: Path) -> None:
     assert material.sessions == 2
 
 
+def test_added_files_are_found_without_reading_their_blobs(agent_repo: Path) -> None:
+    """O(changed): an added file needs no patch, so its blob is never loaded (with it, a
+    patch would also look up diff attributes, which makes libgit2 read the whole index)."""
+    base = head(agent_repo)
+    write(agent_repo, LOG, "- one\n- two\n")
+    commit_all(agent_repo, "log")
+    blob = git(agent_repo, "rev-parse", f"HEAD:{LOG}").strip()
+    (agent_repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # a loose object
+    (only,) = _material(agent_repo, base).files
+    assert (only.path, only.status, only.blob) == (LOG, "added", blob)
+
+
 def test_only_appended_lines_of_modified_files_count(agent_repo: Path) -> None:
     write(agent_repo, LOG, "- one\n- two\n")
     base = commit_all(agent_repo, "day 1")

@@ -161,6 +161,17 @@ def test_disabled_means_no_side_effects(agent_repo: Path, isolate: Path) -> None
     assert git(agent_repo, "for-each-ref", "refs/gitdream", "refs/notes") == ""
 
 
+def test_a_closed_gate_that_changes_nothing_rewrites_neither_state_nor_stamp(agent_repo: Path) -> None:
+    assert cli(agent_repo, "run", "--auto").exit_code == 0  # first scan: writes both
+    files = [state_mod.state_path(agent_repo / ".git"), state_mod.stamp_path(agent_repo / ".git")]
+    before = [(f.read_bytes(), f.stat().st_ino, f.stat().st_mtime_ns) for f in files]
+    result = cli(agent_repo, "run", "--auto", "--verbose")  # throttle closed: nothing changes
+    assert "gate 'throttle' is closed" in result.stderr
+    assert [(f.read_bytes(), f.stat().st_ino, f.stat().st_mtime_ns) for f in files] == before
+    state_mod.write_stamp(agent_repo / ".git", None)  # a different value is written
+    assert state_mod.read_stamp(agent_repo / ".git") == 0
+
+
 def test_pending_material_opens_the_session_gate(agent_repo: Path) -> None:
     """Regression test: entries left over by max_units were invisible to auto mode
     ("0 new sessions") until five new files arrived."""

@@ -1,0 +1,31 @@
+"""How a run is asked for (`RunOptions`) and who hears of its progress (`Reporter`).
+
+Kept apart from `gitdream.dream.pipeline` so that the idle path (`run --auto` with a
+closed gate) can build its options without importing the pipeline and what it imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class RunOptions:
+    """How to run: `trigger` (manual, post-merge, schedule), `engine` (None: config),
+    `dry_run`, review `branch`, `since` (revision) or `full`, `estimate` (count model
+    calls and tokens, call nothing)."""
+
+    trigger: str = "manual"
+    engine: str | None = None
+    dry_run: bool = False
+    branch: str | None = None
+    since: str | None = None
+    full: bool = False
+    estimate: bool = False
+
+
+class Reporter:
+    """Receives progress; the CLI renders it on stderr. The default ignores it."""
+
+    def phase(self, agent: str, phase: str, detail: str = "") -> None:  # pragma: no cover - default no-op
+        pass
