@@ -29,8 +29,9 @@ Per raw entry, in input order:
 4. **Near-duplicates**: the cleaned text is compared with the facts of the agent's topics
    (`facts` blocks) — or, for definition units, the `learned` block of the target file — and
    with the facts created earlier in the same run, by character n-gram Jaccard similarity
-   (`gitdream.text.similarity`; bigrams inside CJK/no-space runs, trigrams elsewhere). At or
-   above `offline.similarity` — and stating the same numbers — the entry becomes a
+   (`gitdream.text.similarity`; bigrams inside CJK/no-space runs, trigrams elsewhere). Only
+   facts stating the same numbers are compared ("disk 80%" never corroborates "disk 95%").
+   When the most similar of them is at or above `offline.similarity`, the entry becomes a
    `corroborate` unit naming that fact
    (`Unit.corroborates`, `Unit.topic` = where the fact lives) and carrying the entry as its
    source; below, a `create` unit. When a fact that already cites this very entry id is
@@ -252,10 +253,10 @@ class _Fact:
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 
 
-def _numbers(text: str) -> list[str]:
+def _numbers(text: str) -> tuple[str, ...]:
     """The numbers in `text`, sorted: two texts that state different numbers (build 412 vs
     418, 80% vs 95%, 06 vs 09 minutes) are different facts however similar the words."""
-    return sorted(_NUMBER.findall(text))
+    return tuple(sorted(_NUMBER.findall(text)))
 
 
 def _cited(sources: list[str]) -> set[str]:
@@ -377,12 +378,19 @@ class OfflineEngine:
         known_codes = {name: [vocabulary.count(f.text) for f in group] for name, group in existing.items()}
         vocabulary.freeze()
 
-        indexes: dict[str, ShingleIndex[_Fact]] = {}
+        # One index per (group, numbers stated): a fact stating other numbers can never be
+        # corroborated, so it is never a candidate, and the indexes stay small.
+        indexes: dict[tuple[str, tuple[str, ...]], ShingleIndex[_Fact]] = {}
+
+        def index_for(group: str, numbers: tuple[str, ...]) -> ShingleIndex[_Fact]:
+            index = indexes.get((group, numbers))
+            if index is None:
+                index = indexes[(group, numbers)] = ShingleIndex(vocabulary, self.threshold)
+            return index
+
         for name, group in existing.items():
-            index: ShingleIndex[_Fact] = ShingleIndex(vocabulary, self.threshold)
             for fact, fact_codes in zip(group, known_codes[name], strict=True):
-                index.add(fact, fact.text, vocabulary.ranks(fact_codes))
-            indexes[name] = index
+                index_for(name, _numbers(fact.text)).add(fact, fact.text, vocabulary.ranks(fact_codes))
 
         result = DistillResult()
         stats = {"entries": len(context.entries), "created": 0, "corroborated": 0, "definition": 0}
@@ -410,7 +418,7 @@ class OfflineEngine:
                 continue
             target = next((t for t in entry.tags if t.lower() in ROUTING_TAGS), None)
             target = target.lower() if target else "experience"
-            index = indexes[target]
+            index = index_for(target, _numbers(text))
             done = next(
                 (
                     f
@@ -425,9 +433,7 @@ class OfflineEngine:
                 continue
             ids = vocabulary.ranks(codes[position])
             codes[position] = _NO_CODES
-            match = index.best(text, ids)
-            if match is not None and _numbers(match.key.text) != _numbers(text):
-                match = None  # "disk 80%" does not corroborate "disk 95%": numbers carry the fact
+            match = index.best(text, ids)  # only facts stating the same numbers are candidates
             if match is not None:
                 fact = match.key
                 cited.setdefault(entry.id, []).append(fact)

@@ -435,3 +435,19 @@ def test_a_tag_or_heading_holding_a_secret_never_names_a_topic() -> None:
         ("deploys", "Deploys"),
         ("deploys", "Deploys"),
     ]
+
+
+def test_the_most_similar_fact_stating_the_same_numbers_is_corroborated() -> None:
+    """A closer fact stating other numbers is passed over for one stating the same numbers
+    (when that one is still at or above the threshold), instead of making a new fact."""
+    result = run(
+        [
+            entry(1, "- [ops] Deploy of build 412 failed on the staging cluster again."),
+            entry(2, "- [ops] Deploy of build 4127 failed on the staging cluster again, sadly."),
+            entry(3, "- [ops] Deploy of build 412 failed on the staging cluster again, sadly."),
+        ]
+    )
+    same_numbers, closest, third = (u.body for u in result.units)
+    assert jaccard(third, closest) > jaccard(third, same_numbers) >= 0.82  # the default threshold
+    assert [u.action for u in result.units] == ["create", "create", "corroborate"]
+    assert result.units[2].corroborates == same_numbers
