@@ -522,13 +522,13 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
                 "now" if gate["open"] else f"in {gate['hours_until_open']:.1f} h",
                 f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}",
                 str(agent["backoff"]["failures"]),
-                str(len(agent["uncommitted_raw"])),
+                "?" if agent["uncommitted_raw"] is None else str(len(agent["uncommitted_raw"])),
             ]
         )
     for line in output.table(rows, ["AGENT", "LAST RUN", "NEXT", "SESSIONS", "FAILURES", "UNCOMMITTED RAW"]):
         output.out(line)
     for agent in result.agents:
-        for path in agent["uncommitted_raw"][:10]:
+        for path in (agent["uncommitted_raw"] or [])[:10]:
             output.out(f"  {agent['id']}: not committed, ignored by the next dream: {path}")
 
 

@@ -61,10 +61,10 @@ def engine_status(cfg: Config) -> dict[str, Any]:
     return {"name": name, "usable": True, "reason": None}
 
 
-def _uncommitted_sources(repo: Repo, agent: Agent, changed: dict[str, int]) -> list[str]:
+def _uncommitted_sources(repo: Repo, agent: Agent, changed: set[str]) -> list[str]:
     """Raw source files of `agent` that differ from HEAD (untracked, modified or staged)
     and exist in the working tree: the next dream ignores them, since it reads committed
-    content only. `changed` is the repository's status (`Repo.changed_paths`)."""
+    content only. `changed` is the status of the agents' folders (`Repo.changed_paths`)."""
     found = []
     for rel in changed:
         if agent.is_source(rel) and os.path.lexists(repo.workdir / rel):
@@ -104,7 +104,13 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     base_hours = float(cfg["min_hours"])
     now = clock.now()
     agents = list_agents(repo.workdir, cfg, result.warnings)
-    changed = repo.changed_paths() if agents else {}
+    changed: set[str] | None = set()
+    if agents:
+        try:
+            changed = repo.changed_paths([agent.dir for agent in agents])
+        except GitdreamError as exc:  # e.g. a corrupt index: the rest of the status still prints
+            changed = None
+            result.warnings.append(f"uncommitted raw files not listed: {exc.message}")
     for agent in agents:
         entry = state.agents.get(agent.id) or state_mod.AgentState()
         mark = material.read_watermark(repo, agent)
@@ -135,7 +141,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                     else 0.0,
                 },
                 "sessions": {"new": sessions, "needed": int(cfg["min_sessions"]), "error": sessions_error},
-                "uncommitted_raw": _uncommitted_sources(repo, agent, changed),
+                "uncommitted_raw": None if changed is None else _uncommitted_sources(repo, agent, changed),
                 "backoff": {
                     "failures": entry.failures,
                     "interval_hours": state_mod.interval_hours(base_hours, entry.failures),

@@ -4,6 +4,7 @@ status pass over the repository."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from tests.helpers import cli, commit_all, git, write
@@ -60,3 +61,34 @@ def test_a_file_unstaged_from_the_index_but_present_counts(agent_repo: Path) -> 
     commit_all(agent_repo, "log")
     git(agent_repo, "rm", "-q", "--cached", f"{LOGS}/2026-03-01.md")
     assert _uncommitted(agent_repo) == {"ops": [f"{LOGS}/2026-03-01.md"]}
+
+
+def test_paths_with_spaces_quotes_and_non_ascii_are_listed_as_written(agent_repo: Path) -> None:
+    names = [f'{LOGS}/2026-03-01 "quoted" notes.md', f"{LOGS}/2026-03-02 日志.md", f"{LOGS}/tab\there.md"]
+    for name in names:
+        write(agent_repo, name, "- new\n")
+    assert _uncommitted(agent_repo) == {"ops": sorted(names)}
+
+
+def test_status_never_rewrites_the_index(agent_repo: Path) -> None:
+    """A background reader must not take `index.lock` or rewrite the index (git's
+    --no-optional-locks): a user's `git add` at the same moment would fail."""
+    write(agent_repo, f"{LOGS}/2026-03-01.md", "- committed\n")
+    commit_all(agent_repo, "log")
+    index = agent_repo / ".git" / "index"
+    log = agent_repo / LOGS / "2026-03-01.md"
+    os.utime(log, (log.stat().st_atime + 100, log.stat().st_mtime + 100))  # stat data stale
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    assert _uncommitted(agent_repo) == {"ops": []}
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+
+
+def test_a_corrupt_index_is_a_warning_not_a_failed_status(agent_repo: Path) -> None:
+    (agent_repo / ".git" / "index").write_bytes(b"DIRC garbage")
+    result = cli(agent_repo, "status", "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["agents"][0]["uncommitted_raw"] is None
+    assert any("uncommitted raw files not listed" in w for w in document["warnings"])
+    human = cli(agent_repo, "status")
+    assert human.exit_code == 0 and "?" in human.stdout
