@@ -7,7 +7,9 @@ a run does not load it.
 Distill. The run's entries are packed into batches whose estimated input fits
 `anthropic.max_input_tokens`; each batch is one streamed Messages call with the system
 prompt `templates/prompts/distill.md` (cached: `cache_control` ephemeral) and a user
-message holding the material as escaped, tagged data. The answer must be a forced call
+message holding the material as escaped, tagged data — with every secret the
+deterministic scanner finds masked first (`_masked`), so keys and tokens in logs are
+never sent to the API. The answer must be a forced call
 of the `record_units` tool whose input is checked against `UNITS_SCHEMA`; a violation
 is sent back once as a tool error, a second violation fails that batch (its entries go
 to `failed_entries`, so they are read again next run) while other batches go on. A
@@ -48,7 +50,7 @@ import re
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gitdream.dream.decode import scrub
@@ -406,6 +408,7 @@ class _Plan:
     facts_budget: int
     batches: list[list[Entry]]
     skipped: list[tuple[str, str]]
+    masked: int = 0
 
 
 def _entry_xml(entry: Entry) -> str:
@@ -434,6 +437,27 @@ def _index_text(memory_files: dict[str, str], agent: Agent, budget_tokens: int) 
     return f'<index path="{_escape(path)}">\n{_escape(text)}</index>\n'
 
 
+def _masked(entries: Sequence[Entry], cfg: Config) -> tuple[list[Entry], int]:
+    """`entries` as they are sent to the model: every secret the deterministic scanner
+    finds in an entry's text or heading context (with `screen.allow`/`screen.deny`) is
+    replaced by its masked excerpt (`ghp_… (40 chars)`), so a key in a log never leaves
+    the machine. Ids, dates and tags are kept, so units still cite the real entries.
+    Returns the entries and how many were changed."""
+    from gitdream.dream.screen import redact, user_patterns
+
+    allow, deny = user_patterns(cfg)
+    out: list[Entry] = []
+    changed = 0
+    for entry in entries:
+        text = redact(entry.text, allow=allow, deny=deny)
+        heading_path = tuple(redact(part, allow=allow, deny=deny) for part in entry.context)
+        if text != entry.text or heading_path != entry.context:
+            entry = replace(entry, text=text, context=heading_path)
+            changed += 1
+        out.append(entry)
+    return out, changed
+
+
 def _plan(context: DistillContext) -> _Plan:
     cfg = context.cfg
     max_input = int(cfg["anthropic.max_input_tokens"])
@@ -459,7 +483,8 @@ def _plan(context: DistillContext) -> _Plan:
     skipped: list[tuple[str, str]] = []
     current: list[Entry] = []
     used = 0
-    for entry in context.entries:
+    entries, masked = _masked(context.entries, cfg)
+    for entry in entries:
         cost = estimate_tokens(_entry_xml(entry))
         if cost > material_budget:
             skipped.append(
@@ -477,7 +502,7 @@ def _plan(context: DistillContext) -> _Plan:
         used += cost
     if current:
         batches.append(current)
-    return _Plan(system, index, facts, fixed, material_budget, facts_budget, batches, skipped)
+    return _Plan(system, index, facts, fixed, material_budget, facts_budget, batches, skipped, masked)
 
 
 def _preamble(context: DistillContext) -> str:
@@ -792,13 +817,14 @@ class AnthropicEngine:
         `skipped` (entries too large for any batch), `failed_entries` and `errors` (batches
         whose answer violated the schema twice, or one entry that hit max_tokens alone),
         `calls` (this method's calls) and `stats` (`batches`, `splits`, `failed_batches`,
-        `units`, `calls`, `tokens`). Raises BudgetExceeded or ApiCallFailed (the phase
+        `masked_entries` (entries sent with secrets masked, see `_masked`), `units`,
+        `calls`, `tokens`). Raises BudgetExceeded or ApiCallFailed (the phase
         fails; `self.calls` keeps what was spent) and EngineError for a missing prompt.
         """
         plan = _plan(context)
         first_call = len(self.calls)
         result = DistillResult(skipped=list(plan.skipped))
-        stats = {"batches": 0, "splits": 0, "failed_batches": 0}
+        stats = {"batches": 0, "splits": 0, "failed_batches": 0, "masked_entries": plan.masked}
         pending: deque[list[Entry]] = deque(plan.batches)
         known_entries = {e.id: e for e in context.entries}
         facts = {f.id: f for f in plan.facts}

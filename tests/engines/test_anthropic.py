@@ -650,3 +650,26 @@ def test_prompts_ship_with_the_package() -> None:
     root = Path(engine_mod.__file__).resolve().parents[2]
     assert (root / "templates" / "prompts" / "distill.md").is_file()
     assert json.dumps(UNITS_SCHEMA)  # serialisable as a tool schema
+
+
+def test_secrets_in_material_are_masked_before_they_are_sent(anthropic_api: FakeAnthropic) -> None:
+    """A key pasted into a log never reaches the API: the scanner masks it in the entry and
+    in its heading path; the unit still cites the real entry id and passes verify."""
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    aws = "AKIA" + "Q7ZX3JD2KF6PLM4N"
+    leaky = Entry(LOG, 7, 7, f"- Deploy token is {token}, rotate monthly.", TODAY, context=(f"Keys {aws}",))
+    cfg = make_cfg(anthropic_api)
+    ctx = context(cfg, [*ENTRIES, leaky])
+    anthropic_api.enqueue(units_reply(unit_json([leaky.id], body="Rotate the deploy token monthly.")))
+    result = AnthropicEngine(cfg).distill(ctx)
+
+    [request] = anthropic_api.messages
+    raw = json.dumps(request.body)
+    assert token not in raw and aws not in raw
+    content = request.body["messages"][0]["content"]
+    assert "Deploy token is ghp_… (44 chars), rotate monthly." in content
+    assert 'context="Keys AKIA… (20 chars)"' in content
+    assert ENTRIES[1].text.removeprefix("- ") in content  # entries without secrets go as written
+    assert result.stats["masked_entries"] == 1
+    kept, rejected = verify(result.units, [e.id for e in ctx.entries])
+    assert [u.sources for u in kept] == [(leaky.id,)] and not rejected
