@@ -238,7 +238,14 @@ REAL_EXPECTED = {
     "agents/kit/memory/MEMORY.md": ["memory-lines", "memory-bytes"],
 }
 # Unquoted ': ' in a description: invalid YAML, a warning only (Claude Code reads them).
-REAL_WARNINGS = {"agents/ab-test-analysis/agent.md", "agents/growth-loops/agent.md"}
+REAL_WARNINGS = {
+    "agents/ab-test-analysis/agent.md",
+    "agents/growth-loops/agent.md",
+    # their published MEMORY.md lists topic files that were not published (index-link)
+    "agents/code-quality-reviewer/memory/MEMORY.md",
+    "agents/docstring-author/memory/MEMORY.md",
+    "agents/spec-planner/memory/MEMORY.md",
+}
 
 
 @pytest.fixture(scope="module")
@@ -282,3 +289,31 @@ def test_real_subagent_without_h1_needs_front_matter_and_first_body_section(real
     assert sections[1].start > body_start
     # the first body section ends at the first heading; this file has none: at its end
     assert sections[1].end == len(text.rstrip())
+
+
+def test_an_index_line_linking_to_a_deleted_topic_is_a_warning(agent_repo: Path) -> None:
+    """A topic file deleted by hand leaves its MEMORY.md line pointing nowhere: check says
+    so (a warning: it blocks no commit), in the working tree and in the staged index."""
+    write(
+        agent_repo,
+        "agents/ops/memory/MEMORY.md",
+        "# ops — memory index\n\n- [Human topic](human.md)\n- [Notes](notes/today.md)\n"
+        "<!-- gitdream:begin index -->\n- [Deploys](deploys.md) — Rollbacks need the tag.\n"
+        "<!-- gitdream:end index -->\n",
+    )
+    write(agent_repo, "agents/ops/memory/deploys.md", "# Deploys\n")
+    commit_all(agent_repo, "index")
+    assert _check(agent_repo).files[2].warnings == []
+
+    git(agent_repo, "rm", "-q", "agents/ops/memory/deploys.md")
+    for staged in (False, True):
+        result = _check(agent_repo, staged=staged)
+        assert result.ok
+        index = next(f for f in result.files if f.kind == "index")
+        assert [(w.rule, w.line) for w in index.warnings] == [("index-link", 6)]
+    printed = cli(agent_repo, "check")
+    assert printed.exit_code == 0
+    assert (
+        "agents/ops/memory/MEMORY.md:6: index-link: links to deploys.md, which is not in the memory folder"
+        in (printed.stdout + printed.stderr)
+    )

@@ -31,6 +31,7 @@ from gitdream.text.checks import (
     KIND_TOPIC,
     FileCheck,
     Limits,
+    Problem,
     check_bytes,
     check_text,
     kind_by_name,
@@ -200,6 +201,29 @@ def _worktree_files(workdir: Path, agent: Agent, warnings: list[str]) -> set[str
     return out
 
 
+def _dangling_links(data: bytes, topic_files: set[str]) -> list[Problem]:
+    """Warnings (rule `index-link`) for the `MEMORY.md` lines that link to a topic file
+    (`[Title](name.md)`, `gitdream.dream.memoryfiles.index_link_slug`) not among
+    `topic_files` (file names in the memory folder): a topic deleted or renamed by hand.
+    Warnings, not problems: such a line blocks nothing, and the next dream drops the lines
+    of its own block that point nowhere."""
+    from gitdream.dream.memoryfiles import index_link_slug
+
+    found = []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        slug = index_link_slug(line)
+        if slug is not None and f"{slug}.md" not in topic_files:
+            found.append(
+                Problem(
+                    "index-link",
+                    f"links to {slug}.md, which is not in the memory folder",
+                    "restore the file or remove the line",
+                    line=number,
+                )
+            )
+    return found
+
+
 def _selected(path: str, filters: list[str]) -> bool:
     if not filters:
         return True
@@ -234,6 +258,7 @@ def check_agents(
     filters = [p.strip("/") if p not in ("", ".") else "" for p in paths]
     warnings: list[str] = []
     wanted: dict[str, tuple[str, str | None]] = {}  # path -> (kind, agent id)
+    topics: dict[str, set[str]] = {}  # agent id -> names of its topic files ("deploys.md")
 
     if staged:
         from gitdream.git import indexfile
@@ -243,6 +268,8 @@ def check_agents(
         for agent in _agents(_agent_dirs_from_paths(sorted(available_all), list(cfg["agents"])), cfg):
             for path, kind in _classify(agent, available_all).items():
                 wanted.setdefault(path, (kind, agent.id))
+                if kind == KIND_TOPIC:
+                    topics.setdefault(agent.id, set()).add(path.rsplit("/", 1)[-1])
         exists = available_all.__contains__
     else:
         from gitdream.agents import list_agents
@@ -251,6 +278,8 @@ def check_agents(
         for agent in list_agents(repo.workdir, cfg):
             for path, kind in _classify(agent, _worktree_files(repo.workdir, agent, warnings)).items():
                 wanted.setdefault(path, (kind, agent.id))
+                if kind == KIND_TOPIC:
+                    topics.setdefault(agent.id, set()).add(path.rsplit("/", 1)[-1])
 
         def exists(path: str) -> bool:
             full = repo.workdir / path
@@ -291,6 +320,9 @@ def check_agents(
         check_bytes(path, contents[path], limits, selected[path][0], agent=selected[path][1])
         for path in sorted(contents)
     ]
+    for checked in files:
+        if checked.kind == KIND_INDEX and checked.agent is not None:
+            checked.warnings.extend(_dangling_links(contents[checked.path], topics.get(checked.agent, set())))
     return CheckResult(
         files=files,
         mode="staged" if staged else "worktree",

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from gitdream.dream import memoryfiles as mf
 from gitdream.dream.facts import Fact, one_line, render
@@ -59,7 +59,6 @@ INDEX_HEADER = (
     "lines outside it are yours and it never changes them.\n"
 )
 _OVERFLOW = re.compile(r"^- … and \d+ more topics? (?:are|is) not listed here")
-_LINK = re.compile(r"\]\(<?([^)<>]+?)>?\)")
 
 
 # --- results -------------------------------------------------------------------------------
@@ -633,17 +632,6 @@ def _size(text: str) -> tuple[int, int]:
     return _count_lines(text), len(text.encode("utf-8", "surrogatepass"))
 
 
-def _line_slug(line: str) -> str | None:
-    """The topic slug an index line links to (`[..](slug.md)`), or None."""
-    match = _LINK.search(line)
-    if match is None:
-        return None
-    target = unquote(match.group(1).strip())
-    if not target.endswith(".md") or "/" in target or "#" in target:
-        return None
-    return target[: -len(".md")]
-
-
 def _index_line(title: str, slug: str, description: str) -> str:
     label = title.replace("[", "(").replace("]", ")")
     link = quote(f"{slug}.md", safe="-_.~!$&'*+,;=:@") if re.search(r"[\s()<>]", slug) else f"{slug}.md"
@@ -716,7 +704,7 @@ def _write_index(
     for line in old_lines:
         if _OVERFLOW.match(line) or not line.strip():
             continue
-        slug = _line_slug(line)
+        slug = mf.index_link_slug(line)
         if slug is None:
             lines.append((None, line))
         elif slug in exists_after and slug not in listed:
@@ -725,7 +713,7 @@ def _write_index(
     old_kept = list(lines)
     dream_topics = {s for s, t in memory.topics.items() if t.owned and s in exists_after}
     dream_topics |= {s for s, e in live.items() if e.touched and e.topic is None}
-    listed_by_human = {_line_slug(line) for line in human.splitlines()}
+    listed_by_human = {mf.index_link_slug(line) for line in human.splitlines()}
     for slug in sorted(dream_topics - listed - listed_by_human):
         entry = live.get(slug)
         if entry is not None and entry.topic is None:
@@ -845,7 +833,7 @@ def _index_items(path: str, text: str | None, existing: set[str]) -> list[str]:
     for line in text[block.inner_start : block.inner_end].splitlines():
         if not line.strip() or _OVERFLOW.match(line):
             continue
-        slug = _line_slug(line)
+        slug = mf.index_link_slug(line)
         if slug is None:
             items.append("line:" + line)
         elif slug in existing:

@@ -176,6 +176,24 @@ class MemoryFiles:
     archives: dict[str, str] = field(default_factory=dict)
 
 
+_LINK = re.compile(r"\]\(<?([^)<>]+?)>?\)")
+
+
+def index_link_slug(line: str) -> str | None:
+    """The topic slug a `MEMORY.md` line links to — `[Title](slug.md)`, the link
+    percent-decoded, `<slug.md>` allowed — or None for a line with no such link (a link
+    into a sub-folder, with an anchor, or to anything but a `.md` file is not a topic)."""
+    from urllib.parse import unquote
+
+    match = _LINK.search(line)
+    if match is None:
+        return None
+    target = unquote(match.group(1).strip())
+    if not target.endswith(".md") or "/" in target or "#" in target:
+        return None
+    return target[: -len(".md")]
+
+
 def index_path(agent: Agent) -> str:
     return join(agent.memory_dir, INDEX_NAME)
 
