@@ -9,6 +9,7 @@ status"); when disabled it writes nothing at all.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +73,27 @@ def _uncommitted_sources(repo: Repo, agent: Agent, changed: set[str]) -> list[st
     return sorted(found)
 
 
+def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
+    """One warning per lock file of git's that a dream needs free — `index.lock`,
+    `HEAD.lock`, the checked-out branch's `.lock` (`gitdream.git.locks`) — with its age:
+    while one exists every dream refuses to write, and a git command killed mid-write
+    leaves it behind for good."""
+    from gitdream.git import locks
+
+    found = []
+    for name in (locks.INDEX, "HEAD", *([branch] if branch else [])):
+        path = locks.lock_path(repo, name)
+        try:
+            age = clock.now().timestamp() - path.stat().st_mtime
+        except OSError:
+            continue
+        found.append(
+            f"{path} exists ({age / 60:.0f} minutes old): dreams refuse to write while it does; "
+            f"if no git command is running, remove it: rm {shlex.quote(str(path))}"
+        )
+    return found
+
+
 def status(repo: Repo, cfg: Config) -> StatusResult:
     """Collect the status of every agent. Writes only the stamp (when enabled)."""
     from gitdream.dream import material
@@ -90,6 +112,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
         "hint": problem.hint if problem else None,
     }
     result.engine = engine_status(cfg)
+    result.warnings.extend(_git_lock_files(repo, head.branch))
     holder = lock.read(repo.common_dir)
     if holder is not None:
         result.lock = {

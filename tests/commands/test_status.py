@@ -92,3 +92,20 @@ def test_a_corrupt_index_is_a_warning_not_a_failed_status(agent_repo: Path) -> N
     assert any("uncommitted raw files not listed" in w for w in document["warnings"])
     human = cli(agent_repo, "status")
     assert human.exit_code == 0 and "?" in human.stdout
+
+
+def test_a_leftover_git_lock_file_is_a_warning(agent_repo: Path) -> None:
+    """A git command killed mid-write leaves `index.lock` behind and every dream refuses to
+    write until it is removed: status says so, with the file and the command."""
+    lock = agent_repo / ".git" / "index.lock"
+    branch_lock = agent_repo / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_bytes(b"")
+    branch_lock.write_bytes(b"")
+    warnings = json.loads(cli(agent_repo, "status", "--json").stdout)["warnings"]
+    assert [w.split(" exists ")[0] for w in warnings] == [str(lock), str(branch_lock)]
+    assert f"rm {lock}" in warnings[0]
+    human = cli(agent_repo, "status")
+    assert str(lock) in human.stdout + human.stderr
+    lock.unlink()
+    branch_lock.unlink()
+    assert json.loads(cli(agent_repo, "status", "--json").stdout)["warnings"] == []
