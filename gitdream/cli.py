@@ -497,6 +497,8 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
     )
     if repo_info["problem"]:
         output.out(f"repository: {repo_info['problem']}")
+        if repo_info["hint"]:
+            output.out(f"  next: {repo_info['hint']}")
     if result.lock:
         stale = f" (stale: {result.lock['stale']})" if result.lock["stale"] else ""
         output.out(

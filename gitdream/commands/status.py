@@ -102,7 +102,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
 
     result = StatusResult(bool(cfg["enabled"]), cfg.source("enabled"))
     head = repo.head()
-    problem = repo.state_problem()
+    problem = repo.state_problem() or repo.index_problem()
     result.repository = {
         "workdir": str(repo.workdir),
         "common_dir": str(repo.common_dir),

@@ -268,6 +268,24 @@ class Repo:
             )
         return None
 
+    def index_problem(self) -> RepoStateError | None:
+        """The refusal of `index_format_error` when this worktree's index is in a format
+        libgit2 cannot read (sparse or split index), else None.
+
+        Cheap in the usual case: the index is parsed (O(tracked files)) only when git was
+        told to write such an index — `index.sparse` or `core.splitIndex` set, or a
+        `sharedindex.*` file (left by `git update-index --split-index`) in the git dir."""
+        import pygit2
+
+        hinted = self.config_bool("index.sparse") or self.config_bool("core.splitIndex")
+        if not hinted and not any(self.git_dir.glob("sharedindex.*")):
+            return None
+        try:
+            self.raw.index.read()
+        except pygit2.GitError as exc:
+            return index_format_error(exc)
+        return None
+
     def require_writable(self) -> Head:
         """Return `head()` or raise the RepoStateError of `state_problem()`."""
         problem = self.state_problem()

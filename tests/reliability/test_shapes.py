@@ -457,8 +457,13 @@ def test_an_index_libgit2_cannot_read_refuses_with_the_fix(tmp_path: Path, shape
     git(root, *make_cmd)
     before_head = head(root)
     before = snapshot(root)
-    for args in (("run",), ("status",), ("check", "--staged")):
+    for args in (("run",), ("check", "--staged")):
         refused(gd(root, *args), what, "git " + " ".join(fix_cmd[:2]))
+    # status still prints everything else, and names the problem and its fix
+    shown = gd(root, "status")
+    assert shown.returncode == 0 and what in shown.stdout and "git " + " ".join(fix_cmd[:2]) in shown.stdout
+    repository = ok(gd(root, "status", "--json"))["repository"]
+    assert what in repository["problem"] and "git " + " ".join(fix_cmd[:2]) in repository["hint"]
     unchanged(root, before_head, before)
     assert git(root, "for-each-ref", "refs/gitdream", "refs/notes") == ""
     git(root, *fix_cmd)
