@@ -205,3 +205,26 @@ def test_descends_from_is_proper_ancestry_and_remembered(git_repo: Path) -> None
     assert repo.descends_from(first, first) is False  # proper ancestry, as libgit2's
     assert repo._ancestry == {(second, first): True, (first, second): False, (first, first): False}
     assert repo.descends_from(second, first) is True  # from memory
+
+
+def test_a_badly_named_agent_folder_stops_no_command_for_the_others(agent_repo: Path) -> None:
+    """Regression test: with one folder `agents/we:ird`, `check`, `audit` and `revert` of every
+    agent failed ("cannot name a git ref"); like `run` and `status` they skip it and warn."""
+    write(
+        agent_repo,
+        "agents/ops/memory/logs/2026/03/2026-03-01.md",
+        "- [deploy] Rollbacks need the previous tag.\n",
+    )
+    commit_all(agent_repo, "log")
+    dreamt = cli(agent_repo, "run", "--engine", "offline")
+    assert dreamt.exit_code == 0, dreamt.stderr
+    write(agent_repo, "agents/we:ird/agent.md", "# weird\n")
+    commit_all(agent_repo, "a badly named folder")
+    for args in (("check",), ("check", "--staged"), ("audit", "ops"), ("revert", "last", "--dry-run")):
+        result = cli(agent_repo, *args)
+        assert result.exit_code == 0, (args, result.stdout, result.stderr)
+        if args[0] != "revert":
+            assert "skipped agent folder agents/we:ird" in result.stdout + result.stderr, args
+    audit = json.loads(cli(agent_repo, "audit", "ops", "--json").stdout)
+    assert audit["summary"]["facts"] >= 1
+    assert any("agents/we:ird" in w for w in audit["warnings"])

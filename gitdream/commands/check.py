@@ -156,8 +156,8 @@ def _agent_dirs_from_paths(paths: list[str], patterns: list[str]) -> list[str]:
     return sorted(found)
 
 
-def _agents(dirs: list[str], cfg: Any) -> list[Agent]:
-    return agents_from_dirs(dirs, cfg)
+def _agents(dirs: list[str], cfg: Any, warnings: list[str]) -> list[Agent]:
+    return agents_from_dirs(dirs, cfg, warnings)
 
 
 def _classify(agent: Agent, available: set[str]) -> dict[str, str]:
@@ -265,7 +265,9 @@ def check_agents(
 
         index_path = index_file or repo.inherited_index
         available_all = set(indexfile.staged_paths(repo, index_path))
-        for agent in _agents(_agent_dirs_from_paths(sorted(available_all), list(cfg["agents"])), cfg):
+        for agent in _agents(
+            _agent_dirs_from_paths(sorted(available_all), list(cfg["agents"])), cfg, warnings
+        ):
             for path, kind in _classify(agent, available_all).items():
                 wanted.setdefault(path, (kind, agent.id))
                 if kind == KIND_TOPIC:
@@ -275,7 +277,7 @@ def check_agents(
         from gitdream.agents import list_agents
 
         index_path = None
-        for agent in list_agents(repo.workdir, cfg):
+        for agent in list_agents(repo.workdir, cfg, warnings):
             for path, kind in _classify(agent, _worktree_files(repo.workdir, agent, warnings)).items():
                 wanted.setdefault(path, (kind, agent.id))
                 if kind == KIND_TOPIC:

@@ -142,7 +142,7 @@ def _commit_for(repo: Repo, run: Run, kind: str, head: str) -> str | None:
 def _agent_for(repo: Repo, cfg: Config, run: Run) -> Agent:
     from gitdream.agents import list_agents, make_agent
 
-    for agent in list_agents(repo.workdir, cfg):
+    for agent in list_agents(repo.workdir, cfg, []):  # a badly named other folder is not ours to judge
         if agent.id == run.agent:
             return agent
     agent_dir = (run.receipt or {}).get("agent_dir")

@@ -394,8 +394,10 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
         run = resolve(runs, run_ref, agent_id)
         if agent_id is None:
             agent_id = run.agent
-    agents: list[Agent] = select(list_agents(repo.workdir, cfg), [agent_id] if agent_id else [])
+    skipped: list[str] = []
+    agents: list[Agent] = select(list_agents(repo.workdir, cfg, skipped), [agent_id] if agent_id else [])
     result = AuditResult([a.id for a in agents], head, run.run if run else None)
+    result.warnings.extend(skipped)
     units: set[tuple[str, str]] = set()
     if run is not None and run.receipt is not None:
         for unit in [*(run.receipt.get("units") or []), *(run.receipt.get("definition_units") or [])]:
