@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -228,3 +230,24 @@ def test_a_badly_named_agent_folder_stops_no_command_for_the_others(agent_repo: 
     audit = json.loads(cli(agent_repo, "audit", "ops", "--json").stdout)
     assert audit["summary"]["facts"] >= 1
     assert any("agents/we:ird" in w for w in audit["warnings"])
+
+
+def test_git_dir_without_work_tree_makes_the_current_directory_the_working_tree(
+    agent_repo: Path, tmp_path: Path
+) -> None:
+    """As git does (git(1), --git-dir): GIT_DIR alone means "you are at the top level of the
+    working tree"; core.worktree, when set, wins."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"GIT_DIR": str(agent_repo / ".git")}
+    shown = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"],
+        cwd=elsewhere,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
+    assert Path(shown.stdout.strip()).resolve() == elsewhere.resolve()
+    assert Repo.open(elsewhere, env=env).workdir == elsewhere.resolve()
+    git(agent_repo, "config", "core.worktree", str(agent_repo))
+    assert Repo.open(elsewhere, env=env).workdir == agent_repo.resolve()

@@ -170,6 +170,10 @@ class Repo:
     def open(cls, start: Path | str | None = None, env: dict[str, str] | None = None) -> Repo:
         """Discover and open the repository containing `start` (default: the cwd).
 
+        An inherited `GIT_DIR` is used instead of discovery and, as git does, its working
+        tree is `GIT_WORK_TREE`, else `core.worktree`, else `start` itself (git(1):
+        `--git-dir` "tells Git that you are at the top level of the working tree").
+
         Raises RepoStateError when there is no repository, when it is bare, or when it
         cannot be opened (e.g. `safe.directory`), each with the next step.
         """
@@ -203,6 +207,10 @@ class Repo:
         if environ.get("GIT_WORK_TREE"):
             work = Path(environ["GIT_WORK_TREE"])
             raw.workdir = str(work if work.is_absolute() else start_path / work)
+        elif inherited_git_dir and "core.worktree" not in raw.config:
+            # git(1), --git-dir: GIT_DIR without GIT_WORK_TREE (or core.worktree) "tells Git
+            # that you are at the top level of the working tree" — the current directory.
+            raw.workdir = str(start_path)
         workdir = Path(raw.workdir).resolve()
         git_dir = Path(raw.path).resolve()
         inherited_index = None
