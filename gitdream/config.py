@@ -339,8 +339,18 @@ def _key_or_error(name: str, where: str) -> Key:
     if key is None:
         import difflib
 
+        table, _, bare = name.rpartition(".")
         close = difflib.get_close_matches(name, KEY_BY_NAME, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else "see `gitdream config show` for keys"
+        if table and bare in KEY_BY_NAME:
+            # TOML: every key below a `[table]` header belongs to that table
+            hint = (
+                f"'{bare}' is a top-level key, but it was written below the [{table}] header; "
+                f"move `{bare} = …` above the first [table] header of the file"
+            )
+        elif close:
+            hint = f"did you mean '{close[0]}'?"
+        else:
+            hint = "see `gitdream config show` for keys"
         raise ConfigError(f"{where}: unknown key '{name}'", hint=hint)
     return key
 

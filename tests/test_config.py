@@ -79,6 +79,16 @@ def test_unknown_key_suggests_the_closest(tmp_path: Path) -> None:
     assert info.value.hint == "did you mean 'min_hours'?"
 
 
+def test_a_top_level_key_appended_below_a_table_says_where_to_move_it(tmp_path: Path) -> None:
+    """Appending `min_hours = 5` to the gitdream.toml that init writes puts it in the last
+    table ([screen]): the hint says so instead of guessing another key."""
+    write(tmp_path, "gitdream.toml", "[screen]\nallow = []\nmin_hours = 5\n")
+    with pytest.raises(ConfigError) as info:
+        config.load(tmp_path, env={})
+    assert "unknown key 'screen.min_hours'" in info.value.message
+    assert "'min_hours' is a top-level key, but it was written below the [screen] header" in info.value.hint
+
+
 def test_unknown_section_is_an_error(tmp_path: Path) -> None:
     write(tmp_path, "gitdream.toml", "[openai]\nmodel = 'x'\n")
     with pytest.raises(ConfigError, match="unknown key 'openai'"):

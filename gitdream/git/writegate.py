@@ -347,7 +347,7 @@ def require(
     refused = [v for v in verdicts if not v.allowed]
     if refused:
         if len(refused) == 1:
-            message = f"refusing to write {refused[0].reason}"
+            message = f"refusing to write: {refused[0].reason}"
         else:
             message = "refusing to write:\n" + "\n".join(f"  {v.reason}" for v in refused)
         hints = []

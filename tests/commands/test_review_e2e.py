@@ -150,7 +150,7 @@ def test_a_dirty_target_refuses_with_the_file_untouched(demo: Path) -> None:
     state = snapshot(demo)
     result = cli(demo, "revert", "last")
     assert result.exit_code == 1
-    assert f"refusing to write {OPS}/memory/deploy.md has uncommitted changes" in result.stderr
+    assert f"refusing to write: {OPS}/memory/deploy.md has uncommitted changes" in result.stderr
     assert f"hint: commit or stash your change to {OPS}/memory/deploy.md, then run again" in result.stderr
     assert snapshot(demo) == state
 
