@@ -13,7 +13,8 @@ file's blob is not read here):
 - only files matching the agent's `log_globs`/`session_globs` are sources, and the dream's
   own outputs (MEMORY.md, topic files at the top of the memory directory, `archive/`,
   the definition files) never are, whatever the globs say;
-- when the watermark is not an ancestor of the input commit (history was rewritten), the
+- when the watermark is not an ancestor of the input commit (a dream on another branch or
+  worktree moved it, or history was rewritten), the
   merge base is used, with a warning; in a shallow clone a watermark that cannot be reached
   is an error with the fix, never a silent "everything is new"; so is a missing watermark
   when the agent's MEMORY.md holds gitdream's index block but no reflog shows a dream of
@@ -198,7 +199,8 @@ def resolve_base(
         ]
     return str(merge_base), [
         f"the watermark of agent {agent.id} ({mark[:12]}) is not an ancestor of HEAD "
-        f"(history was rewritten?); reading material since the merge base {str(merge_base)[:12]}"
+        "(a dream of it on another branch or worktree, or rewritten history); reading material "
+        f"since the merge base {str(merge_base)[:12]}, which may repeat what that dream consumed"
     ]
 
 
