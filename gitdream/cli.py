@@ -521,8 +521,9 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
             [
                 agent["id"],
                 (last["time"] or "never") + (f" {last['status']}" if last["status"] else ""),
-                "now" if gate["open"] else f"in {gate['hours_until_open']:.1f} h",
-                f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}",
+                _next_dream(gate, sessions),
+                f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}"
+                + (f" +{sessions['pending']} pending" if sessions["pending"] else ""),
                 str(agent["backoff"]["failures"]),
                 "?" if agent["uncommitted_raw"] is None else str(len(agent["uncommitted_raw"])),
             ]
@@ -532,6 +533,16 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
     for agent in result.agents:
         for path in (agent["uncommitted_raw"] or [])[:10]:
             output.out(f"  {agent['id']}: not committed, ignored by the next dream: {path}")
+
+
+def _next_dream(gate: dict[str, Any], sessions: dict[str, Any]) -> str:
+    """The NEXT column of `status`: when `run --auto` would dream this agent — after the
+    time gate ("in 3.5 h"), else after more sessions ("at 5 sessions"), else "now"."""
+    if not gate["open"]:
+        return f"in {gate['hours_until_open']:.1f} h"
+    if not sessions["pending"] and sessions["new"] is not None and sessions["new"] < sessions["needed"]:
+        return f"at {sessions['needed']} sessions"
+    return "now"
 
 
 # --- review and undo: log, show, audit, revert -----------------------------------------------

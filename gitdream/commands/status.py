@@ -97,7 +97,7 @@ def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
 def status(repo: Repo, cfg: Config) -> StatusResult:
     """Collect the status of every agent. Writes only the stamp (when enabled)."""
     from gitdream.dream import material
-    from gitdream.trigger import lock
+    from gitdream.trigger import gates, lock
     from gitdream.trigger import state as state_mod
 
     result = StatusResult(bool(cfg["enabled"]), cfg.source("enabled"))
@@ -163,7 +163,12 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                     if opens
                     else 0.0,
                 },
-                "sessions": {"new": sessions, "needed": int(cfg["min_sessions"]), "error": sessions_error},
+                "sessions": {
+                    "new": sessions,
+                    "needed": int(cfg["min_sessions"]),
+                    "pending": gates.pending_paths(repo, agent) if head.oid is not None else 0,
+                    "error": sessions_error,
+                },
                 "uncommitted_raw": None if changed is None else _uncommitted_sources(repo, agent, changed),
                 "backoff": {
                     "failures": entry.failures,

@@ -111,7 +111,7 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             )
             continue
         sessions = _sessions(repo, agent, head.oid)
-        pending = _pending(repo, agent)
+        pending = pending_paths(repo, agent)
         entry.last_scan = clock.iso(now)
         entry.last_sessions = sessions
         if pending:
@@ -148,8 +148,10 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
     return result
 
 
-def _pending(repo: Repo, agent: Agent) -> int:
-    """How many paths the agent's last completed dream left pending (from its receipt)."""
+def pending_paths(repo: Repo, agent: Agent) -> int:
+    """How many source paths the agent's last completed dream left pending — over
+    `max_units`, a failed batch, a refused definition — read from the receipt (git note)
+    of its watermark commit. Such material opens the sessions gate by itself."""
     from gitdream.dream import material, receipts
 
     last = receipts.latest(repo, agent.id, material.read_watermark(repo, agent))

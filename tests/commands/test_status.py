@@ -109,3 +109,31 @@ def test_a_leftover_git_lock_file_is_a_warning(agent_repo: Path) -> None:
     lock.unlink()
     branch_lock.unlink()
     assert json.loads(cli(agent_repo, "status", "--json").stdout)["warnings"] == []
+
+
+def _row(root: Path, env: dict[str, str] | None = None) -> str:
+    result = cli(root, "status", env=env)
+    assert result.exit_code == 0, result.stderr
+    return next(line for line in result.stdout.splitlines() if line.startswith("ops "))
+
+
+def test_next_says_when_auto_mode_would_dream(agent_repo: Path) -> None:
+    """NEXT: "at 5 sessions" while too few sessions are new (the time gate alone being open
+    is not "now"); "now" with material a run left pending; "in N h" after a dream."""
+    for day in (1, 2):
+        write(
+            agent_repo,
+            f"{LOGS}/2026-03-0{day}.md",
+            f"- [ops] Fact {day}: deploys need the tag.\n- [db] Other {day}.\n",
+        )
+    commit_all(agent_repo, "two logs")
+    assert "at 5 sessions" in _row(agent_repo) and " 2/5 " in _row(agent_repo) + " "
+
+    capped = cli(agent_repo, "run", env={"GITDREAM_MAX_UNITS": "1"})
+    assert capped.exit_code == 0, capped.stderr
+    sessions = json.loads(cli(agent_repo, "status", "--json").stdout)["agents"][0]["sessions"]
+    assert sessions["pending"] >= 1 and sessions["new"] == 0
+    row = _row(agent_repo, env={"GITDREAM_MIN_HOURS": "0"})
+    assert " now " in row + " " and f"0/5 +{sessions['pending']} pending" in row
+
+    assert "in 24.0 h" in _row(agent_repo)  # the run just now closed the time gate
