@@ -13,6 +13,14 @@ the most specific rule whose token it held:
   result: "(no output)", "(no content)", "(no result)", "(no response)", "(empty)",
   "(empty output)", "(Todo list is empty)", `NO_REPLY`, and the `⎿` result glyph of Claude
   Code's terminal.
+- "tool_result": an entry every line of which starts with `⎿`, the glyph under which
+  Claude Code's terminal prints a tool's output (`⎿ Read(README.md)…`, `⎿ Error: …`,
+  a test run's output) — the terminal form of the `tool_result` payloads the transcript
+  reader drops.
+- "terminal": Claude Code's terminal chrome — its welcome banner (a box holding
+  "Welcome to Claude Code") and `※ Tip:` lines.
+
+Box-drawing characters (U+2500–U+257F) are separators, not substance.
 
 Length is never a rule. Source: seed 004 §1.1 and §5.1 — the raw memory held heartbeat lines
 whose "result" was a tool-call id (`- [2026-08-20] [SYSTEM HEARTBEAT] → 🔧 [TOOL_CALL] Bash (ID:
@@ -43,7 +51,7 @@ _TOOL_CALL = re.compile(
     # Claude Code's terminal transcript: "⏺ Bash(pytest -q)", "⏺ Update Todos"; the "⏺"
     # glyph also starts the assistant's own prose, so only a known tool name qualifies.
     r"|⏺[ \t]*(?:(?:Update|Read) Todos|Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS|Task"
-    r"|WebFetch|WebSearch|TodoWrite|TodoRead|Search|List|Fetch)\b(?:\([^\n]*\))?",
+    r"|WebFetch|WebSearch|TodoWrite|TodoRead|Search|List|Fetch|Call)\b(?:\([^\n]*\))?",
     re.IGNORECASE,
 )
 _HEARTBEAT = re.compile(
@@ -56,7 +64,8 @@ _EMPTY = re.compile(
     r"|\bNO_REPLY\b|⎿",
     re.IGNORECASE,
 )
-RULES = ("tool_call", "heartbeat", "empty")
+RULES = ("tool_call", "heartbeat", "empty", "tool_result", "terminal")
+_BANNER = re.compile(r"[╭│]\s*✻?\s*Welcome to Claude Code\b")
 
 
 def _substance(text: str) -> bool:
@@ -65,7 +74,10 @@ def _substance(text: str) -> bool:
 
 
 def _is_symbol(ch: str) -> bool:
-    # So/Sk/Sc/Sm: emoji, ©, currency, math. Arrows (→, ⇒) are Sm but only separate here.
+    # So/Sk/Sc/Sm: emoji, ©, currency, math. Arrows (→, ⇒) and box drawing (─│╭) are
+    # symbols too, but only separate here.
+    if "\u2500" <= ch <= "\u257f":
+        return False
     return unicodedata.category(ch).startswith("S") and ch not in "→←⇒⇐↦➜➔|+<>=~^`"
 
 
@@ -80,8 +92,9 @@ _LITERALS = {
 
 
 def noise_rule(text: str) -> str | None:
-    """The rule ("tool_call", "heartbeat", "empty") that makes `text` noise, or None."""
-    rest = "\n".join(strip_prefix(line)[0] for line in text.split("\n"))
+    """The rule (one of `RULES`) that makes `text` noise, or None."""
+    lines = [strip_prefix(line)[0] for line in text.split("\n")]
+    rest = "\n".join(lines)
     lowered = rest.lower()
     found = None
     for name, pattern in (("tool_call", _TOOL_CALL), ("heartbeat", _HEARTBEAT), ("empty", _EMPTY)):
@@ -91,8 +104,20 @@ def noise_rule(text: str) -> str | None:
         if count and found is None:
             found = name
     if _substance(rest):
-        return None
+        return _terminal_rule(lines, text)
     return found or "empty"
+
+
+def _terminal_rule(lines: list[str], text: str) -> str | None:
+    """ "tool_result" or "terminal" for Claude Code's terminal output (module docstring)."""
+    shown = [line.strip() for line in lines if line.strip()]
+    if not shown:
+        return None
+    if all(line.startswith("⎿") for line in shown):
+        return "tool_result"
+    if all(line.startswith("※ Tip:") for line in shown) or _BANNER.search(text):
+        return "terminal"
+    return None
 
 
 def filter_noise(entries: Iterable[Entry]) -> tuple[list[Entry], dict[str, int]]:

@@ -129,8 +129,9 @@ def test_filter_noise_drops_nothing_from_real_logs_and_transcripts() -> None:
         if "BookMinder" in str(path):
             # A pasted Claude Code terminal session: only its tool-call lines and empty
             # results are noise, and every dropped entry holds nothing else.
-            assert set(counts) <= {"tool_call", "empty"}, counts
-            assert all("⏺" in text or "⎿" in text for text in dropped), dropped[:5]
+            assert set(counts) <= {"tool_call", "empty", "tool_result", "terminal"}, counts
+            marks = ("⏺", "⎿", "※ Tip:", "Welcome to Claude Code")
+            assert all(any(mark in text for mark in marks) for text in dropped), dropped[:5]
         else:
             assert counts == {}, (path, dropped[:5])
         total += len(kept)
@@ -157,3 +158,35 @@ def test_claude_code_terminal_tool_lines_are_noise() -> None:
     assert noise_rule("⎿ (Todo list is empty)") == "empty"
     assert noise_rule("⏺ I'll read the failing test first.") is None
     assert noise_rule("⏺ Bash(pytest) showed 3 failures in the parser") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("⏺ Call(Check project status)…", "tool_call"),
+        ("⎿ Read(README.md)… ⎿ Read(TODO.md)… ⎿ Done (3 tool uses · 0s)", "tool_result"),
+        ("⎿ Error: (eval):1: command not found: pytest", "tool_result"),
+        ("⎿ ===== test session starts =====\n  ⎿ platform darwin -- Python 3.13.0", "tool_result"),
+        ("※ Tip: Hit Enter to queue up additional messages while Claude is working.", "terminal"),
+        ("claude ╭────────╮ │ ✻ Welcome to Claude Code research preview! │ │ /help for help │", "terminal"),
+        ("╭────────╮\n╰────────╯", "empty"),
+    ],
+)
+def test_claude_code_terminal_output_and_chrome_are_noise(text: str, rule: str) -> None:
+    """Regression test: a pasted Claude Code session (real data: BookMinder's diary) turned
+    its welcome banner, tips, `⏺ Call(…)` lines and `⎿` tool output into facts."""
+    assert noise_rule(text) == rule
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "⏺ Let me activate the virtual environment first and then run the tests:",
+        "⏺ Read the notes\n⎿ Done",  # the assistant's words and a result: kept whole
+        "the ⎿ glyph marks tool output in Claude Code",
+        "we should print a Welcome to Claude Code banner",
+        "※ Tip: rotate the keys monthly\nand tell the team",
+    ],
+)
+def test_claude_code_prose_is_kept(text: str) -> None:
+    assert noise_rule(text) is None
