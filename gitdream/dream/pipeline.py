@@ -561,6 +561,7 @@ def run_agent(
         _phase(state, "definitions", changes=len(def_changes))
         receipt["status"] = "ok"
         outcome.diff = "".join(diff_parts)
+        receipt["pending"] = state.pending  # the summary counts what is left for the next run
         outcome.summary = _summary(agent, receipt)
         if not opts.dry_run:
             current = "finish"
@@ -688,7 +689,7 @@ def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
         detail += f", {counts['rejected']} rejected"
     pending = sum(len(p.get("entries") or []) or 1 for p in receipt.get("pending") or [])
     if pending:
-        detail += f", {pending} entries left for the next run"
+        detail += f", {pending} {'entry' if pending == 1 else 'entries'} left for the next run"
     tail = " — " + ", ".join(parts) if parts else " — no commit"
     noun = "memory" if improved == 1 else "memories"
     return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}"

@@ -371,6 +371,18 @@ def test_material_left_pending_twice_is_still_read_the_third_time(agent_repo: Pa
     assert receipt["pending"] == []
 
 
+def test_the_run_summary_says_what_was_left_for_the_next_run(agent_repo: Path) -> None:
+    """Regression test: a run stopped by max_units printed "(1 new, 0 corroborated)" and
+    nothing about the entries it left pending; so did its dry run."""
+    _log(agent_repo, 1, "- [a] First lesson about alpha.", "- [b] Second lesson about beta.")
+    commit_all(agent_repo, "two entries")
+    env = {"GITDREAM_MAX_UNITS": "1"}
+    for args in (("run", "--dry-run"), ("run",)):
+        result = cli(agent_repo, *args, env=env)
+        assert result.exit_code == 0, result.stderr
+        assert "1 entry left for the next run" in result.stdout, (args, result.stdout[-300:])
+
+
 def test_facts_for_a_topic_with_unreadable_front_matter_wait_until_it_is_fixed(agent_repo: Path) -> None:
     """Regression test: facts routed to a topic whose front matter cannot be read were
     rejected once and, with the watermark moved past them, never written: now they are
