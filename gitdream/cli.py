@@ -160,7 +160,9 @@ def init_cmd(ctx: click.Context, agent_id: str | None, single: bool, commit: boo
 
     Writes gitdream.toml (every key, commented, at its default) unless it exists, and
     agent.md, soul.md, SKILL.md and memory/MEMORY.md for the agent. If any agent file
-    already exists, nothing is written and the command exits 1.
+    already exists, nothing is written and the command exits 1. Paths are relative to
+    the repository root, whatever folder it runs in (`--json` keeps them so); the lines
+    printed name them as seen from the current folder.
 
     \b
     Examples:
@@ -178,10 +180,14 @@ def init_cmd(ctx: click.Context, agent_id: str | None, single: bool, commit: boo
         output.warn(warning)
     if json_:
         return
+
+    def shown(path: str) -> str:  # as seen from the current folder (or -C), maybe a sub-folder
+        return os.path.relpath(repo.workdir / path, _start(ctx))
+
     for path in result.kept:
-        output.out(f"Kept     {path} (exists)")
+        output.out(f"Kept     {shown(path)} (exists)")
     for path in result.created:
-        output.out(f"Created  {path}")
+        output.out(f"Created  {shown(path)}")
     if result.commit:
         output.out(f"Committed {len(result.created)} files as {result.commit[:7]}")
     else:

@@ -111,3 +111,15 @@ def test_new_agent_passes_check(git_repo: Path) -> None:
     assert cli(git_repo, "init", "--commit").exit_code == 0
     result = cli(git_repo, "check")
     assert result.exit_code == 0, result.stdout + result.stderr
+
+
+def test_init_from_a_sub_folder_writes_at_the_root_and_prints_paths_from_there(git_repo: Path) -> None:
+    sub = git_repo / "tools" / "ai"
+    sub.mkdir(parents=True)
+    result = cli(sub, "init", "--agent", "ops")
+    assert result.exit_code == 0, result.stderr
+    assert (git_repo / "agents/ops/agent.md").is_file() and (git_repo / "gitdream.toml").is_file()
+    assert "Created  ../../agents/ops/agent.md" in result.stdout
+    assert "Created  ../../gitdream.toml" in result.stdout
+    document = json.loads(cli(sub, "init", "--agent", "dev", "--json").stdout)
+    assert "agents/dev/agent.md" in document["created"]
