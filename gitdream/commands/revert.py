@@ -113,6 +113,15 @@ class RevertResult:
         }
 
 
+def _in_head(repo: Repo, run: Run, head: str) -> bool:
+    """True when a commit of `run` (from its receipt or found by trailer) is in HEAD's
+    history."""
+    from gitdream.git import history
+
+    found = [*run.commits.values(), *run.trailer_commits.values()]
+    return any(oid and history.in_history(repo, head, oid) for oid in found)
+
+
 def _commit_for(repo: Repo, run: Run, kind: str, head: str) -> str | None:
     """The run's `kind` commit as it is in HEAD's history: the receipt's commit when HEAD
     contains it, else the commit found there by its trailers (history rewritten by a
@@ -412,7 +421,13 @@ def revert(
             "or use --dry-run to see the patch",
         )
     repo.require_own_index()
-    run = resolve(list_runs(repo), ref, agent_id, changed=True)
+    within = None
+    head_oid = repo.head().oid
+    if not replay and head_oid is not None:
+        # `last` is the newest dream this branch holds: one committed on another branch
+        # (a worktree's) cannot be reverted here. --replay also takes unmerged review runs.
+        within = ("in HEAD's history", lambda r: _in_head(repo, r, head_oid))
+    run = resolve(list_runs(repo), ref, agent_id, changed=True, within=within)
     new_run = ids.new_run_id()
     held = None
     warnings: list[str] = []

@@ -26,6 +26,7 @@ at `gitdream log`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -206,13 +207,22 @@ def _describe(run: Run) -> str:
     return f"{run.run} (agent {run.agent or '?'}, {run.time or 'unknown time'}, {run.status})"
 
 
-def resolve(runs: list[Run], ref: str, agent: str | None = None, *, changed: bool = False) -> Run:
+def resolve(
+    runs: list[Run],
+    ref: str,
+    agent: str | None = None,
+    *,
+    changed: bool = False,
+    within: tuple[str, Callable[[Run], bool]] | None = None,
+) -> Run:
     """The run `ref` names among `runs` (newest first, as `list_runs` returns them).
 
     `ref` is `last`, `last~N`, a run id or a unique prefix of one; `agent` restricts
     `last` and prefixes to that agent's runs; `changed` makes `last~N` count only runs that
     made a commit (what `gitdream revert last` means: the newest dream that changed
-    something, not the no-op of an idle agent). Raises UnknownRun (no such run, `last~N`
+    something, not the no-op of an idle agent); `within` = `(scope words, predicate)`
+    narrows `last~N` further, e.g. `("in HEAD's history", …)` for revert, so that a dream
+    committed on another branch is not what `last` means here. Raises UnknownRun (no such run, `last~N`
     past the oldest run, malformed reference) or AmbiguousRun (prefix of several runs;
     the message names each with its agent and time).
     """
@@ -224,6 +234,9 @@ def resolve(runs: list[Run], ref: str, agent: str | None = None, *, changed: boo
         if changed:
             pool = [r for r in pool if any(r.commits.values()) or r.trailer_commits]
             scope += " that made a commit"
+        if within is not None:
+            pool = [r for r in pool if within[1](r)]
+            scope += f" {within[0]}"
         n = int(match["n"] or 0)
         if n >= len(pool):
             count = len(pool)

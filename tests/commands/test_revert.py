@@ -555,3 +555,20 @@ def test_revert_last_skips_runs_that_changed_nothing(dreamed: tuple[Path, dict[s
     result = cli(root, "revert", "last", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["reverts"] == dream_receipt["run"]
+
+
+def test_last_means_the_newest_dream_in_heads_history(agent_repo: Path) -> None:
+    """Regression test: a dream on another branch (a linked worktree's) was what `revert
+    last` picked on main, which then refused; `last` now skips runs HEAD does not hold
+    (and `--replay`, which hands back unmerged review runs, still sees them)."""
+    write(agent_repo, LOG, LOG_TEXT)
+    commit_all(agent_repo, "log")
+    on_main = fake_dream(agent_repo, Planned(topics={"deploys": [("Tags.", [f"{LOG}#L3-L3"])]}))
+    git(agent_repo, "switch", "-q", "-c", "side")
+    on_side = fake_dream(agent_repo, Planned(topics={"builds": [("Cache.", [f"{LOG}#L4-L4"])]}))
+    git(agent_repo, "switch", "-q", "main")
+    result = cli(agent_repo, "revert", "last", "--dry-run", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["reverts"] == on_main["run"]
+    repo, cfg = _run(agent_repo)
+    assert revert(repo, cfg, "last", replay=True, dry_run=True).reverted == on_side["run"]
