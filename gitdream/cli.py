@@ -657,6 +657,9 @@ def log_cmd(
     rows = []
     for run in documents:
         counts = run["counts"]
+        if run["status"] in ("failed", "aborted") and not any(run["commits"].values()):
+            # nothing was written: what it would have created is not news (`--json` has it)
+            counts = {**counts, "created": "-", "corroborated": "-"}
         rows.append(
             [
                 run["run"],

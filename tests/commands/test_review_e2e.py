@@ -217,6 +217,8 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
     assert {u["path"] for u in shown["units"]} >= {f"{OPS}/memory/deploy.md", f"{OPS}/SKILL.md"}
     text = cli(demo, "log").stdout.splitlines()
     assert [line.split()[4] for line in text[1:]] == ["failed", "noop", "ok"]
+    # the failed run wrote nothing: no NEW/CORR counts in its row (the JSON keeps them)
+    assert text[1].split()[6:9] == ["-", "-", "0"] and runs[0]["counts"]["created"] >= 1
 
 
 # --- audit on a repository built from real agent files ---------------------------------------
