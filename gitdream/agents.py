@@ -108,13 +108,19 @@ def make_agent(rel_dir: str, cfg: object) -> Agent:
     )
 
 
-def agents_from_dirs(dirs: list[str], cfg: object, warnings: list[str] | None = None) -> list[Agent]:
+def agents_from_dirs(
+    dirs: list[str],
+    cfg: object,
+    warnings: list[str] | None = None,
+    skipped: dict[str, ConfigError] | None = None,
+) -> list[Agent]:
     """Agents for repository-relative directories `dirs` ("" is the root), sorted by id.
 
     Raises ConfigError when two directories give the same id. A directory whose name cannot
     name a git ref (not a valid ref name, or longer than MAX_ID_BYTES) is skipped with a
     message appended to `warnings` when a list is given (so one badly named folder does not
-    stop every other agent), else ConfigError.
+    stop every other agent), or recorded in `skipped` (`{directory: ConfigError}`) when
+    that dict is given, else raised as ConfigError.
     """
     import pygit2
 
@@ -141,6 +147,9 @@ def agents_from_dirs(dirs: list[str], cfg: object, warnings: list[str] | None = 
                 hint=f"rename the directory to at most {MAX_ID_BYTES} bytes",
             )
         if problem is not None:
+            if skipped is not None:
+                skipped[agent.dir] = problem
+                continue
             if warnings is None:
                 raise problem
             warnings.append(f"skipped agent folder {agent.dir}: {problem.message}; {problem.hint}")
@@ -149,7 +158,12 @@ def agents_from_dirs(dirs: list[str], cfg: object, warnings: list[str] | None = 
     return [agents[k] for k in sorted(agents)]
 
 
-def list_agents(workdir: Path, cfg: object, warnings: list[str] | None = None) -> list[Agent]:
+def list_agents(
+    workdir: Path,
+    cfg: object,
+    warnings: list[str] | None = None,
+    skipped: dict[str, ConfigError] | None = None,
+) -> list[Agent]:
     """All agents of the working tree at `workdir` (the config's `agents` globs), sorted by id.
 
     Raises ConfigError when a pattern leaves the repository or two agents share an id; a
@@ -161,7 +175,7 @@ def list_agents(workdir: Path, cfg: object, warnings: list[str] | None = None) -
         for path in _agent_dirs(workdir, pattern):
             rel = path.relative_to(workdir).as_posix()
             dirs.append("" if rel == "." else rel)
-    return agents_from_dirs(list(dict.fromkeys(dirs)), cfg, warnings)
+    return agents_from_dirs(list(dict.fromkeys(dirs)), cfg, warnings, skipped)
 
 
 def own_repository(workdir: Path, agent: Agent) -> bool:

@@ -222,11 +222,17 @@ def test_a_badly_named_agent_folder_stops_no_command_for_the_others(agent_repo: 
     assert dreamt.exit_code == 0, dreamt.stderr
     write(agent_repo, "agents/we:ird/agent.md", "# weird\n")
     commit_all(agent_repo, "a badly named folder")
-    for args in (("check",), ("check", "--staged"), ("audit", "ops"), ("revert", "last", "--dry-run")):
+    for args in (("audit", "ops"), ("revert", "last", "--dry-run"), ("check", "--staged", "--changed")):
         result = cli(agent_repo, *args)
         assert result.exit_code == 0, (args, result.stdout, result.stderr)
         if args[0] != "revert":
             assert "skipped agent folder agents/we:ird" in result.stdout + result.stderr, args
+    # check names the folder as a problem, and still judges every other agent's files
+    for args in (("check",), ("check", "--staged")):
+        result = cli(agent_repo, *args)
+        assert result.exit_code == 1, (args, result.stdout, result.stderr)
+        assert "agents/we:ird: agent-id: the agent directory 'agents/we:ird'" in result.stdout
+        assert "1 problem in 1 of 7 files" in result.stdout
     audit = json.loads(cli(agent_repo, "audit", "ops", "--json").stdout)
     assert audit["summary"]["facts"] >= 1
     assert any("agents/we:ird" in w for w in audit["warnings"])

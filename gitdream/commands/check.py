@@ -156,8 +156,8 @@ def _agent_dirs_from_paths(paths: list[str], patterns: list[str]) -> list[str]:
     return sorted(found)
 
 
-def _agents(dirs: list[str], cfg: Any, warnings: list[str]) -> list[Agent]:
-    return agents_from_dirs(dirs, cfg, warnings)
+def _agents(dirs: list[str], cfg: Any, bad: dict[str, Any]) -> list[Agent]:
+    return agents_from_dirs(dirs, cfg, skipped=bad)
 
 
 def _classify(agent: Agent, available: set[str]) -> dict[str, str]:
@@ -199,6 +199,27 @@ def _worktree_files(workdir: Path, agent: Agent, warnings: list[str]) -> set[str
         if full.is_file():
             out.add(rel)
     return out
+
+
+def _bad_folders(bad: dict[str, Any], filters: list[str], warnings: list[str] | None) -> list[FileCheck]:
+    """A FileCheck (kind "folder", rule `agent-id`) per agent folder whose name cannot be an
+    agent id (`gitdream.agents.agents_from_dirs`): every other agent is still checked. With
+    `warnings` (the pre-commit hook's `--changed` mode) each becomes a warning instead, so a
+    folder committed earlier does not block every later commit."""
+    found = []
+    for folder, error in sorted(bad.items()):
+        if filters and not any(
+            f == "" or folder == f or folder.startswith(f + "/") or f.startswith(folder + "/")
+            for f in filters
+        ):
+            continue
+        if warnings is not None:
+            warnings.append(f"skipped agent folder {folder}: {error.message}; {error.hint}")
+            continue
+        found.append(
+            FileCheck(folder, "folder", None, problems=[Problem("agent-id", error.message, error.hint or "")])
+        )
+    return found
 
 
 def _dangling_links(data: bytes, topic_files: set[str]) -> list[Problem]:
@@ -259,15 +280,14 @@ def check_agents(
     warnings: list[str] = []
     wanted: dict[str, tuple[str, str | None]] = {}  # path -> (kind, agent id)
     topics: dict[str, set[str]] = {}  # agent id -> names of its topic files ("deploys.md")
+    bad: dict[str, Any] = {}  # agent folder -> ConfigError: a name that cannot be an agent id
 
     if staged:
         from gitdream.git import indexfile
 
         index_path = index_file or repo.inherited_index
         available_all = set(indexfile.staged_paths(repo, index_path))
-        for agent in _agents(
-            _agent_dirs_from_paths(sorted(available_all), list(cfg["agents"])), cfg, warnings
-        ):
+        for agent in _agents(_agent_dirs_from_paths(sorted(available_all), list(cfg["agents"])), cfg, bad):
             for path, kind in _classify(agent, available_all).items():
                 wanted.setdefault(path, (kind, agent.id))
                 if kind == KIND_TOPIC:
@@ -277,7 +297,7 @@ def check_agents(
         from gitdream.agents import list_agents
 
         index_path = None
-        for agent in list_agents(repo.workdir, cfg, warnings):
+        for agent in list_agents(repo.workdir, cfg, skipped=bad):
             for path, kind in _classify(agent, _worktree_files(repo.workdir, agent, warnings)).items():
                 wanted.setdefault(path, (kind, agent.id))
                 if kind == KIND_TOPIC:
@@ -322,6 +342,8 @@ def check_agents(
         check_bytes(path, contents[path], limits, selected[path][0], agent=selected[path][1])
         for path in sorted(contents)
     ]
+    files += _bad_folders(bad, filters, warnings if changed else None)
+    files.sort(key=lambda f: f.path)
     for checked in files:
         if checked.kind == KIND_INDEX and checked.agent is not None:
             checked.warnings.extend(_dangling_links(contents[checked.path], topics.get(checked.agent, set())))

@@ -422,8 +422,9 @@ def revert(
         )
     repo.require_own_index()
     within = None
-    head_oid = repo.head().oid
-    if not replay and head_oid is not None:
+    current = repo.head()
+    head_oid = current.oid
+    if not replay and head_oid is not None and not current.detached:  # detached: refused below
         # `last` is the newest dream this branch holds: one committed on another branch
         # (a worktree's) cannot be reverted here. --replay also takes unmerged review runs.
         within = ("in HEAD's history", lambda r: _in_head(repo, r, head_oid))
