@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import gitdream
@@ -115,6 +116,41 @@ def run_gitdream(
         text=True,
         timeout=timeout,
     )
+
+
+def popen(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`python -m gitdream ARGS` started in the background in `root`."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "gitdream", *args],
+        cwd=root,
+        env=gitdream_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def start_paused(root: Path, folder: Path, point: str, *args: str) -> subprocess.Popen[str]:
+    """Start `gitdream ARGS` with fault point `point` set to pause (`gitdream.faults`:
+    files `<point>.reached` / `<point>.continue` in `folder`) and return once it waits
+    there. Fails when the process exits first or 60 s pass."""
+    folder.mkdir(exist_ok=True)
+    env = {"GITDREAM_FAULT": f"{point}:pause", "GITDREAM_FAULT_DIR": str(folder)}
+    proc = popen(root, *args, env=env)
+    reached = folder / f"{point.partition('@')[0]}.reached"
+    deadline = time.monotonic() + 60
+    while not reached.exists():
+        if proc.poll() is not None:
+            raise AssertionError(f"{point} was never reached: {proc.communicate()}")
+        assert time.monotonic() < deadline, f"{point} was not reached within 60 s"
+        time.sleep(0.005)
+    return proc
+
+
+def resume(proc: subprocess.Popen[str], folder: Path, point: str) -> tuple[str, str]:
+    """Let a process paused by `start_paused` go on; its (stdout, stderr) once it exits."""
+    (folder / f"{point.partition('@')[0]}.continue").write_text("")
+    return proc.communicate(timeout=60)
 
 
 def cli(cwd: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None):

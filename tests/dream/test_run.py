@@ -317,32 +317,15 @@ def test_real_repository(tmp_path: Path) -> None:
 def test_user_commit_to_a_dream_path_during_the_run_is_never_undone(agent_repo: Path, tmp_path: Path) -> None:
     """The dream computed MEMORY.md at the input commit; a commit the user makes to it while
     the dream runs must not be overwritten (the commit builder is told the base)."""
-    import time
-
-    from tests.helpers import gitdream_env
+    from tests.helpers import resume, start_paused
 
     _log(agent_repo, 1, "- [deploy] a fact")
     commit_all(agent_repo, "log")
     faults = tmp_path / "faults"
-    faults.mkdir()
-    env = gitdream_env(
-        {"GITDREAM_FAULT": "before-experience-commit:pause", "GITDREAM_FAULT_DIR": str(faults)}
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gitdream", "run", "--json"],
-        cwd=agent_repo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    while not (faults / "before-experience-commit.reached").exists():
-        assert proc.poll() is None
-        time.sleep(0.02)
+    proc = start_paused(agent_repo, faults, "before-experience-commit", "run", "--json")
     write(agent_repo, "agents/ops/memory/MEMORY.md", "# ops — memory index\n\n- the user's own line\n")
     user = commit_all(agent_repo, "user edits the index meanwhile")
-    (faults / "before-experience-commit.continue").write_text("")
-    out, _err = proc.communicate(timeout=60)
+    out, _err = resume(proc, faults, "before-experience-commit")
     receipt = json.loads(out)["runs"][0]
     assert receipt["status"] == "failed" and receipt["error"]["type"] == "head_moved"
     assert head(agent_repo) == user

@@ -9,13 +9,12 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import commit_all, git, gitdream_env, init_repo, run_gitdream, write
+from tests.helpers import commit_all, git, init_repo, run_gitdream, write
 
 LOGS = "agents/ops/memory/logs/2026/03"
 MEMORY = "agents/ops/memory"
@@ -167,15 +166,3 @@ def run_json(root: Path, *args: str, env: dict[str, str] | None = None) -> dict[
     proc = run_gitdream(root, *args, "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
-
-
-def popen(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """`python -m gitdream ARGS` started in the background."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "gitdream", *args],
-        cwd=root,
-        env=gitdream_env(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )

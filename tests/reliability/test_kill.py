@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from gitdream.faults import REVERT_POINTS
-from tests.helpers import git, run_gitdream
+from tests.helpers import git, popen, run_gitdream
 from tests.reliability.support import (
     LOCK,
     USER_STATUS,
@@ -33,7 +33,6 @@ from tests.reliability.support import (
     leftovers,
     material,
     memory_tree,
-    popen,
     prepared,
     ref,
     run_json,

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import git, run_gitdream
+from tests.helpers import git, popen, resume, run_gitdream, start_paused
 from tests.reliability.support import (
     LOCK,
     MEMORY,
@@ -32,7 +32,6 @@ from tests.reliability.support import (
     fsck,
     leftovers,
     material,
-    popen,
     prepared,
     ref,
     run_json,
@@ -245,34 +244,14 @@ def repack(user: User) -> None:
     assert user.git("repack", "-q", "-a", "-d")
 
 
-def _pause(root: Path, folder: Path, point: str, *args: str) -> subprocess.Popen[str]:
-    """Start `gitdream ARGS` and return once it waits at fault point `point`."""
-    folder.mkdir(exist_ok=True)
-    env = {"GITDREAM_FAULT": f"{point}:pause", "GITDREAM_FAULT_DIR": str(folder)}
-    proc = popen(root, *args, env=env)
-    reached = folder / f"{point.partition('@')[0]}.reached"
-    deadline = time.monotonic() + 60
-    while not reached.exists():
-        if proc.poll() is not None:
-            raise AssertionError(f"{point} was never reached: {proc.communicate()}")
-        assert time.monotonic() < deadline, f"{point} was not reached within 60 s"
-        time.sleep(0.005)
-    return proc
-
-
-def _resume(proc: subprocess.Popen[str], folder: Path, point: str) -> tuple[str, str]:
-    (folder / f"{point.partition('@')[0]}.continue").write_text("")
-    return proc.communicate(timeout=60)
-
-
 def _window(
     root: Path, tmp_path: Path, point: str, action: Callable[[User], None], *args: str
 ) -> tuple[User, str, str, int]:
     user = User(root)
     folder = tmp_path / f"faults-{root.name}"
-    proc = _pause(root, folder, point, *args)
+    proc = start_paused(root, folder, point, *args)
     action(user)
-    out, err = _resume(proc, folder, point)
+    out, err = resume(proc, folder, point)
     assert "Traceback" not in err, err
     return user, out, err, proc.returncode
 

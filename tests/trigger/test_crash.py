@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gitdream.faults import RUN_POINTS
-from tests.helpers import commit_all, git, gitdream_env, head, run_gitdream, write
+from tests.helpers import commit_all, git, gitdream_env, head, resume, run_gitdream, start_paused, write
 
 LOGS = "agents/ops/memory/logs/2026/03"
 
@@ -107,27 +107,11 @@ def test_sigint_mid_run_aborts_with_nothing_committed(agent_repo: Path, tmp_path
     _material(agent_repo)
     before = head(agent_repo)
     faults = tmp_path / "faults"
-    faults.mkdir()
-    env = gitdream_env(
-        {"GITDREAM_FAULT": "before-experience-commit:pause", "GITDREAM_FAULT_DIR": str(faults)}
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gitdream", "run", "--json"],
-        cwd=agent_repo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while not (faults / "before-experience-commit.reached").exists():
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.02)
+    proc = start_paused(agent_repo, faults, "before-experience-commit", "run", "--json")
     assert (agent_repo / ".git" / "gitdream" / "lock").exists()
     proc.send_signal(signal.SIGINT)
     time.sleep(0.2)
-    (faults / "before-experience-commit.continue").write_text("")
-    out, err = proc.communicate(timeout=60)
+    out, err = resume(proc, faults, "before-experience-commit")
     assert proc.returncode == 130, err
     receipt = json.loads(out)["runs"][0]
     assert receipt["status"] == "aborted"
@@ -144,25 +128,10 @@ def test_sigint_mid_run_aborts_with_nothing_committed(agent_repo: Path, tmp_path
 def test_sigterm_is_handled_like_sigint(agent_repo: Path, tmp_path: Path) -> None:
     _material(agent_repo)
     faults = tmp_path / "faults"
-    faults.mkdir()
-    env = gitdream_env(
-        {"GITDREAM_FAULT": "before-experience-commit:pause", "GITDREAM_FAULT_DIR": str(faults)}
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gitdream", "run"],
-        cwd=agent_repo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    while not (faults / "before-experience-commit.reached").exists():
-        assert proc.poll() is None
-        time.sleep(0.02)
+    proc = start_paused(agent_repo, faults, "before-experience-commit", "run")
     proc.send_signal(signal.SIGTERM)
     time.sleep(0.2)
-    (faults / "before-experience-commit.continue").write_text("")
-    _out, err = proc.communicate(timeout=60)
+    _out, err = resume(proc, faults, "before-experience-commit")
     assert proc.returncode == 130
     assert "aborted before its next write" in err
 
