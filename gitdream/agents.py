@@ -108,6 +108,11 @@ def make_agent(rel_dir: str, cfg: object) -> Agent:
     )
 
 
+def skipped_warning(folder: str, problem: ConfigError) -> str:
+    """The warning for an agent folder skipped because its name cannot be an agent id."""
+    return f"skipped agent folder {folder}: {problem.message}; {problem.hint}"
+
+
 def agents_from_dirs(
     dirs: list[str],
     cfg: object,
@@ -152,7 +157,7 @@ def agents_from_dirs(
                 continue
             if warnings is None:
                 raise problem
-            warnings.append(f"skipped agent folder {agent.dir}: {problem.message}; {problem.hint}")
+            warnings.append(skipped_warning(agent.dir, problem))
             continue
         agents[agent.id] = agent
     return [agents[k] for k in sorted(agents)]

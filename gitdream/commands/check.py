@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitdream.agents import Agent, agents_from_dirs
+from gitdream.agents import Agent, agents_from_dirs, skipped_warning
 from gitdream.errors import GitdreamError
 from gitdream.globs import glob_match
 from gitdream.text.checks import (
@@ -214,7 +214,7 @@ def _bad_folders(bad: dict[str, Any], filters: list[str], warnings: list[str] | 
         ):
             continue
         if warnings is not None:
-            warnings.append(f"skipped agent folder {folder}: {error.message}; {error.hint}")
+            warnings.append(skipped_warning(folder, error))
             continue
         found.append(
             FileCheck(folder, "folder", None, problems=[Problem("agent-id", error.message, error.hint or "")])
