@@ -13,10 +13,12 @@ the most specific rule whose token it held:
   result: "(no output)", "(no content)", "(no result)", "(no response)", "(empty)",
   "(empty output)", "(Todo list is empty)", `NO_REPLY`, and the `⎿` result glyph of Claude
   Code's terminal.
-- "tool_result": an entry every line of which starts with `⎿`, the glyph under which
-  Claude Code's terminal prints a tool's output (`⎿ Read(README.md)…`, `⎿ Error: …`,
-  a test run's output) — the terminal form of the `tool_result` payloads the transcript
-  reader drops.
+- "tool_result": an entry that starts with `⎿`, the glyph under which Claude Code's
+  terminal prints a tool's output (`⎿ Read(README.md)…`, `⎿ Error: …`, a test run's
+  output), and whose further lines are more `⎿` lines or indented lines of the same
+  output (never a `⏺` line) — the terminal form of the `tool_result` payloads the
+  transcript reader drops. A terminal tool line followed by such output (`⏺ Read(x)…` /
+  `  ⎿ Read 15 lines`) is "tool_call".
 - "terminal": Claude Code's terminal chrome — its welcome banner (a box holding
   "Welcome to Claude Code") and `※ Tip:` lines.
 
@@ -108,13 +110,26 @@ def noise_rule(text: str) -> str | None:
     return found or "empty"
 
 
+def _output_block(text: str) -> bool:
+    """True when every line after the first non-blank one (which starts with `⎿`) is
+    blank, starts with `⎿`, or is indented: the rest of the same tool output, never the
+    assistant's next `⏺` line."""
+    rows = [row for row in text.split("\n") if row.strip()]
+    return all(
+        row.strip().startswith("⎿") or (row[:1].isspace() and not row.strip().startswith("⏺"))
+        for row in rows[1:]
+    )
+
+
 def _terminal_rule(lines: list[str], text: str) -> str | None:
     """ "tool_result" or "terminal" for Claude Code's terminal output (module docstring)."""
     shown = [line.strip() for line in lines if line.strip()]
     if not shown:
         return None
-    if all(line.startswith("⎿") for line in shown):
+    if shown[0].startswith("⎿") and _output_block(text):
         return "tool_result"
+    if shown[0].startswith("⏺") and not _substance(_TOOL_CALL.sub(" ", shown[0])) and _output_block(text):
+        return "tool_call"  # a terminal tool call and its output, e.g. "⏺ Read(x)…\n  ⎿ Read 15 lines"
     if all(line.startswith("※ Tip:") for line in shown) or _BANNER.search(text):
         return "terminal"
     return None

@@ -167,6 +167,17 @@ def test_claude_code_terminal_tool_lines_are_noise() -> None:
         ("⎿ Read(README.md)… ⎿ Read(TODO.md)… ⎿ Done (3 tool uses · 0s)", "tool_result"),
         ("⎿ Error: (eval):1: command not found: pytest", "tool_result"),
         ("⎿ ===== test session starts =====\n  ⎿ platform darwin -- Python 3.13.0", "tool_result"),
+        # real data (BookMinder): the output's further lines are indented, without the glyph
+        (
+            "  ⎿ \xa0Error: ===== test session starts =====\n     platform darwin -- Python 3.13.0\n"
+            "     rootdir: /Users/<USER>/Developer/BookMinder\n     collected 0 items",
+            "tool_result",
+        ),
+        ("⏺ Read(requirements.txt)…\n  ⎿ Read 15 lines (ctrl+r to expand)", "tool_call"),
+        (
+            "⏺ Call(Create commit)…\n  ⎿ Bash(git add -A)…\n  ⎿ Bash(git status)…\n  ⎿ Done (2 tool uses · 2.1s)",
+            "tool_call",
+        ),
         ("※ Tip: Hit Enter to queue up additional messages while Claude is working.", "terminal"),
         ("claude ╭────────╮ │ ✻ Welcome to Claude Code research preview! │ │ /help for help │", "terminal"),
         ("╭────────╮\n╰────────╯", "empty"),
@@ -183,6 +194,9 @@ def test_claude_code_terminal_output_and_chrome_are_noise(text: str, rule: str) 
     [
         "⏺ Let me activate the virtual environment first and then run the tests:",
         "⏺ Read the notes\n⎿ Done",  # the assistant's words and a result: kept whole
+        "⎿ Done\n⏺ Now the parser is fixed: the bug was the BOM.",  # a result, then the words
+        "⎿ Done\nThe parser is fixed: the bug was the BOM.",  # not indented: not the output
+        "⏺ Bash(pytest)\n  ⎿ 3 failed\nThe parser drops the BOM.",  # words after the output
         "the ⎿ glyph marks tool output in Claude Code",
         "we should print a Welcome to Claude Code banner",
         "※ Tip: rotate the keys monthly\nand tell the team",
