@@ -118,8 +118,8 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
     result = InitResult(created, kept, agent_id if not single else "default", agent_dir, None, warnings)
     if commit:
         changes = [commitbuilder.Change(p, data) for p, data in files.items()]
-        name = repo.config_value("user.name") or cfg["author_name"]
-        email = repo.config_value("user.email") or cfg["author_email"]
+        name = repo.config_value("user.name") or cfg.str("author_name")
+        email = repo.config_value("user.email") or cfg.str("author_email")
         ident = commitbuilder.Identity((name, email), (name, email))
         message = commitbuilder.format_message(
             f"gitdream init: agent {result.agent_id}",

@@ -413,7 +413,7 @@ def revert(
         # The watermark serves the branch dreams run on; a revert only proposed on a
         # review branch must not make the next dream re-read material still in memory.
         raise ValueError("replay cannot be combined with a review branch")
-    if not cfg["enabled"] and not dry_run:
+    if not cfg.bool("enabled") and not dry_run:
         raise GitdreamError(
             f"gitdream is disabled (enabled = false, from {cfg.source('enabled')}); revert writes commits "
             "and state, so it does not run",
@@ -436,7 +436,7 @@ def revert(
         from gitdream.git import commitbuilder
         from gitdream.trigger import lock
 
-        held = lock.acquire(repo.common_dir, new_run, float(cfg["lock_ttl_minutes"]))
+        held = lock.acquire(repo.common_dir, new_run, cfg.float("lock_ttl_minutes"))
     try:
         if held is not None:
             # A commit a killed process left half-synced is finished first: its paths

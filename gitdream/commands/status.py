@@ -52,8 +52,8 @@ class StatusResult:
 
 def engine_status(cfg: Config) -> dict[str, Any]:
     """`{"name", "usable", "reason"}` for the configured engine, without importing it."""
-    name = cfg["engine"]
-    if name == "anthropic" and not cfg["anthropic.api_key"]:
+    name = cfg.str("engine")
+    if name == "anthropic" and not cfg.str("anthropic.api_key"):
         return {
             "name": name,
             "usable": False,
@@ -100,7 +100,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     from gitdream.trigger import gates, lock
     from gitdream.trigger import state as state_mod
 
-    result = StatusResult(bool(cfg["enabled"]), cfg.source("enabled"))
+    result = StatusResult(cfg.bool("enabled"), cfg.source("enabled"))
     head = repo.head()
     problem = repo.state_problem() or repo.index_problem()
     result.repository = {
@@ -120,11 +120,11 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
             "pid": holder.pid,
             "host": holder.host,
             "since": holder.started,
-            "stale": lock.stale_reason(holder, float(cfg["lock_ttl_minutes"])),
+            "stale": lock.stale_reason(holder, cfg.float("lock_ttl_minutes")),
         }
     result.hooks = _hooks(repo)
     state = state_mod.load(repo.common_dir)
-    base_hours = float(cfg["min_hours"])
+    base_hours = cfg.float("min_hours")
     now = clock.now()
     agents = list_agents(repo.workdir, cfg, result.warnings)
     changed: set[str] | None = set()
@@ -165,7 +165,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                 },
                 "sessions": {
                     "new": sessions,
-                    "needed": int(cfg["min_sessions"]),
+                    "needed": cfg.int("min_sessions"),
                     "pending": gates.pending_paths(repo, agent) if head.oid is not None else 0,
                     "error": sessions_error,
                 },
@@ -178,7 +178,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
         )
     if result.enabled:
         opening = state_mod.next_opening(
-            state, [a.id for a in agents], base_hours, float(cfg["scan_interval_minutes"])
+            state, [a.id for a in agents], base_hours, cfg.float("scan_interval_minutes")
         )
         state_mod.write_stamp(repo.common_dir, opening)
         result.stamp = state_mod.read_stamp(repo.common_dir)

@@ -132,10 +132,10 @@ def _phase(state: _State, name: str, **details: Any) -> None:
 
 
 def _check_time(state: _State) -> None:
-    limit = float(state.cfg["max_run_minutes"]) * 60
+    limit = state.cfg.float("max_run_minutes") * 60
     if (clock.now() - state.started).total_seconds() > limit:
         raise GitdreamError(
-            f"the run has taken longer than max_run_minutes ({state.cfg['max_run_minutes']:g})",
+            f"the run has taken longer than max_run_minutes ({state.cfg.float('max_run_minutes'):g})",
             hint="raise max_run_minutes, or dream more often so each run has less material",
         )
 
@@ -169,7 +169,7 @@ def _gather(repo: Repo, state: _State, input_commit: str) -> tuple[list[Entry], 
     entries: list[Entry] = []
     dropped: dict[str, int] = {}
     skipped_files: list[dict[str, str]] = []
-    max_file_bytes = int(state.cfg["max_file_bytes"])
+    max_file_bytes = state.cfg.int("max_file_bytes")
     for source in material.files:
         # The size first, from the object header: a 50 MB log is not loaded to be skipped.
         size = repo.raw.odb.read_header(source.blob)[1]
@@ -293,7 +293,7 @@ def run_agent(
     target_state = target_state if target_state is not None else {}
     started = clock.now()
     t0 = time.monotonic()
-    engine_name = opts.engine or cfg["engine"]
+    engine_name = opts.engine or cfg.str("engine")
     receipt: dict[str, Any] = {
         "type": "receipt",
         "version": receipts.SCHEMA_VERSION,
@@ -402,9 +402,9 @@ def run_agent(
             receipt["calls"].extend(second.calls)
             kept, rejected = second.kept, rejected + second.rejected
         _phase(state, "screen", kept=len(kept), rejected=len(screened.rejected))
-        if len(kept) > int(cfg["max_units"]):
-            over = kept[int(cfg["max_units"]) :]
-            kept = kept[: int(cfg["max_units"])]
+        if len(kept) > cfg.int("max_units"):
+            over = kept[cfg.int("max_units") :]
+            kept = kept[: cfg.int("max_units")]
             _pend(state, [s for u in over for s in u.sources], material, "over max_units")
         receipt["rejected"] = _rejected_json(rejected, cfg)
         _check_time(state)

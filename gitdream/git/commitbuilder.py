@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults, paths
+from gitdream.config import Config
 from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
 from gitdream.git import convert, locks, signing, writegate
 from gitdream.git.repo import write_object
@@ -124,12 +125,12 @@ class _Prepared:
     modes: dict[str, int]
 
 
-def identity(repo: Repo, cfg: Any) -> Identity:
+def identity(repo: Repo, cfg: Config) -> Identity:
     """The dream's identity: author from config `author_name`/`author_email` (default
     "gitdream <gitdream@gitdream.invalid>"); committer from GIT_COMMITTER_NAME/EMAIL, else
     the repository's user.name/user.email, else the author. Dates always come from
     `clock.now()` (GIT_*_DATE are not read)."""
-    author = (cfg["author_name"], cfg["author_email"])
+    author = (cfg.str("author_name"), cfg.str("author_email"))
     name = os.environ.get("GIT_COMMITTER_NAME") or repo.config_value("user.name")
     email = os.environ.get("GIT_COMMITTER_EMAIL") or repo.config_value("user.email")
     committer = (name, email) if name and email else author
