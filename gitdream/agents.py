@@ -63,13 +63,13 @@ class Agent:
         rel = self.relative(path)
         return rel is not None and any_match(self.session_globs, rel)
 
-    def is_memory_target(self, path: str) -> bool:
+    def is_memory_path(self, path: str) -> bool:
         """True for a path the experience commit may write: inside the memory directory
         and not a raw source (raw logs are the runtime's, never the dream's)."""
         prefix = self.memory_dir + "/" if self.memory_dir else ""
         return path.startswith(prefix) and not self.is_source(path)
 
-    def is_definition_target(self, path: str) -> bool:
+    def is_definition_path(self, path: str) -> bool:
         """True for one of the agent's definition files."""
         return path in self.definition_files
 

@@ -114,7 +114,7 @@ def test_bad_env_value_names_the_variable(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("raw", "value"), [("0", False), ("off", False), ("TRUE", True), ("yes", True)])
 def test_env_booleans(tmp_path: Path, raw: str, value: bool) -> None:
-    assert config.load(tmp_path, env={"GITDREAM_ENABLED": raw})["enabled"] is value
+    assert config.load(tmp_path, env={"GITDREAM_ENABLED": raw}).bool("enabled") is value
 
 
 def test_env_lists_are_comma_separated(tmp_path: Path) -> None:

@@ -93,7 +93,7 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
     if toml_path.exists() or toml_path.is_symlink():
         kept.append(config.REPO_FILE)
         effective = config.load(repo.workdir)
-        globs = effective["agents"]
+        globs = effective.list("agents")
         if not any(
             p.strip() in (".", "./", "") if not agent_dir else any_match([p], agent_dir) for p in globs
         ):

@@ -123,8 +123,8 @@ def run(
     from gitdream import ids
     from gitdream.dream.pipeline import run_agent
     from gitdream.errors import LockHeld
-    from gitdream.git import commitbuilder, locks
-    from gitdream.trigger import interrupt, lock
+    from gitdream.git import commitbuilder, lockfiles
+    from gitdream.trigger import dreamlock, interrupt
 
     _check_up_front(repo, cfg, opts)
     ident = commitbuilder.identity(repo, cfg)
@@ -132,7 +132,7 @@ def run(
     held = None
     if writes:
         try:
-            held = lock.acquire(repo.common_dir, ids.new_run_id(), cfg.float("lock_ttl_minutes"))
+            held = dreamlock.acquire(repo.common_dir, ids.new_run_id(), cfg.float("lock_ttl_minutes"))
         except LockHeld as exc:
             if not auto:
                 raise
@@ -142,7 +142,7 @@ def run(
     try:
         if writes:
             result.warnings.extend(commitbuilder.repair(repo))
-            locks.require_free(repo, _written_refs(repo, agents, opts))
+            lockfiles.require_free(repo, _written_refs(repo, agents, opts))
         with interrupt.catch():
             for agent in agents:
                 started = clock.now()
@@ -197,17 +197,17 @@ def _skip_own_repositories(repo: Repo, agents: list[Any], named: bool, warnings:
 
 
 def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[str]:
-    """What a run writes, as `gitdream.git.locks` names them: the index, HEAD and the
+    """What a run writes, as `gitdream.git.lockfiles` names them: the index, HEAD and the
     branch (or only the review branch), the agents' watermarks and the receipts' notes ref.
     A lock file git left behind on any of them refuses the run before it writes anything."""
     from gitdream.dream.receipts import NOTES_REF
-    from gitdream.git import locks
+    from gitdream.git import lockfiles
 
     if opts.branch is not None:
         names = [f"refs/heads/{opts.branch}"]
     else:
         branch = repo.head().branch
-        names = [locks.INDEX, "HEAD", *([branch] if branch else [])]
+        names = [lockfiles.INDEX, "HEAD", *([branch] if branch else [])]
     return [*names, *(agent.watermark_ref for agent in agents), NOTES_REF]
 
 

@@ -436,7 +436,7 @@ def integrate_experience(
             reject(unit, "empty fact text")
             continue
         slug = folded.get(unit.topic.casefold(), unit.topic)  # one file per name, whatever its case
-        if not mf.safe_slug(slug) or not agent.is_memory_target(mf.topic_path(agent, slug)):
+        if not mf.safe_slug(slug) or not agent.is_memory_path(mf.topic_path(agent, slug)):
             reject(unit, f"unsafe topic slug {slug!r}")
             continue
         target = get_live(slug)
@@ -917,7 +917,7 @@ def _check_ownership(agent: Agent, files: dict[str, str], changes: dict[str, str
     by_path = {t.path: t for t in memory.topics.values()}
     for path, new in changes.items():
         old = files.get(path)
-        if not agent.is_memory_target(path):
+        if not agent.is_memory_path(path):
             problem = "it is not a memory file gitdream may write"
         elif old is None:
             problem = None if new is not None else "it deletes a file that does not exist"

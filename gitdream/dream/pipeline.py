@@ -477,11 +477,11 @@ def run_agent(
                     commitbuilder.Change(p, t.encode("utf-8") if t is not None else None)
                     for p, t in sorted(exp_changes.items())
                 ]
-                target = _target(repo, opts, input_commit, target_state)
-                done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, target)
+                dest = _destination(repo, opts, input_commit, target_state)
+                done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, dest)
                 receipt["commits"]["experience"] = done.oid
                 state.warnings += list(done.warnings)
-                _advance(target, done, target_state, input_commit)
+                _advance(dest, done, target_state, input_commit)
                 faults.point("after-experience-commit")
         _phase(state, "experience", changes=len(exp_changes))
         _check_time(state)
@@ -535,10 +535,8 @@ def run_agent(
                     commitbuilder.Change(p, t.encode("utf-8")) for p, t in sorted(def_changes.items())
                 ]
                 try:
-                    target = _target(repo, opts, input_commit, target_state)
-                    done = commitbuilder.commit(
-                        repo, agent, "definition", change_list, message, ident, target
-                    )
+                    dest = _destination(repo, opts, input_commit, target_state)
+                    done = commitbuilder.commit(repo, agent, "definition", change_list, message, ident, dest)
                 except (Interrupted, faults.FaultInjected):
                     raise
                 except GitdreamError as exc:
@@ -556,7 +554,7 @@ def run_agent(
                     # The facts written into `learned` blocks, for `gitdream show`/`audit`.
                     receipt["definition_units"] = def_written[:MAX_RECEIPT_UNITS]
                     state.warnings += list(done.warnings)
-                    _advance(target, done, target_state, input_commit)
+                    _advance(dest, done, target_state, input_commit)
                     faults.point("after-definition-commit")
         _phase(state, "definitions", changes=len(def_changes))
         receipt["status"] = "ok"
@@ -602,29 +600,29 @@ def _estimate(engine_name: str, context: Any) -> dict[str, Any]:
     return {"engine": engine_name, "calls": 0, "input_tokens": 0, "entries": len(context.entries)}
 
 
-def _target(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, Any] | None) -> Any:
+def _destination(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, Any] | None) -> Any:
     """Where the next commit goes. On the current branch the contents were computed at
-    the input commit, so the commit builder is told so (`Target.head(base)`): if someone
+    the input commit, so the commit builder is told so (`Destination.head(base)`): if someone
     committed to one of the dream's paths meanwhile, the commit is refused rather than
     undoing their work. After the experience commit, the definition commit builds on it."""
-    from gitdream.git.commitbuilder import Target
+    from gitdream.git.commitbuilder import Destination
 
     shared = shared if shared is not None else {}
     if opts.branch is None:
-        return Target.head(shared.get("head_base", {}).get(input_commit, input_commit))
+        return Destination.head(shared.get("head_base", {}).get(input_commit, input_commit))
     # Review commits chain from the input commit (or the previous agent's part of the
     # branch); the branch is published once per agent, with the watermark (`_finish`).
-    return Target.review(opts.branch, shared.get("tip") or input_commit, "published" not in shared)
+    return Destination.review(opts.branch, shared.get("tip") or input_commit, "published" not in shared)
 
 
-def _advance(target: Any, done: Any, shared: dict[str, Any] | None, input_commit: str) -> None:
+def _advance(dest: Any, done: Any, shared: dict[str, Any] | None, input_commit: str) -> None:
     """Remember the commit just made, so the next one of this run builds on it. On the
     current branch only when it was not rebuilt on commits made meanwhile: the next
     commit's contents were computed at the input commit, and the commit builder must
     compare its paths from there, or it would overwrite what those commits changed."""
     if shared is None:
         return
-    if target.review_branch is not None:
+    if dest.review_branch is not None:
         shared["tip"] = done.oid
     elif not done.rebuilt:
         shared.setdefault("head_base", {})[input_commit] = done.oid
