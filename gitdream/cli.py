@@ -274,9 +274,9 @@ def _render_run(result: Any, json_: bool, quiet: bool) -> None:
             output.err(f"gitdream is disabled (enabled = false, from {result.disabled}); nothing to do")
         return
     for outcome in result.outcomes:
-        for warning in outcome.receipt.get("warnings", []):
+        for warning in [*outcome.receipt.warnings, *outcome.warnings]:
             output.warn(f"{outcome.agent}: {warning}")
-        error = outcome.receipt.get("error")
+        error = outcome.receipt.error
         if outcome.diff and not json_:
             output.out(outcome.diff.rstrip("\n"))
         if outcome.estimate is not None and not json_:
@@ -297,7 +297,7 @@ def _render_run(result: Any, json_: bool, quiet: bool) -> None:
         elif not quiet and not json_:
             output.out(outcome.summary)
         if not json_:
-            for phase, info in outcome.receipt.get("phases", {}).items():
+            for phase, info in outcome.receipt.phases.items():
                 if info.get("status") == "refused":
                     for line in _refusal_lines(info):
                         output.warn(f"{outcome.agent}: {phase} not written: {line}")

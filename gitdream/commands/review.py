@@ -96,18 +96,18 @@ class ShowResult:
 
     def to_json(self) -> dict[str, Any]:
         """See docs/readme/review.md, "gitdream show"."""
-        receipt = self.run.receipt or {}
+        receipt = self.run.receipt
         return {
             "run": self.run.to_json(),
-            "receipt": self.run.receipt,
+            "receipt": receipt.to_json() if receipt else None,
             "commits": self.commits,
-            "units": list(receipt.get("units") or []) + list(receipt.get("definition_units") or []),
-            "rejected": list(receipt.get("rejected") or []),
-            "tokens": receipt.get("tokens"),
-            "duration_seconds": receipt.get("duration_seconds"),
-            "warnings": list(receipt.get("warnings") or []),
-            "pending": list(receipt.get("pending") or []),
-            "error": receipt.get("error"),
+            "units": receipt.all_units if receipt else [],
+            "rejected": list(receipt.rejected) if receipt else [],
+            "tokens": receipt.tokens if receipt else None,
+            "duration_seconds": receipt.duration_seconds if receipt else None,
+            "warnings": list(receipt.warnings) if receipt else [],
+            "pending": list(receipt.pending) if receipt else [],
+            "error": receipt.error if receipt else None,
         }
 
 
@@ -381,7 +381,7 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
     from gitdream.agents import list_agents, select
     from gitdream.dream.facts import one_line
     from gitdream.dream.facts import parse as parse_facts
-    from gitdream.dream.pipeline import memory_view
+    from gitdream.dream.orient import memory_view
     from gitdream.dream.verify import fact_id
     from gitdream.errors import BlockError, RepoStateError
 
@@ -400,7 +400,7 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
     result.warnings.extend(skipped)
     units: set[tuple[str, str]] = set()
     if run is not None and run.receipt is not None:
-        for unit in [*(run.receipt.get("units") or []), *(run.receipt.get("definition_units") or [])]:
+        for unit in run.receipt.all_units:
             if (
                 isinstance(unit, dict)
                 and isinstance(unit.get("path"), str)

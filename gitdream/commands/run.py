@@ -48,8 +48,8 @@ class RunResult:
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
-            "runs": [o.receipt for o in self.outcomes],
-            "warnings": self.warnings,
+            "runs": [o.receipt.to_json() for o in self.outcomes],
+            "warnings": [*self.warnings, *(f"{o.agent}: {w}" for o in self.outcomes for w in o.warnings)],
         }
         if self.disabled:
             document["disabled"] = self.disabled
@@ -127,11 +127,12 @@ def run(
     from gitdream.engines import get_engine
     from gitdream.errors import LockHeld
     from gitdream.git import commitbuilder, lockfiles
+    from gitdream.git.chain import CommitChain
     from gitdream.trigger import dreamlock, interrupt
 
     engine_name = _check_up_front(repo, cfg, opts)
     ident = commitbuilder.identity(repo, cfg)
-    shared: dict[str, Any] = {}
+    chain = CommitChain(review_branch=opts.branch)
     held = None
     if writes:
         try:
@@ -162,9 +163,9 @@ def run(
                         run_id,
                         ident,
                         engine,
+                        chain,
                         reporter=reporter,
                         checkpoint=interrupt.checkpoint,
-                        target_state=shared,
                     )
                 finally:
                     engine.close()

@@ -155,7 +155,7 @@ def pending_paths(repo: Repo, agent: Agent) -> int:
     from gitdream.dream import material, receipts
 
     last = receipts.latest(repo, agent.id, material.read_watermark(repo, agent))
-    return len((last or {}).get("pending") or [])
+    return len(last.pending) if last is not None else 0
 
 
 def _sessions(repo: Repo, agent: Agent, head: str) -> int | None:
