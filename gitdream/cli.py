@@ -11,7 +11,6 @@ directory (set GITDREAM_RAISE_ERRORS=1 to get the traceback instead). Exit codes
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -56,9 +55,9 @@ def _report(ctx: click.Context, exc: errors.GitdreamError) -> None:
 
 
 def _crash(exc: BaseException) -> int:
-    from gitdream import crashlog
+    from gitdream import crashlog, git
 
-    path = crashlog.write(exc)
+    path = crashlog.write(exc, git.versions())
     output.err(f"error: gitdream failed unexpectedly: {type(exc).__name__}: {exc}")
     if path is not None:
         output.err(f"hint: this is a bug; please report it with the crash log at {path}")
@@ -1305,4 +1304,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -8,7 +8,7 @@ import string
 from dataclasses import dataclass, field
 
 from gitdream import config, resources
-from gitdream.agents import join, make_agent
+from gitdream.agents import join, make_agent, valid_ref_name
 from gitdream.errors import ConfigError, WriteRefused
 from gitdream.git import commitbuilder
 from gitdream.git.repo import Repo
@@ -73,9 +73,7 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
     agent_id = DEFAULT_AGENT_ID if agent_id is None else agent_id
     defaults = config.defaults()
     probe = make_agent(f"agents/{agent_id}", defaults)
-    import pygit2
-
-    if not _ID.fullmatch(agent_id) or not pygit2.reference_is_valid_name(probe.watermark_ref):
+    if not _ID.fullmatch(agent_id) or not valid_ref_name(probe.watermark_ref):
         raise ConfigError(
             f"'{agent_id}' cannot be an agent id",
             hint="use letters, digits, '-', '_' or '.'; no '/', spaces or '..'",

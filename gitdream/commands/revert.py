@@ -53,7 +53,7 @@ class RevertConflict(WriteRefused):
         super().__init__(message, hint, paths=[c["path"] for c in conflicts or []])
         self.conflicts = list(conflicts or [])
 
-    def to_json(self) -> dict[str, Any]:  # type: ignore[override]
+    def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = dict(super().to_json())
         document["conflicts"] = self.conflicts
         return document

@@ -237,14 +237,12 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
     finally:
         probe.close()
     if opts.since is not None:
-        import pygit2
+        from gitdream.git import history
 
-        try:
-            repo.raw.revparse_single(opts.since).peel(pygit2.Commit)
-        except (KeyError, ValueError, pygit2.GitError):
+        if history.resolve_commit(repo, opts.since) is None:
             raise RepoStateError(
                 f"--since {opts.since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
-            ) from None
+            )
     return engine
 
 

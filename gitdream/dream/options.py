@@ -7,6 +7,7 @@ closed gate) can build its options without importing the pipeline and what it im
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass
@@ -24,8 +25,15 @@ class RunOptions:
     estimate: bool = False
 
 
-class Reporter:
-    """Receives progress; the CLI renders it on stderr. The default ignores it."""
+class Reporter(Protocol):
+    """Receives progress: `phase(agent, phase, detail)` as each phase of a dream starts
+    (the CLI's progress printer is one; it renders them on stderr)."""
 
-    def phase(self, agent: str, phase: str, detail: str = "") -> None:  # pragma: no cover - default no-op
+    def phase(self, agent: str, phase: str, detail: str = "") -> None: ...
+
+
+class Silent:
+    """The Reporter that ignores progress."""
+
+    def phase(self, agent: str, phase: str, detail: str = "") -> None:
         pass

@@ -19,5 +19,5 @@ def memory_view(repo: Repo, agent: Agent, commit: str) -> dict[str, str]:
     )
     for path in agent.definition_files:
         folder = path.rsplit("/", 1)[0] if "/" in path else ""
-        files.update(trees.files_under(repo, commit, folder, lambda p, wanted=path: p == wanted))
+        files.update(trees.files_under(repo, commit, folder, path.__eq__))
     return files

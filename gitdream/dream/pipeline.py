@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from gitdream import clock, faults
 from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream import receipts
-from gitdream.dream.options import Reporter, RunOptions  # also imported from here
+from gitdream.dream.options import Reporter, RunOptions, Silent  # also imported from here
 from gitdream.dream.receipts import Receipt
 from gitdream.errors import GitdreamError, Interrupted
 from gitdream.units import DEFINITION_TARGETS, Rejected, Unit
@@ -492,7 +492,7 @@ def run_agent(
     (FaultInjected in tests). `checkpoint()` is called before every write and raises
     Interrupted when a stop was requested.
     """
-    run = DreamRun(repo, agent, cfg, opts, run_id, ident, engine, chain, reporter or Reporter(), checkpoint)
+    run = DreamRun(repo, agent, cfg, opts, run_id, ident, engine, chain, reporter or Silent(), checkpoint)
     try:
         with run.phase("orient"):
             run.orient()

@@ -178,9 +178,8 @@ def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], boo
     head = repo.head().oid
     found, truncated = history.trailer_commits(repo, head, walk_limit)
     for commit in found:
-        run = runs.get(commit.run)
-        if run is None:
-            run = runs[commit.run] = _from_trailers(commit)
+        known = runs.get(commit.run)
+        run = known if known is not None else runs.setdefault(commit.run, _from_trailers(commit))
         if commit.kind in KINDS:
             run.trailer_commits.setdefault(commit.kind, commit.oid)
             if run.receipt is None and run.commits.get(commit.kind) is None:

@@ -33,7 +33,7 @@ def iter_notes(repo: Repo, ref: str) -> Iterator[tuple[str, str]]:
     """Every `(annotated commit id, note text)` under `ref`, in no particular order
     (nothing when the ref does not exist)."""
     try:
-        notes = list(repo.raw.notes(ref))
+        notes = list(repo.raw.notes(ref))  # type: ignore[call-arg]  # the stub omits `ref`
     except KeyError:
         return
     except Exception:  # pygit2 raises GitError when the ref does not exist

@@ -63,3 +63,14 @@ def blob_data(repo: Repo, oid: str) -> bytes:
     blob = repo.raw[oid]
     assert isinstance(blob, pygit2.Blob), oid
     return bytes(blob.data)
+
+
+def blob_at(repo: Repo, commit: str, path: str) -> bytes | None:
+    """The bytes of the file at `path` in `commit`, or None when it is not a file there."""
+    import pygit2
+
+    try:
+        blob = repo.raw[commit].peel(pygit2.Tree)[path]
+    except KeyError:
+        return None
+    return bytes(blob.data) if isinstance(blob, pygit2.Blob) else None
