@@ -132,10 +132,10 @@ def _phase(state: _State, name: str, **details: Any) -> None:
 
 
 def _check_time(state: _State) -> None:
-    limit = float(state.cfg["max_run_minutes"]) * 60
+    limit = state.cfg.float("max_run_minutes") * 60
     if (clock.now() - state.started).total_seconds() > limit:
         raise GitdreamError(
-            f"the run has taken longer than max_run_minutes ({state.cfg['max_run_minutes']:g})",
+            f"the run has taken longer than max_run_minutes ({state.cfg.float('max_run_minutes'):g})",
             hint="raise max_run_minutes, or dream more often so each run has less material",
         )
 
@@ -169,7 +169,7 @@ def _gather(repo: Repo, state: _State, input_commit: str) -> tuple[list[Entry], 
     entries: list[Entry] = []
     dropped: dict[str, int] = {}
     skipped_files: list[dict[str, str]] = []
-    max_file_bytes = int(state.cfg["max_file_bytes"])
+    max_file_bytes = state.cfg.int("max_file_bytes")
     for source in material.files:
         # The size first, from the object header: a 50 MB log is not loaded to be skipped.
         size = repo.raw.odb.read_header(source.blob)[1]
@@ -293,7 +293,7 @@ def run_agent(
     target_state = target_state if target_state is not None else {}
     started = clock.now()
     t0 = time.monotonic()
-    engine_name = opts.engine or cfg["engine"]
+    engine_name = opts.engine or cfg.str("engine")
     receipt: dict[str, Any] = {
         "type": "receipt",
         "version": receipts.SCHEMA_VERSION,
@@ -402,9 +402,9 @@ def run_agent(
             receipt["calls"].extend(second.calls)
             kept, rejected = second.kept, rejected + second.rejected
         _phase(state, "screen", kept=len(kept), rejected=len(screened.rejected))
-        if len(kept) > int(cfg["max_units"]):
-            over = kept[int(cfg["max_units"]) :]
-            kept = kept[: int(cfg["max_units"])]
+        if len(kept) > cfg.int("max_units"):
+            over = kept[cfg.int("max_units") :]
+            kept = kept[: cfg.int("max_units")]
             _pend(state, [s for u in over for s in u.sources], material, "over max_units")
         receipt["rejected"] = _rejected_json(rejected, cfg)
         _check_time(state)
@@ -477,11 +477,11 @@ def run_agent(
                     commitbuilder.Change(p, t.encode("utf-8") if t is not None else None)
                     for p, t in sorted(exp_changes.items())
                 ]
-                target = _target(repo, opts, input_commit, target_state)
-                done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, target)
+                dest = _destination(repo, opts, input_commit, target_state)
+                done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, dest)
                 receipt["commits"]["experience"] = done.oid
                 state.warnings += list(done.warnings)
-                _advance(target, done, target_state, input_commit)
+                _advance(dest, done, target_state, input_commit)
                 faults.point("after-experience-commit")
         _phase(state, "experience", changes=len(exp_changes))
         _check_time(state)
@@ -535,10 +535,8 @@ def run_agent(
                     commitbuilder.Change(p, t.encode("utf-8")) for p, t in sorted(def_changes.items())
                 ]
                 try:
-                    target = _target(repo, opts, input_commit, target_state)
-                    done = commitbuilder.commit(
-                        repo, agent, "definition", change_list, message, ident, target
-                    )
+                    dest = _destination(repo, opts, input_commit, target_state)
+                    done = commitbuilder.commit(repo, agent, "definition", change_list, message, ident, dest)
                 except (Interrupted, faults.FaultInjected):
                     raise
                 except GitdreamError as exc:
@@ -556,7 +554,7 @@ def run_agent(
                     # The facts written into `learned` blocks, for `gitdream show`/`audit`.
                     receipt["definition_units"] = def_written[:MAX_RECEIPT_UNITS]
                     state.warnings += list(done.warnings)
-                    _advance(target, done, target_state, input_commit)
+                    _advance(dest, done, target_state, input_commit)
                     faults.point("after-definition-commit")
         _phase(state, "definitions", changes=len(def_changes))
         receipt["status"] = "ok"
@@ -602,29 +600,29 @@ def _estimate(engine_name: str, context: Any) -> dict[str, Any]:
     return {"engine": engine_name, "calls": 0, "input_tokens": 0, "entries": len(context.entries)}
 
 
-def _target(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, Any] | None) -> Any:
+def _destination(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, Any] | None) -> Any:
     """Where the next commit goes. On the current branch the contents were computed at
-    the input commit, so the commit builder is told so (`Target.head(base)`): if someone
+    the input commit, so the commit builder is told so (`Destination.head(base)`): if someone
     committed to one of the dream's paths meanwhile, the commit is refused rather than
     undoing their work. After the experience commit, the definition commit builds on it."""
-    from gitdream.git.commitbuilder import Target
+    from gitdream.git.commitbuilder import Destination
 
     shared = shared if shared is not None else {}
     if opts.branch is None:
-        return Target.head(shared.get("head_base", {}).get(input_commit, input_commit))
+        return Destination.head(shared.get("head_base", {}).get(input_commit, input_commit))
     # Review commits chain from the input commit (or the previous agent's part of the
     # branch); the branch is published once per agent, with the watermark (`_finish`).
-    return Target.review(opts.branch, shared.get("tip") or input_commit, "published" not in shared)
+    return Destination.review(opts.branch, shared.get("tip") or input_commit, "published" not in shared)
 
 
-def _advance(target: Any, done: Any, shared: dict[str, Any] | None, input_commit: str) -> None:
+def _advance(dest: Any, done: Any, shared: dict[str, Any] | None, input_commit: str) -> None:
     """Remember the commit just made, so the next one of this run builds on it. On the
     current branch only when it was not rebuilt on commits made meanwhile: the next
     commit's contents were computed at the input commit, and the commit builder must
     compare its paths from there, or it would overwrite what those commits changed."""
     if shared is None:
         return
-    if target.review_branch is not None:
+    if dest.review_branch is not None:
         shared["tip"] = done.oid
     elif not done.rebuilt:
         shared.setdefault("head_base", {})[input_commit] = done.oid

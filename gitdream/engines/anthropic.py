@@ -171,7 +171,7 @@ def estimate_tokens(text: str) -> int:
 def missing_key(cfg: Config) -> EngineError | None:
     """The error to show when no API key is configured (for `status` and the engine),
     or None when one is. Does not import the SDK."""
-    if str(cfg["anthropic.api_key"]).strip():
+    if cfg.str("anthropic.api_key").strip():
         return None
     return EngineError(
         "the anthropic engine needs an API key, and none is set",
@@ -460,7 +460,7 @@ def _masked(entries: Sequence[Entry], cfg: Config) -> tuple[list[Entry], int]:
 
 def _plan(context: DistillContext) -> _Plan:
     cfg = context.cfg
-    max_input = int(cfg["anthropic.max_input_tokens"])
+    max_input = cfg.int("anthropic.max_input_tokens")
     system = prompts.render("distill", agent=context.agent.id)
     index = _index_text(context.memory.files, context.agent, max_input // INDEX_SHARE)
     facts = existing_facts(context.memory, context.agent)
@@ -563,10 +563,10 @@ def estimate(context: DistillContext) -> dict[str, Any]:
     plan = _plan(context)
     input_tokens = sum(estimate_tokens(_user_message(context, plan, b)) for b in plan.batches)
     input_tokens += len(plan.batches) * (plan.fixed_tokens - estimate_tokens(plan.index))
-    max_tokens = int(context.cfg["anthropic.max_tokens"])
+    max_tokens = context.cfg.int("anthropic.max_tokens")
     return {
         "engine": "anthropic",
-        "model": context.cfg["anthropic.model"],
+        "model": context.cfg.str("anthropic.model"),
         "calls": len(plan.batches),
         "input_tokens": input_tokens,
         "max_output_tokens": len(plan.batches) * max_tokens,
@@ -604,8 +604,8 @@ class AnthropicEngine:
         if problem is not None:
             raise problem
         self.cfg = cfg
-        self.model = str(cfg["anthropic.model"])
-        self.max_tokens = int(cfg["anthropic.max_tokens"])
+        self.model = cfg.str("anthropic.model")
+        self.max_tokens = cfg.int("anthropic.max_tokens")
         self.budget = Budget.from_config(cfg, used_today)
         self.calls: list[dict[str, Any]] = []
         self._client: Any = None
@@ -636,14 +636,14 @@ class AnthropicEngine:
         if self._client is None:
             import anthropic
 
-            retries = int(self.cfg["anthropic.max_retries"])
-            base_url = str(self.cfg["anthropic.base_url"]).strip() or None
+            retries = self.cfg.int("anthropic.max_retries")
+            base_url = self.cfg.str("anthropic.base_url").strip() or None
             self._client = anthropic.Anthropic(
-                api_key=str(self.cfg["anthropic.api_key"]).strip(),
+                api_key=self.cfg.str("anthropic.api_key").strip(),
                 base_url=base_url,
                 max_retries=retries,
-                timeout=float(self.cfg["anthropic.timeout_seconds"]),
-                middleware=[RetryWaitCap(float(self.cfg["anthropic.max_retry_wait_seconds"]), retries)],
+                timeout=self.cfg.float("anthropic.timeout_seconds"),
+                middleware=[RetryWaitCap(self.cfg.float("anthropic.max_retry_wait_seconds"), retries)],
             )
         return self._client
 
@@ -726,8 +726,8 @@ class AnthropicEngine:
         import anthropic
         import httpx2
 
-        base = str(self.cfg["anthropic.base_url"]).strip() or "the Messages API"
-        retries = int(self.cfg["anthropic.max_retries"])
+        base = self.cfg.str("anthropic.base_url").strip() or "the Messages API"
+        retries = self.cfg.int("anthropic.max_retries")
         tried = f"after {retries} {'retry' if retries == 1 else 'retries'}"
         if isinstance(exc, RetryWaitExceeded):
             return ApiCallFailed(
@@ -783,7 +783,7 @@ class AnthropicEngine:
         if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
             return ApiCallFailed(
                 f"{base} did not answer within anthropic.timeout_seconds = "
-                f"{float(self.cfg['anthropic.timeout_seconds']):g} s ({tried if isinstance(exc, anthropic.APIError) else 'mid-stream'})",
+                f"{self.cfg.float('anthropic.timeout_seconds'):g} s ({tried if isinstance(exc, anthropic.APIError) else 'mid-stream'})",
                 hint="run again later, or raise anthropic.timeout_seconds",
             )
         if isinstance(exc, anthropic.APIConnectionError):

@@ -329,8 +329,8 @@ class OfflineEngine:
         absolutize: Absolutize | None = None,
     ) -> None:
         self.cfg = cfg
-        self.max_units = int(cfg["max_units"])
-        self.threshold = float(cfg["offline.similarity"])
+        self.max_units = cfg.int("max_units")
+        self.threshold = cfg.float("offline.similarity")
         self._slugify = slugify
         self._absolutize = absolutize
 

@@ -184,7 +184,7 @@ def test_calls_are_recorded_with_tokens_cache_and_latency(anthropic_api: FakeAnt
     result = engine.distill(context(cfg, ENTRIES))
     [call] = result.calls
     assert call["purpose"] == "distill"
-    assert call["model"] == cfg["anthropic.model"]
+    assert call["model"] == cfg.str("anthropic.model")
     assert (call["input_tokens"], call["output_tokens"]) == (1200, 80)
     assert (call["cache_creation_input_tokens"], call["cache_read_input_tokens"]) == (900, 300)
     assert call["stop_reason"] == "tool_use"
@@ -533,7 +533,7 @@ def test_estimate_makes_no_request_and_needs_no_key(anthropic_api: FakeAnthropic
     cfg = make_cfg(anthropic_api, max_input_tokens=4500)
     planned = AnthropicEngine(cfg).estimate(context(cfg, entries))
     assert planned["calls"] >= 2 and planned["input_tokens"] > 6 * 500
-    assert planned["max_output_tokens"] == planned["calls"] * cfg["anthropic.max_tokens"]
+    assert planned["max_output_tokens"] == planned["calls"] * cfg.int("anthropic.max_tokens")
     no_key = make_cfg(anthropic_api, key=None, max_input_tokens=4500)
     assert engine_mod.estimate(context(no_key, entries)) == planned
     assert anthropic_api.requests == []

@@ -270,7 +270,7 @@ def test_hostile_topic_names_give_safe_slugs(name: str) -> None:
     for unit in result.units:
         assert memoryfiles.safe_slug(unit.topic), unit.topic
         assert unit.topic.casefold() not in memoryfiles.RESERVED_SLUGS
-        assert AGENT.is_memory_target(memoryfiles.topic_path(AGENT, unit.topic))
+        assert AGENT.is_memory_path(memoryfiles.topic_path(AGENT, unit.topic))
         assert "<!--" not in unit.title
 
 
