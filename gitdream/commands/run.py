@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, config
@@ -121,12 +122,14 @@ def run(
     # Past the gates: what a dream needs (kept off the idle path, where a closed gate
     # returns above without importing any of it).
     from gitdream import ids
+    from gitdream.dream import receipts
     from gitdream.dream.pipeline import run_agent
+    from gitdream.engines import get_engine
     from gitdream.errors import LockHeld
     from gitdream.git import commitbuilder, lockfiles
     from gitdream.trigger import dreamlock, interrupt
 
-    _check_up_front(repo, cfg, opts)
+    engine_name = _check_up_front(repo, cfg, opts)
     ident = commitbuilder.identity(repo, cfg)
     shared: dict[str, Any] = {}
     held = None
@@ -147,17 +150,24 @@ def run(
             for agent in agents:
                 started = clock.now()
                 run_id = ids.new_run_id()
-                outcome = run_agent(
-                    repo,
-                    agent,
-                    cfg,
-                    opts,
-                    run_id,
-                    ident,
-                    reporter=reporter,
-                    checkpoint=interrupt.checkpoint,
-                    target_state=shared,
-                )
+                # One engine per run: its per-run budgets start afresh for each agent, and
+                # the daily one counts the receipts of the agents before it.
+                engine = get_engine(engine_name, cfg, used_today=partial(receipts.tokens_used_today, repo))
+                try:
+                    outcome = run_agent(
+                        repo,
+                        agent,
+                        cfg,
+                        opts,
+                        run_id,
+                        ident,
+                        engine,
+                        reporter=reporter,
+                        checkpoint=interrupt.checkpoint,
+                        target_state=shared,
+                    )
+                finally:
+                    engine.close()
                 result.outcomes.append(outcome)
                 if writes:
                     state_mod.record_run(state, agent.id, run_id, outcome.status, started)
@@ -211,17 +221,20 @@ def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[s
     return [*names, *(agent.watermark_ref for agent in agents), NOTES_REF]
 
 
-def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> None:
+def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
     """Refuse what would fail every agent, before any agent runs (so it leaves no receipts,
-    no watermark moves and no back-off): an engine that cannot run (no API key), and a
-    `--since` revision that does not resolve."""
-    engine = opts.engine or cfg.str("engine")
-    if engine == "anthropic" and not opts.estimate:
-        from gitdream.engines.anthropic import missing_key
+    no watermark moves and no back-off): an unknown engine, an engine that cannot run (no
+    API key; an estimate needs none), and a `--since` revision that does not resolve.
+    Returns the engine's name."""
+    from gitdream.engines import get_engine
 
-        problem = missing_key(cfg)
-        if problem is not None:
-            raise problem
+    engine = opts.engine or cfg.str("engine")
+    probe = get_engine(engine, cfg)
+    try:
+        if not opts.estimate:
+            probe.check()
+    finally:
+        probe.close()
     if opts.since is not None:
         import pygit2
 
@@ -231,6 +244,7 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> None:
             raise RepoStateError(
                 f"--since {opts.since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
             ) from None
+    return engine
 
 
 def _save(repo: Repo, cfg: config.Config, state: Any, agent_ids: list[str]) -> None:

@@ -25,6 +25,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults
+from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream import receipts
 from gitdream.dream.options import Reporter, RunOptions  # also imported from here
 from gitdream.errors import GitdreamError, Interrupted
@@ -33,6 +34,7 @@ from gitdream.units import DEFINITION_TARGETS
 if TYPE_CHECKING:
     from gitdream.agents import Agent
     from gitdream.config import Config
+    from gitdream.contract import Engine
     from gitdream.git.commitbuilder import Identity
     from gitdream.git.repo import Repo
     from gitdream.units import Entry
@@ -72,9 +74,9 @@ class _State:
     opts: RunOptions
     started: datetime
     receipt: dict[str, Any]
+    engine: Engine
     warnings: list[str] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
-    engine: Any = None
 
 
 # --- reading the input commit -----------------------------------------------------------
@@ -274,12 +276,14 @@ def run_agent(
     opts: RunOptions,
     run_id: str,
     ident: Identity,
+    engine: Engine,
     *,
     reporter: Reporter | None = None,
     checkpoint: Callable[[], None] = lambda: None,
     target_state: dict[str, Any] | None = None,
 ) -> Outcome:
-    """Dream once for `agent` and return its Outcome (receipt, summary, diff).
+    """Dream once for `agent` with `engine` (built for this run by the caller, who
+    closes it) and return its Outcome (receipt, summary, diff).
 
     Never raises for a failure of the run itself: the receipt says `failed` (or
     `aborted` for Interrupted) with the error. Raises only for what must stop all agents
@@ -293,7 +297,7 @@ def run_agent(
     target_state = target_state if target_state is not None else {}
     started = clock.now()
     t0 = time.monotonic()
-    engine_name = opts.engine or cfg.str("engine")
+    engine_name = engine.name
     receipt: dict[str, Any] = {
         "type": "receipt",
         "version": receipts.SCHEMA_VERSION,
@@ -318,7 +322,7 @@ def run_agent(
         "dry_run": opts.dry_run,
         "branch": None,
     }
-    state = _State(run_id, agent, cfg, opts, started, receipt)
+    state = _State(run_id, agent, cfg, opts, started, receipt, engine)
     outcome = Outcome(agent.id, receipt, "")
     current = "orient"
     try:
@@ -353,18 +357,13 @@ def run_agent(
                 _finish(repo, state, input_commit, ident, checkpoint, target_state)
             return _close(outcome, state, t0)
 
-        from gitdream.engines import DistillContext, MemoryView, get_engine
-
         current = "distill"
         context = DistillContext(agent, entries, MemoryView(memory), cfg, input_commit, clock.now().date())
         if opts.estimate:
-            outcome.estimate = _estimate(engine_name, context)
+            outcome.estimate = engine.estimate(context)
             receipt["status"] = "noop"
             outcome.summary = f"Estimate for agent {agent.id}: {outcome.estimate}"
             return _close(outcome, state, t0)
-        engine = get_engine(engine_name, cfg)
-        state.engine = engine
-        _prepare_engine(repo, engine, cfg)
         reporter.phase(agent.id, "distill", f"{len(entries)} entries")
         distilled = engine.distill(context)
         receipt["calls"].extend(distilled.calls)
@@ -396,9 +395,8 @@ def run_agent(
         reporter.phase(agent.id, "screen", f"{len(kept)} units")
         screened = screen.screen_units(kept, cfg, sources={e.id: e.text for e in entries})
         kept, rejected = screened.kept, rejected + screened.rejected
-        engine_screen = getattr(engine, "screen", None)
-        if engine_screen is not None and kept:
-            second = engine_screen(kept)
+        if kept:
+            second = engine.screen(kept)
             receipt["calls"].extend(second.calls)
             kept, rejected = second.kept, rejected + second.rejected
         _phase(state, "screen", kept=len(kept), rejected=len(screened.rejected))
@@ -580,24 +578,6 @@ def run_agent(
             _publish_quietly(repo, state, target_state)
             _write_receipt_quietly(repo, state, ident)
     return _close(outcome, state, t0)
-
-
-def _prepare_engine(repo: Repo, engine: Any, cfg: Config) -> None:
-    """Tell an engine with a daily budget how many tokens this repository used today
-    (UTC day, summed from receipts)."""
-    if hasattr(engine, "used_today"):
-        midnight = clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
-        engine.used_today = receipts.tokens_used_since(repo, clock.iso(midnight))
-
-
-def _estimate(engine_name: str, context: Any) -> dict[str, Any]:
-    """`--estimate`: model calls and input tokens the run would need; sends nothing and
-    needs no key."""
-    if engine_name == "anthropic":
-        from gitdream.engines.anthropic import estimate
-
-        return estimate(context)
-    return {"engine": engine_name, "calls": 0, "input_tokens": 0, "entries": len(context.entries)}
 
 
 def _destination(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, Any] | None) -> Any:
@@ -837,9 +817,8 @@ def _write_receipt_quietly(repo: Repo, state: _State, ident: Identity) -> None:
 def _engine_calls(state: _State) -> None:
     """Every model call the engine made, failed ones included, so tokens spent before a
     failure still count toward the daily budget."""
-    calls = getattr(state.engine, "calls", None)
-    if isinstance(calls, list) and calls:
-        state.receipt["calls"] = list(calls)
+    if state.engine.calls:
+        state.receipt["calls"] = list(state.engine.calls)
 
 
 def _totals(receipt: dict[str, Any]) -> None:
@@ -854,9 +833,6 @@ def _totals(receipt: dict[str, Any]) -> None:
 
 def _close(outcome: Outcome, state: _State, t0: float) -> Outcome:
     receipt = state.receipt
-    closer = getattr(state.engine, "close", None)
-    if closer is not None:
-        closer()
     receipt.setdefault("duration_seconds", round(time.monotonic() - t0, 3))
     _engine_calls(state)
     receipt["pending"] = state.pending

@@ -156,3 +156,10 @@ def tokens_used_since(repo: Repo, since_iso: str) -> int:
                 int(tokens.get(k, 0) or 0) for k in ("input", "output", "cache_creation", "cache_read")
             )
     return total
+
+
+def tokens_used_today(repo: Repo) -> int:
+    """`tokens_used_since` the start of today's UTC day (`clock.now()`): what counts
+    against `anthropic.max_tokens_per_day`."""
+    midnight = clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
+    return tokens_used_since(repo, clock.iso(midnight))

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gitdream.config import Config
+from gitdream.contract import ScreenResult
 from gitdream.errors import ConfigError
 
 if TYPE_CHECKING:
-    from gitdream.engines import ScreenResult
     from gitdream.units import Unit
 
 
@@ -533,7 +533,6 @@ def screen_units(
     the reason naming the rules and masked excerpts (never the secret). No model calls.
     Raises ConfigError for an invalid allow/deny pattern.
     """
-    from gitdream.engines import ScreenResult
     from gitdream.units import Rejected
 
     allow = _compile_user(cfg.list("screen.allow"), "screen.allow")

@@ -53,10 +53,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from gitdream.contract import DistillContext, DistillResult, ScreenResult, UsedToday, nothing_used
 from gitdream.dream.decode import scrub
 from gitdream.dream.memoryfiles import TOPIC_PATTERN
 from gitdream.dream.verify import FACT_REFERENCE_ACTIONS, ExistingFact, existing_facts
-from gitdream.engines import DistillContext, DistillResult, ScreenResult, prompts
+from gitdream.engines import prompts
 from gitdream.engines.budget import Budget, BudgetExceeded, call_tokens
 from gitdream.engines.schema import validate
 from gitdream.errors import EngineError
@@ -587,37 +588,33 @@ class _BatchOutcome:
 
 class AnthropicEngine:
     """Distill with a Claude model through the Messages API; screen units with an
-    independent call each (see module docstring).
+    independent call each (see module docstring). An `Engine` (`gitdream.contract`).
 
-    `AnthropicEngine(cfg, used_today=0)` raises EngineError before any work when no API
-    key is configured. `used_today` is the number of tokens this repository already spent
-    today (UTC), summed by the pipeline from the day's receipts; it counts against
-    `anthropic.max_tokens_per_day`. The HTTP client is created at the first request.
-    `calls` lists every call this instance made (distill and screen), failed ones
-    included — read it for the receipt even when a method raised.
+    `AnthropicEngine(cfg, used_today=…)`: `used_today()` is the number of tokens this
+    repository already spent today (UTC), summed from the day's receipts; it is asked
+    once, before the first call, and counts against `anthropic.max_tokens_per_day`.
+    Building the engine needs no key (`check()` raises EngineError without one, and so
+    does the first request). The HTTP client is created at the first request. `calls`
+    lists every call this instance made (distill and screen), failed ones included —
+    read it for the receipt even when a method raised.
     """
 
     name = "anthropic"
 
-    def __init__(self, cfg: Config, *, used_today: int = 0) -> None:
-        problem = missing_key(cfg)
-        if problem is not None:
-            raise problem
+    def __init__(self, cfg: Config, *, used_today: UsedToday = nothing_used) -> None:
         self.cfg = cfg
         self.model = cfg.str("anthropic.model")
         self.max_tokens = cfg.int("anthropic.max_tokens")
-        self.budget = Budget.from_config(cfg, used_today)
+        self.budget = Budget.from_config(cfg)
         self.calls: list[dict[str, Any]] = []
+        self._used_today: UsedToday | None = used_today
         self._client: Any = None
 
-    @property
-    def used_today(self) -> int:
-        """Tokens spent today before this run (settable; see the class docstring)."""
-        return self.budget.used_today
-
-    @used_today.setter
-    def used_today(self, value: int) -> None:
-        self.budget.used_today = int(value)
+    def check(self) -> None:
+        """Raise EngineError when no API key is configured."""
+        problem = missing_key(self.cfg)
+        if problem is not None:
+            raise problem
 
     @property
     def tokens_used(self) -> int:
@@ -634,6 +631,7 @@ class AnthropicEngine:
 
     def _ensure_client(self) -> Any:
         if self._client is None:
+            self.check()
             import anthropic
 
             retries = self.cfg.int("anthropic.max_retries")
@@ -667,6 +665,9 @@ class AnthropicEngine:
             + estimate_tokens(json.dumps(messages, ensure_ascii=False))
             + REQUEST_OVERHEAD_TOKENS
         )
+        if self._used_today is not None:  # asked once, before the first call
+            self.budget.used_today = self._used_today()
+            self._used_today = None
         self.budget.check(purpose, estimated + max_tokens)
         client = self._ensure_client()
         record: dict[str, Any] = {

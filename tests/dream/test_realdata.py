@@ -21,10 +21,10 @@ import pytest
 
 from gitdream.agents import Agent, make_agent
 from gitdream.config import defaults
+from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream import facts as factfmt
 from gitdream.dream import memoryfiles
 from gitdream.dream.integrate import apply_changes, integrate_definitions, integrate_experience
-from gitdream.engines import DistillContext, MemoryView
 from gitdream.engines.offline import OfflineEngine
 from gitdream.text import blocks
 from gitdream.units import Entry, parse_source_ref

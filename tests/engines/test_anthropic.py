@@ -17,10 +17,11 @@ import pytest
 from gitdream import config
 from gitdream.agents import make_agent
 from gitdream.config import Config, Setting
+from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream.screen import screen_units
 from gitdream.dream.verify import existing_facts, verify
-from gitdream.engines import DistillContext, MemoryView, get_engine
 from gitdream.engines import anthropic as engine_mod
+from gitdream.engines import get_engine
 from gitdream.engines.anthropic import (
     DISTILL_TOOL,
     SCREEN_TOOL,
@@ -96,12 +97,15 @@ ENTRIES = [
 
 def test_no_key_is_a_clear_error_before_any_request(anthropic_api: FakeAnthropic) -> None:
     cfg = make_cfg(anthropic_api, key=None)
+    engine = get_engine("anthropic", cfg)  # building it needs no key
     with pytest.raises(EngineError) as info:
-        get_engine("anthropic", cfg)
+        engine.check()
     assert "needs an API key" in info.value.message
     assert "ANTHROPIC_API_KEY" in (info.value.hint or "")
     assert missing_key(cfg) is not None
     assert missing_key(make_cfg(anthropic_api)) is None
+    with pytest.raises(EngineError, match="needs an API key"):  # nor does it send without one
+        engine.distill(context(cfg, ENTRIES))
     assert anthropic_api.requests == []
 
 
@@ -119,7 +123,7 @@ def test_the_idle_path_never_imports_the_sdk() -> None:
         "from datetime import date\n"
         "from gitdream import config\n"
         "from gitdream.agents import make_agent\n"
-        "from gitdream.engines import DistillContext, MemoryView\n"
+        "from gitdream.contract import DistillContext, MemoryView\n"
         "from gitdream.units import Entry\n"
         "cfg = config.load(None, env={'ANTHROPIC_API_KEY': 'k'})\n"
         "e = a.AnthropicEngine(cfg)\n"
@@ -509,14 +513,13 @@ def test_max_tokens_per_run_stops_before_the_request(anthropic_api: FakeAnthropi
 
 def test_max_tokens_per_day_counts_tokens_used_today(anthropic_api: FakeAnthropic) -> None:
     cfg = make_cfg(anthropic_api, max_tokens_per_day=100_000)
-    engine = AnthropicEngine(cfg, used_today=99_000)
+    engine = AnthropicEngine(cfg, used_today=lambda: 99_000)
     with pytest.raises(BudgetExceeded, match=r"99000 tokens used today") as info:
         engine.distill(context(cfg, ENTRIES))
     assert info.value.budget == "anthropic.max_tokens_per_day"
     assert anthropic_api.requests == []
-    engine.used_today = 0
     anthropic_api.enqueue(units_reply())
-    assert engine.distill(context(cfg, ENTRIES)).units == []
+    assert AnthropicEngine(cfg, used_today=lambda: 0).distill(context(cfg, ENTRIES)).units == []
 
 
 def test_tokens_of_earlier_calls_count_against_the_run_budget(anthropic_api: FakeAnthropic) -> None:

@@ -9,8 +9,9 @@ import pytest
 
 from gitdream.agents import make_agent
 from gitdream.config import defaults
+from gitdream.contract import DistillContext, DistillResult, MemoryView
 from gitdream.dream import memoryfiles
-from gitdream.engines import DistillContext, DistillResult, MemoryView, get_engine
+from gitdream.engines import get_engine
 from gitdream.engines.offline import (
     FACT_MAX_CHARS,
     TOKEN_ONLY,
