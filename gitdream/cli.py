@@ -5,7 +5,7 @@ text, or one JSON document with `--json`). Errors: a `GitdreamError` prints
 `error: ...` / `hint: ...` on stderr (and `{"error": {...}}` on stdout with `--json`) and
 exits with its code; anything else is a bug: exit 3 and a crash log under the user log
 directory (set GITDREAM_RAISE_ERRORS=1 to get the traceback instead). Exit codes are in
-`gitdream.errors` and the README.
+`gitdream.errors` and docs/cli.md.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
 
 
 def json_option(func: F) -> F:
-    """`--json`: print one JSON document on stdout (documented shapes in the README)."""
+    """`--json`: print one JSON document on stdout (documented shapes in docs/json.md)."""
     return click.option(
         "--json",
         "json_",
@@ -489,7 +489,8 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
     sessions since the watermark against min_sessions, raw files not committed yet (the
     next dream ignores them), back-off; for the repository: the lock holder, installed
     hooks, the hooks log and its last decision, the engine and whether it is usable.
-    Reads only; rewrites the stamp the hooks read.
+    Changes nothing in the repository; when gitdream is enabled it rewrites the
+    machine-local stamp the hooks read (the time the next dream may start).
 
     \b
     Examples:

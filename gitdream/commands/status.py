@@ -58,8 +58,8 @@ class StatusResult:
 
 def engine_status(cfg: Config) -> dict[str, Any]:
     """`{"name", "usable", "reason"}` for the configured engine, without importing it."""
-    name = cfg["engine"]
-    if name == "anthropic" and not cfg["anthropic.api_key"]:
+    name = cfg.str("engine")
+    if name == "anthropic" and not cfg.str("anthropic.api_key"):
         return {
             "name": name,
             "usable": False,
@@ -81,14 +81,14 @@ def _uncommitted_sources(repo: Repo, agent: Agent, changed: set[str]) -> list[st
 
 def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
     """One warning per lock file of git's that a dream needs free — `index.lock`,
-    `HEAD.lock`, the checked-out branch's `.lock` (`gitdream.git.locks`) — with its age:
+    `HEAD.lock`, the checked-out branch's `.lock` (`gitdream.git.lockfiles`) — with its age:
     while one exists every dream refuses to write, and a git command killed mid-write
     leaves it behind for good."""
-    from gitdream.git import locks
+    from gitdream.git import lockfiles
 
     found = []
-    for name in (locks.INDEX, "HEAD", *([branch] if branch else [])):
-        path = locks.lock_path(repo, name)
+    for name in (lockfiles.INDEX, "HEAD", *([branch] if branch else [])):
+        path = lockfiles.lock_path(repo, name)
         try:
             age = clock.now().timestamp() - path.stat().st_mtime
         except OSError:
@@ -103,11 +103,11 @@ def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
 def status(repo: Repo, cfg: Config) -> StatusResult:
     """Collect the status of every agent. Writes only the stamp (when enabled)."""
     from gitdream.dream import material
-    from gitdream.trigger import gates, hooklog, lock
+    from gitdream.trigger import dreamlock, gates, hooklog
     from gitdream.trigger import state as state_mod
 
     config_seen = clock.epoch()
-    result = StatusResult(bool(cfg["enabled"]), cfg.source("enabled"))
+    result = StatusResult(cfg.bool("enabled"), cfg.source("enabled"))
     head = repo.head()
     state_problem = repo.state_problem()  # what closes the repository gate of run --auto
     problem = state_problem or repo.index_problem()
@@ -121,14 +121,14 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     }
     result.engine = engine_status(cfg)
     result.warnings.extend(_git_lock_files(repo, head.branch))
-    holder = lock.read(repo.common_dir)
+    holder = dreamlock.read(repo.common_dir)
     if holder is not None:
         result.lock = {
             "run": holder.run,
             "pid": holder.pid,
             "host": holder.host,
             "since": holder.started,
-            "stale": lock.stale_reason(holder, float(cfg["lock_ttl_minutes"])),
+            "stale": dreamlock.stale_reason(holder, cfg.float("lock_ttl_minutes")),
         }
     result.hooks = _hooks(repo)
     decision = hooklog.last(repo.workdir)
@@ -142,7 +142,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     elif result.lock is not None and not result.lock["stale"]:
         blocked = "the running dream"
     state = state_mod.load(repo.common_dir)
-    base_hours = float(cfg["min_hours"])
+    base_hours = cfg.float("min_hours")
     now = clock.now()
     agents = list_agents(repo.workdir, cfg, result.warnings)
     changed: set[str] | None = set()
@@ -165,7 +165,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                 sessions_error = exc.message
         opens = state_mod.time_gate_opens(entry, base_hours)
         pending = gates.pending_paths(repo, agent) if head.oid is not None else 0
-        needed = int(cfg["min_sessions"])
+        needed = cfg.int("min_sessions")
         result.agents.append(
             {
                 "id": agent.id,

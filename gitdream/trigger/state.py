@@ -302,12 +302,12 @@ def precommit_patterns(cfg: Any) -> list[str]:
     the configuration `cfg`: each agent's definition files, the `*.md` files directly in
     its memory folder (not in sub-folders, where the raw logs are), and gitdream.toml."""
     lines = ["+gitdream.toml"]
-    memory = _literal(str(cfg["memory_dir"]).strip("/"))
-    for glob in cfg["agents"]:
+    memory = _literal(cfg.str("memory_dir").strip("/"))
+    for glob in cfg.list("agents"):
         for prefix in _prefixes(glob):
-            for name in cfg["definition_files"]:
+            for name in cfg.list("definition_files"):
                 lines.append(f"+{prefix}{_literal(name.strip('/'))}")
-    for glob in cfg["agents"]:
+    for glob in cfg.list("agents"):
         for prefix in _prefixes(glob):
             folder = f"{prefix}{memory}/" if memory else prefix
             lines.append(f"-{folder}*/*")
