@@ -140,14 +140,16 @@ KEYS: tuple[Key, ...] = (
         "min_hours",
         "float",
         24.0,
-        "Auto mode: hours since the last dream before the next may start (stretched by failure back-off).",
+        "Auto mode: hours since the last dream (the last run that consolidated material) before "
+        "the next may start (stretched by failure back-off).",
         minimum=0,
     ),
     Key(
         "scan_interval_minutes",
         "float",
         10.0,
-        "Auto mode: minutes between two scans for new sessions.",
+        "Auto mode: minutes during which the last count of new sessions is reused instead of "
+        "counting again, as long as nothing was committed since.",
         minimum=0,
     ),
     Key(
