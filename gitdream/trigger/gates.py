@@ -109,7 +109,7 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             and now < counted + timedelta(minutes=throttle)
             and entry.last_sessions is not None
         )
-        if reused:
+        if reused and counted is not None:  # `reused` holds `counted`; mypy needs it said
             sessions: int | None = entry.last_sessions
             pending = entry.last_pending
             note = f" (counted {(now - counted).total_seconds() / 60:.0f} min ago; nothing committed since)"
