@@ -17,7 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "gitdream"
 
 FLOORS = ("face", "commands", "wings", "dream", "git", "text", "ground")
-FACE = {"gitdream.cli", "gitdream.__main__", "gitdream.output"}
+FACE = {"gitdream.cli", "gitdream.__main__", "gitdream.output", "gitdream.render"}
 
 
 def _module(path: Path) -> str:

@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from gitdream import config
 
 
-def show(cfg: config.Config) -> dict[str, object]:
-    """`{"files": {"user", "repository"}, "keys": {name: {"value", "source"}}}` with
-    secrets masked. This is also the `--json` document."""
-    keys = {}
-    for key in config.KEYS:
-        keys[key.name] = {
-            "value": config.display_value(key, cfg.value(key.name)),
-            "source": cfg.source(key.name),
+@dataclass(frozen=True)
+class Shown:
+    """One key as `config show` shows it: name, value (secrets masked) and its source."""
+
+    name: str
+    value: Any
+    source: str
+
+
+@dataclass
+class ConfigShowResult:
+    """Every key (in `config.KEYS` order) and the configuration files that were read
+    (`files`: `{"user": path | None, "repository": path | None}`)."""
+
+    keys: list[Shown]
+    files: dict[str, str | None]
+
+    def to_json(self) -> dict[str, object]:
+        """`{"files": {"user", "repository"}, "keys": {name: {"value", "source"}}}`."""
+        return {
+            "files": dict(self.files),
+            "keys": {k.name: {"value": k.value, "source": k.source} for k in self.keys},
         }
-    return {"files": dict(cfg.files), "keys": keys}
+
+
+def show(cfg: config.Config) -> ConfigShowResult:
+    """The effective configuration `cfg`, secrets masked."""
+    keys = [
+        Shown(key.name, config.display_value(key, cfg.value(key.name)), cfg.source(key.name))
+        for key in config.KEYS
+    ]
+    return ConfigShowResult(keys, dict(cfg.files))

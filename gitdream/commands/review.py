@@ -88,19 +88,51 @@ def log(
 
 
 @dataclass
+class ShownCommit:
+    """One commit of a shown run: its `kind`, `oid`, the `view` (None when the commit is
+    missing from the repository), whether it is in HEAD's history, and whether the patch
+    was asked for."""
+
+    kind: str
+    oid: str
+    view: CommitView | None
+    in_head: bool = False
+    with_patch: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        view = self.view
+        if view is None:
+            return {"kind": self.kind, "oid": self.oid, "missing": True}
+        document: dict[str, Any] = {
+            "kind": self.kind,
+            "oid": view.oid,
+            "subject": view.subject,
+            "time": view.time,
+            "in_head": self.in_head,
+            "files": [f.to_json() for f in view.files],
+            "insertions": view.insertions,
+            "deletions": view.deletions,
+            "stat": view.stat,
+        }
+        if self.with_patch:
+            document["patch"] = view.patch or ""
+        return document
+
+
+@dataclass
 class ShowResult:
     """One run in full: the run (as `log` lists it), its receipt, and its commits."""
 
     run: Run
-    commits: list[dict[str, Any]] = field(default_factory=list)
+    commits: list[ShownCommit] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """See docs/readme/review.md, "gitdream show"."""
+        """See docs/json.md, "gitdream show"."""
         receipt = self.run.receipt
         return {
             "run": self.run.to_json(),
             "receipt": receipt.to_json() if receipt else None,
-            "commits": self.commits,
+            "commits": [c.to_json() for c in self.commits],
             "units": receipt.all_units if receipt else [],
             "rejected": list(receipt.rejected) if receipt else [],
             "tokens": receipt.tokens if receipt else None,
@@ -109,23 +141,6 @@ class ShowResult:
             "pending": list(receipt.pending) if receipt else [],
             "error": receipt.error if receipt else None,
         }
-
-
-def _commit_json(kind: str, view: CommitView, in_head: bool, patch: bool) -> dict[str, Any]:
-    document: dict[str, Any] = {
-        "kind": kind,
-        "oid": view.oid,
-        "subject": view.subject,
-        "time": view.time,
-        "in_head": in_head,
-        "files": [f.to_json() for f in view.files],
-        "insertions": view.insertions,
-        "deletions": view.deletions,
-        "stat": view.stat,
-    }
-    if patch:
-        document["patch"] = view.patch or ""
-    return document
 
 
 def show(
@@ -148,10 +163,8 @@ def show(
         if not oid:
             continue
         view = history.commit_view(repo, oid, patch=patch, width=width)
-        if view is None:
-            result.commits.append({"kind": kind, "oid": oid, "missing": True})
-            continue
-        result.commits.append(_commit_json(kind, view, history.in_history(repo, head, oid), patch))
+        in_head = view is not None and history.in_history(repo, head, oid)
+        result.commits.append(ShownCommit(kind, oid, view, in_head, patch))
     return result
 
 

@@ -92,9 +92,14 @@ class Run:
     receipt: Receipt | None = None
     trailer_commits: dict[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """The run as `gitdream log --json` lists it (shape in docs/readme/review.md)."""
+    @property
+    def shown_counts(self) -> dict[str, int]:
+        """The counts `log` shows: facts created, corroborated, units rejected."""
         counts = self.counts or {}
+        return {key: int(counts.get(key, 0) or 0) for key in ("created", "corroborated", "rejected")}
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as `gitdream log --json` lists it (shape in docs/json.md)."""
         return {
             "run": self.run,
             "agent": self.agent,
@@ -102,11 +107,7 @@ class Run:
             "trigger": self.trigger,
             "engine": self.engine,
             "status": self.status,
-            "counts": {
-                "created": int(counts.get("created", 0) or 0),
-                "corroborated": int(counts.get("corroborated", 0) or 0),
-                "rejected": int(counts.get("rejected", 0) or 0),
-            },
+            "counts": self.shown_counts,
             "commits": dict(self.commits),
             "input_commit": self.input_commit,
             "branch": self.branch,

@@ -1,17 +1,24 @@
 """git notes: read the note on a commit, list a notes ref, append a line to a note.
 
-A note is appended to, never rewritten: its new text is the old text plus one line. The
-notes ref moves by compare-and-swap — libgit2 builds the notes commit on the ref's
-current tip and refuses if it moved meanwhile — and the append is then tried again.
+A note is appended to, never rewritten: its new text is the old text plus one line.
+libgit2 builds the notes commit on the ref's current tip, but writes the note's whole new
+text: two processes that read the same old text would each drop the other's line. So the
+read and the write happen under an exclusive `flock` of `<git-common-dir>/gitdream/
+notes.flock` (released by the kernel if the process dies); the notes ref still moves by
+compare-and-swap, and the append is tried again when something else (a `git fetch`)
+moved it meanwhile.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from gitdream import clock
+from gitdream import clock, paths
 from gitdream.errors import GitdreamError
 
 if TYPE_CHECKING:
@@ -42,6 +49,21 @@ def iter_notes(repo: Repo, ref: str) -> Iterator[tuple[str, str]]:
         yield str(note.annotated_id), str(note.message)
 
 
+LOCK_FILE = "notes.flock"
+
+
+@contextmanager
+def _appending(repo: Repo) -> Iterator[None]:
+    """Hold the exclusive lock of note appends in this repository (all worktrees)."""
+    folder = paths.ensure_dir(paths.state_dir(repo.common_dir))
+    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def append_line(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -> None:
     """Append `line` (no newline in it) to the note on `commit` under `ref`, signed by
     `ident` at `clock.now()`.
@@ -50,6 +72,11 @@ def append_line(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -
     `lockfiles.from_git_error` when a lock file stays (git left it behind), and
     GitdreamError after repeated failures.
     """
+    with _appending(repo):
+        _append(repo, ref, commit, line, ident)
+
+
+def _append(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -> None:
     import pygit2
 
     from gitdream.git import lockfiles
