@@ -53,4 +53,3 @@ def stderr_is_terminal() -> bool:
         return os.isatty(sys.stderr.fileno())
     except (AttributeError, ValueError, OSError):
         return False
-
