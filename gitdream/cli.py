@@ -1210,8 +1210,9 @@ def hooks_uninstall(ctx: click.Context, hooks: tuple[str, ...], allow_outside: b
 def hooks_status(ctx: click.Context, json_: bool) -> None:
     """Show where git runs hooks from and the state of each of gitdream's hooks.
 
-    States: installed, outdated, not-executable, broken, chained-by-other, foreign,
-    missing. Exit status 0 in every case.
+    States: installed, outdated, not-executable, broken, chained-by-other, chain-loop,
+    renamed-by-lefthook, dropped-by-husky, husky, foreign, missing; each that needs a fix
+    says which. Exit status 0 in every case.
 
     \b
     Examples:
@@ -1230,12 +1231,40 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
     output.out(f"hooks directory: {where.path} ({where.source})")
     rows = []
     for hook in result.hooks:
-        detail = describe_state(hook.state)
-        if hook.previous is not None:
+        detail = describe_state(hook.state, hook.name, hook.path)
+        if hook.previous is not None and hook.state in ("installed", "outdated", "chained-by-other"):
             detail += f"; runs {hook.previous.name} first"
         rows.append([hook.name, detail])
     for line in output.table(rows):
         output.out(line)
+
+
+@cli.command(
+    name="hook",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument(
+    "name", metavar="NAME", type=click.Choice(["pre-commit", "post-merge", "post-rewrite", "post-commit"])
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_cmd(name: str, args: tuple[str, ...]) -> None:
+    """Run gitdream's git hook NAME here, for hooks that are not gitdream's files.
+
+    The entry point for a tracked hooks folder (core.hooksPath), Husky's .husky/<hook>
+    and lefthook's lefthook.yml: it does exactly what the hook `gitdream hooks install`
+    writes does (the same sh script, its fast path and its log), with git's arguments
+    and standard input, and chains nothing. Exit status: the hook's (pre-commit: 1 when
+    the check blocks the commit; the others 0).
+
+    \b
+    Examples:
+      gitdream hook pre-commit               in .husky/pre-commit
+      exec gitdream hook post-merge "$@"     in .githooks/post-merge
+      run: gitdream hook post-merge {0}      in lefthook.yml
+    """
+    from gitdream.commands import hooks as hooks_cmd
+
+    hooks_cmd.run_hook(name, args)
 
 
 # --- schedule -----------------------------------------------------------------------------
