@@ -5,7 +5,7 @@ text, or one JSON document with `--json`). Errors: a `GitdreamError` prints
 `error: ...` / `hint: ...` on stderr (and `{"error": {...}}` on stdout with `--json`) and
 exits with its code; anything else is a bug: exit 3 and a crash log under the user log
 directory (set GITDREAM_RAISE_ERRORS=1 to get the traceback instead). Exit codes are in
-`gitdream.errors` and the README.
+`gitdream.errors` and docs/cli.md.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
 
 
 def json_option(func: F) -> F:
-    """`--json`: print one JSON document on stdout (documented shapes in the README)."""
+    """`--json`: print one JSON document on stdout (documented shapes in docs/json.md)."""
     return click.option(
         "--json",
         "json_",
@@ -377,28 +377,41 @@ def run_cmd(
       gitdream run --auto --trigger schedule   what cron and the hooks run
 
     With --auto the gates decide first (enabled, repository state, min_hours since the
-    last run, the scan throttle, min_sessions new sessions, the lock); a closed gate exits
-    0 silently (--verbose or --json say which and why).
+    last dream that consolidated material, min_sessions new sessions, the lock); a closed
+    gate exits 0 silently (--verbose or --json say which and why; a hook's run also
+    writes it to the hooks log that `gitdream status` names).
     """
     from gitdream.commands.run import run
     from gitdream.dream.options import RunOptions
 
     if since and full:
         raise click.UsageError("--since and --full cannot be used together")
-    repo = open_repo(ctx)
-    cfg = load_config(ctx, repo.workdir, {"engine": (engine, "flag --engine")})
-    trigger = trigger or ("schedule" if auto else "manual")
-    opts = RunOptions(
-        trigger=trigger,
-        engine=engine,
-        dry_run=dry_run,
-        branch=branch,
-        since=since,
-        full=full,
-        estimate=estimate,
-    )
-    progress = _Progress(output.stderr_is_terminal() and not quiet and not json_)
-    result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+    hook = os.environ.get("_GITDREAM_HOOK") if auto else None  # set by gitdream's hook scripts
+    try:
+        repo = open_repo(ctx)
+        cfg = load_config(ctx, repo.workdir, {"engine": (engine, "flag --engine")})
+        trigger = trigger or ("schedule" if auto else "manual")
+        opts = RunOptions(
+            trigger=trigger,
+            engine=engine,
+            dry_run=dry_run,
+            branch=branch,
+            since=since,
+            full=full,
+            estimate=estimate,
+        )
+        progress = _Progress(output.stderr_is_terminal() and not quiet and not json_)
+        result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+    except errors.GitdreamError as exc:
+        if hook:  # the hooks log says why this firing did not dream
+            from gitdream.trigger import hooklog
+
+            hooklog.record(_start(ctx), hook, f"error: {exc.message}")
+        raise
+    if hook and not result.disabled:
+        from gitdream.trigger import hooklog
+
+        hooklog.record(repo.workdir, hook, hooklog.describe(result))
     if result.gate is not None and not result.gate.get("open"):
         if json_:
             output.json_out(result.to_json())
@@ -471,10 +484,13 @@ def demo_cmd(ctx: click.Context, directory: Path | None, json_: bool) -> None:
 def status_cmd(ctx: click.Context, json_: bool) -> None:
     """Show, per agent, the last dream and when the next one can start.
 
-    Per agent: last run (time, run id, status), when the time gate opens, new sessions
-    since the watermark against min_sessions, raw files not committed yet (the next dream
-    ignores them), back-off; for the repository: the lock holder, installed hooks, the
-    engine and whether it is usable. Reads only; rewrites the stamp the hooks read.
+    Per agent: last run (time, run id, status), NEXT — when `run --auto` (a hook, a
+    schedule) will dream it: "in 3.5 h" (time gate), "at 5 sessions", "now" — new
+    sessions since the watermark against min_sessions, raw files not committed yet (the
+    next dream ignores them), back-off; for the repository: the lock holder, installed
+    hooks, the hooks log and its last decision, the engine and whether it is usable.
+    Changes nothing in the repository; when gitdream is enabled it rewrites the
+    machine-local stamp the hooks read (the time the next dream may start).
 
     \b
     Examples:
@@ -517,17 +533,22 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
         output.out("hooks: " + ", ".join(f"{h['name']} {h['state']}" for h in hooks))
     else:
         output.out("hooks: not installed (gitdream hooks install)")
+    hooks_log = result.hooks_log
+    if hooks_log:
+        last_decision = hooks_log.get("last")
+        output.out(f"hooks log: {hooks_log['path']}")
+        if last_decision:
+            output.out(f"  last: {last_decision['time']} {last_decision['hook']}: {last_decision['message']}")
     output.out("")
     rows = []
     for agent in result.agents:
         last = agent["last_run"]
-        gate = agent["time_gate"]
         sessions = agent["sessions"]
         rows.append(
             [
                 agent["id"],
                 (last["time"] or "never") + (f" {last['status']}" if last["status"] else ""),
-                _next_dream(gate, sessions),
+                agent["next"],
                 f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}"
                 + (f" +{sessions['pending']} pending" if sessions["pending"] else ""),
                 str(agent["backoff"]["failures"]),
@@ -539,16 +560,6 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
     for agent in result.agents:
         for path in (agent["uncommitted_raw"] or [])[:10]:
             output.out(f"  {agent['id']}: not committed, ignored by the next dream: {path}")
-
-
-def _next_dream(gate: dict[str, Any], sessions: dict[str, Any]) -> str:
-    """The NEXT column of `status`: when `run --auto` would dream this agent — after the
-    time gate ("in 3.5 h"), else after more sessions ("at 5 sessions"), else "now"."""
-    if not gate["open"]:
-        return f"in {gate['hours_until_open']:.1f} h"
-    if not sessions["pending"] and sessions["new"] is not None and sessions["new"] < sessions["needed"]:
-        return f"at {sessions['needed']} sessions"
-    return "now"
 
 
 # --- review and undo: log, show, audit, revert -----------------------------------------------

@@ -1,4 +1,4 @@
-"""The agent.md prefix guard: pure text rules (DESIGN §7, README "gitdream check")."""
+"""The agent.md prefix guard: pure text rules (docs/check.md)."""
 
 from __future__ import annotations
 

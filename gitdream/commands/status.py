@@ -1,9 +1,13 @@
 """`gitdream status`: per agent, when it last dreamed and when it will dream next.
 
-On the idle path: reads refs, the state file, the lock and the working tree of the
-agents' folders; imports neither the engines nor the anthropic SDK. When gitdream is
-enabled it rewrites the stamp the hooks read (DESIGN: "rewritten by every run and by
-status"); when disabled it writes nothing at all.
+On the idle path: reads refs, the state file, the lock, the hooks log and the working
+tree of the agents' folders; imports neither the engines nor the anthropic SDK. When
+gitdream is enabled it rewrites the stamp the hooks read (DESIGN: "rewritten by every run
+and by status"); when disabled it writes nothing at all. NEXT (`next` in JSON) comes from
+`gitdream.trigger.gates.next_dream`, the same rules `run --auto` applies: the time gate
+from the last dream that consolidated material, then the session count (which the throttle
+never hides once something was committed), then what blocks every dream (repository
+state, a held lock).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ class StatusResult:
     hooks: dict[str, Any] = field(default_factory=dict)
     agents: list[dict[str, Any]] = field(default_factory=list)
     stamp: int | None = None
+    hooks_log: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -46,14 +51,15 @@ class StatusResult:
             "hooks": self.hooks,
             "agents": self.agents,
             "stamp": self.stamp,
+            "hooks_log": self.hooks_log,
             "warnings": self.warnings,
         }
 
 
 def engine_status(cfg: Config) -> dict[str, Any]:
     """`{"name", "usable", "reason"}` for the configured engine, without importing it."""
-    name = cfg["engine"]
-    if name == "anthropic" and not cfg["anthropic.api_key"]:
+    name = cfg.str("engine")
+    if name == "anthropic" and not cfg.str("anthropic.api_key"):
         return {
             "name": name,
             "usable": False,
@@ -75,14 +81,14 @@ def _uncommitted_sources(repo: Repo, agent: Agent, changed: set[str]) -> list[st
 
 def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
     """One warning per lock file of git's that a dream needs free — `index.lock`,
-    `HEAD.lock`, the checked-out branch's `.lock` (`gitdream.git.locks`) — with its age:
+    `HEAD.lock`, the checked-out branch's `.lock` (`gitdream.git.lockfiles`) — with its age:
     while one exists every dream refuses to write, and a git command killed mid-write
     leaves it behind for good."""
-    from gitdream.git import locks
+    from gitdream.git import lockfiles
 
     found = []
-    for name in (locks.INDEX, "HEAD", *([branch] if branch else [])):
-        path = locks.lock_path(repo, name)
+    for name in (lockfiles.INDEX, "HEAD", *([branch] if branch else [])):
+        path = lockfiles.lock_path(repo, name)
         try:
             age = clock.now().timestamp() - path.stat().st_mtime
         except OSError:
@@ -97,12 +103,14 @@ def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
 def status(repo: Repo, cfg: Config) -> StatusResult:
     """Collect the status of every agent. Writes only the stamp (when enabled)."""
     from gitdream.dream import material
-    from gitdream.trigger import gates, lock
+    from gitdream.trigger import dreamlock, gates, hooklog
     from gitdream.trigger import state as state_mod
 
-    result = StatusResult(bool(cfg["enabled"]), cfg.source("enabled"))
+    config_seen = clock.epoch()
+    result = StatusResult(cfg.bool("enabled"), cfg.source("enabled"))
     head = repo.head()
-    problem = repo.state_problem() or repo.index_problem()
+    state_problem = repo.state_problem()  # what closes the repository gate of run --auto
+    problem = state_problem or repo.index_problem()
     result.repository = {
         "workdir": str(repo.workdir),
         "common_dir": str(repo.common_dir),
@@ -113,18 +121,28 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     }
     result.engine = engine_status(cfg)
     result.warnings.extend(_git_lock_files(repo, head.branch))
-    holder = lock.read(repo.common_dir)
+    holder = dreamlock.read(repo.common_dir)
     if holder is not None:
         result.lock = {
             "run": holder.run,
             "pid": holder.pid,
             "host": holder.host,
             "since": holder.started,
-            "stale": lock.stale_reason(holder, float(cfg["lock_ttl_minutes"])),
+            "stale": dreamlock.stale_reason(holder, cfg.float("lock_ttl_minutes")),
         }
     result.hooks = _hooks(repo)
+    decision = hooklog.last(repo.workdir)
+    result.hooks_log = {
+        "path": str(hooklog.log_path()),
+        "last": decision.to_json() if decision is not None else None,
+    }
+    blocked = None
+    if state_problem is not None:
+        blocked = "the repository is fixed"
+    elif result.lock is not None and not result.lock["stale"]:
+        blocked = "the running dream"
     state = state_mod.load(repo.common_dir)
-    base_hours = float(cfg["min_hours"])
+    base_hours = cfg.float("min_hours")
     now = clock.now()
     agents = list_agents(repo.workdir, cfg, result.warnings)
     changed: set[str] | None = set()
@@ -146,6 +164,8 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
             except GitdreamError as exc:  # a status must still print; the run reports it properly
                 sessions_error = exc.message
         opens = state_mod.time_gate_opens(entry, base_hours)
+        pending = gates.pending_paths(repo, agent) if head.oid is not None else 0
+        needed = cfg.int("min_sessions")
         result.agents.append(
             {
                 "id": agent.id,
@@ -156,6 +176,8 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                     "time": entry.last_attempt,
                     "status": entry.last_status,
                 },
+                "last_dream": entry.last_dream,
+                "next": gates.next_dream(opens, sessions, needed, pending, blocked=blocked, now=now),
                 "time_gate": {
                     "open": opens is None or opens <= now,
                     "opens": clock.iso(opens) if opens else None,
@@ -165,8 +187,8 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                 },
                 "sessions": {
                     "new": sessions,
-                    "needed": int(cfg["min_sessions"]),
-                    "pending": gates.pending_paths(repo, agent) if head.oid is not None else 0,
+                    "needed": needed,
+                    "pending": pending,
                     "error": sessions_error,
                 },
                 "uncommitted_raw": None if changed is None else _uncommitted_sources(repo, agent, changed),
@@ -177,10 +199,8 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
             }
         )
     if result.enabled:
-        opening = state_mod.next_opening(
-            state, [a.id for a in agents], base_hours, float(cfg["scan_interval_minutes"])
-        )
-        state_mod.write_stamp(repo.common_dir, opening)
+        opening = state_mod.next_opening(state, [a.id for a in agents], base_hours)
+        state_mod.write_stamp(repo.common_dir, opening, workdir=repo.workdir, config_seen=config_seen)
         result.stamp = state_mod.read_stamp(repo.common_dir)
     return result
 

@@ -57,14 +57,14 @@ import hashlib
 import re
 import unicodedata
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from gitdream.contract import DistillContext, DistillResult, ScreenResult
 from gitdream.dream import memoryfiles
 from gitdream.dream.facts import one_line, parse
-from gitdream.engines import DistillContext, DistillResult
 from gitdream.errors import BlockError
 from gitdream.text import blocks
 from gitdream.text.clip import clip
@@ -329,10 +329,25 @@ class OfflineEngine:
         absolutize: Absolutize | None = None,
     ) -> None:
         self.cfg = cfg
-        self.max_units = int(cfg["max_units"])
-        self.threshold = float(cfg["offline.similarity"])
+        self.max_units = cfg.int("max_units")
+        self.threshold = cfg.float("offline.similarity")
+        self.calls: list[dict[str, Any]] = []  # no model, no calls
         self._slugify = slugify
         self._absolutize = absolutize
+
+    def check(self) -> None:
+        """The offline engine can always run."""
+
+    def estimate(self, context: DistillContext) -> dict[str, Any]:
+        """No model calls and no tokens, whatever the material."""
+        return {"engine": self.name, "calls": 0, "input_tokens": 0, "entries": len(context.entries)}
+
+    def screen(self, units: Sequence[Unit]) -> ScreenResult:
+        """No screener of its own: the deterministic scanner has screened `units`."""
+        return ScreenResult(kept=list(units))
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def distill(self, context: DistillContext) -> DistillResult:
         """Turn `context.entries` into units (module docstring). Reads `context.memory` for

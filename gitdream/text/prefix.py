@@ -9,7 +9,7 @@ they need inside that window:
 - **order** — no gitdream managed block starts before the end of the last required
   section, so a block gitdream grows can never push a required section out of the window.
 
-Required sections (`required_sections`; the README has examples):
+Required sections (`required_sections`; docs/check.md has examples):
 - `[]` or `["default"]` — the front matter if the file has one, then the *opening section*
   of the body: its first heading and the text up to the next heading (of any level), or,
   when the body starts with text rather than a heading (a Claude Code subagent: front

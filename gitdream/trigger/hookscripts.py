@@ -334,7 +334,7 @@ def install(
             if where.in_worktree and _tracked(repo, path):
                 raise HookInstallError(
                     f"{path} is tracked by git; gitdream will not move a tracked file",
-                    hint="call gitdream from that hook yourself (README: 'Husky and lefthook'), "
+                    hint="call gitdream from that hook yourself (docs/hooks.md: 'core.hooksPath, Husky, lefthook and pre-commit'), "
                     "or install with --hook for the other hooks only",
                 )
             if os.path.lexists(prev):

@@ -875,7 +875,7 @@ def test_hooks_path_install_and_a_real_merge_dreams(tmp_path: Path, hooks_path: 
     env = gitdream_env({"_GITDREAM_HOOK_FOREGROUND": "1"})
     subprocess.run(["git", "merge", "-q", "--ff-only", "feature"], cwd=root, env=env, check=True)
     log = Path(os.environ["GITDREAM_HOME"]) / "logs" / "hooks.log"
-    assert "post-merge: " in log.read_text()
+    assert f"\tpost-merge\t{os.path.realpath(root)}\tdreamed: ops ok (run " in log.read_text()
     assert git(root, "rev-parse", "refs/gitdream/watermark/ops").strip() == merged, log.read_text()
     assert git(root, "rev-parse", "HEAD~1").strip() == merged
     assert git(root, "log", "-1", "--format=%(trailers:key=Gitdream-Kind,valueonly)").strip() == "experience"
@@ -1023,7 +1023,7 @@ def test_lock_files_appearing_after_the_checks_are_refusals_too(tmp_path: Path) 
     from gitdream.dream import receipts
     from gitdream.errors import RepoStateError
     from gitdream.git import commitbuilder, refs
-    from gitdream.git.commitbuilder import Change, Target
+    from gitdream.git.commitbuilder import Change, Destination
     from gitdream.git.repo import Repo
 
     root = make_agent(tmp_path / "repo")
@@ -1060,7 +1060,7 @@ def test_lock_files_appearing_after_the_checks_are_refusals_too(tmp_path: Path) 
             [Change(f"{OPS}/memory/t.md", b"x\n")],
             "m\n",
             ident,
-            Target.review("review", tip, True),
+            Destination.review("review", tip, True),
         )
     assert git(root, "for-each-ref") == git(root, "for-each-ref", "refs/heads/main")
 
