@@ -131,8 +131,8 @@ def secrets() -> list[tuple[str, str, str]]:
     )
     add(
         "command-line-credentials",
-        "fetch it with curl -u {s} https://ci.corp.local/x",
-        "deploy:" + rnd(14, ALNUM, "cu"),
+        "fetch it with curl -u deploy:{s} https://ci.corp.local/x",
+        rnd(14, ALNUM, "cu"),
     )
     add("command-line-credentials", "wget --password={s} https://files.corp.local/a", rnd(12, ALNUM, "wg"))
     add(
