@@ -156,18 +156,22 @@ def load_config(ctx: click.Context, root: Path | None, overrides: dict[str, Any]
 @json_option
 @click.pass_context
 def init_cmd(ctx: click.Context, agent_id: str | None, single: bool, commit: bool, json_: bool) -> None:
-    """Create gitdream.toml and an agent skeleton; never overwrite a file.
+    """Set the repository up for gitdream, creating only what is missing.
 
-    Writes gitdream.toml (every key, commented, at its default) unless it exists, and
-    agent.md, soul.md, SKILL.md and memory/MEMORY.md for the agent. If any agent file
-    already exists, nothing is written and the command exits 1. Paths are relative to
-    the repository root, whatever folder it runs in (`--json` keeps them so); the lines
-    printed name them as seen from the current folder.
+    Writes gitdream.toml unless it exists: every key documented and commented out at its
+    default, only what you chose set (`agents = ["."]` with --single), so your user
+    config and the defaults apply. A new agent gets a skeleton (agent.md, soul.md,
+    SKILL.md, memory/MEMORY.md); an existing agent is adopted: its files are kept and only
+    a missing memory index is added. Without --agent, a repository that already has agents
+    is adopted as it is. Nothing is ever overwritten. Paths are relative to the repository
+    root, whatever folder it runs in (`--json` keeps them so); the lines printed name them
+    as seen from the current folder.
 
     \b
     Examples:
-      gitdream init                        agents/assistant/, not committed
-      gitdream init --agent ops --commit   agents/ops/, committed
+      gitdream init                        an agents repository: adopt it; else agents/assistant/
+      gitdream init --agent kit            adopt agents/kit (or create it)
+      gitdream init --agent ops --commit   and commit what was created
       gitdream init --single               the repository root is the agent
     """
     from gitdream.commands.init import run_init
@@ -188,8 +192,20 @@ def init_cmd(ctx: click.Context, agent_id: str | None, single: bool, commit: boo
         output.out(f"Kept     {shown(path)} (exists)")
     for path in result.created:
         output.out(f"Created  {shown(path)}")
+    if result.adopted and result.agent_id is None:
+        count = len(result.adopted)
+        output.out(
+            f"Adopted {count} agent{'s' if count != 1 else ''}: {', '.join(result.adopted)} "
+            "(their files are kept as they are)"
+        )
+    elif result.adopted:
+        output.out(
+            f"Adopted agent {result.agent_id} ({shown(result.agent_dir or '.')}): its files are kept as they are"
+        )
     if result.commit:
         output.out(f"Committed {len(result.created)} files as {result.commit[:7]}")
+    elif not result.created:
+        output.out("Nothing to create: everything gitdream needs is there")
     else:
         output.out("Not committed: review the files, then `git add` and `git commit` them")
 
