@@ -172,18 +172,22 @@ def load_config(ctx: click.Context, root: Path | None, overrides: dict[str, Any]
 @json_option
 @click.pass_context
 def init_cmd(ctx: click.Context, agent_id: str | None, single: bool, commit: bool, json_: bool) -> None:
-    """Create gitdream.toml and an agent skeleton; never overwrite a file.
+    """Set the repository up for gitdream, creating only what is missing.
 
-    Writes gitdream.toml (every key, commented, at its default) unless it exists, and
-    agent.md, soul.md, SKILL.md and memory/MEMORY.md for the agent. If any agent file
-    already exists, nothing is written and the command exits 1. Paths are relative to
-    the repository root, whatever folder it runs in (`--json` keeps them so); the lines
-    printed name them as seen from the current folder.
+    Writes gitdream.toml unless it exists: every key documented and commented out at its
+    default, only what you chose set (`agents = ["."]` with --single), so your user
+    config and the defaults apply. A new agent gets a skeleton (agent.md, soul.md,
+    SKILL.md, memory/MEMORY.md); an existing agent is adopted: its files are kept and only
+    a missing memory index is added. Without --agent, a repository that already has agents
+    is adopted as it is. Nothing is ever overwritten. Paths are relative to the repository
+    root, whatever folder it runs in (`--json` keeps them so); the lines printed name them
+    as seen from the current folder.
 
     \b
     Examples:
-      gitdream init                        agents/assistant/, not committed
-      gitdream init --agent ops --commit   agents/ops/, committed
+      gitdream init                        an agents repository: adopt it; else agents/assistant/
+      gitdream init --agent kit            adopt agents/kit (or create it)
+      gitdream init --agent ops --commit   and commit what was created
       gitdream init --single               the repository root is the agent
     """
     from gitdream.commands.init import run_init
@@ -751,8 +755,9 @@ def hooks_uninstall(ctx: click.Context, hooks: tuple[str, ...], allow_outside: b
 def hooks_status(ctx: click.Context, json_: bool) -> None:
     """Show where git runs hooks from and the state of each of gitdream's hooks.
 
-    States: installed, outdated, not-executable, broken, chained-by-other, foreign,
-    missing. Exit status 0 in every case.
+    States: installed, outdated, not-executable, broken, chained-by-other, chain-loop,
+    renamed-by-lefthook, dropped-by-husky, husky, foreign, missing; each that needs a fix
+    says which. Exit status 0 in every case.
 
     \b
     Examples:
@@ -767,21 +772,78 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
     _emit(result, render.hooks_status(result, describe_state), json_)
 
 
+@cli.command(
+    name="hook",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument(
+    "name", metavar="NAME", type=click.Choice(["pre-commit", "post-merge", "post-rewrite", "post-commit"])
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_cmd(name: str, args: tuple[str, ...]) -> None:
+    """Run gitdream's git hook NAME here, for hooks that are not gitdream's files.
+
+    The entry point for a tracked hooks folder (core.hooksPath), Husky's .husky/<hook>
+    and lefthook's lefthook.yml: it does exactly what the hook `gitdream hooks install`
+    writes does (the same sh script, its fast path and its log), with git's arguments
+    and standard input, and chains nothing. Exit status: the hook's (pre-commit: 1 when
+    the check blocks the commit; the others 0).
+
+    \b
+    Examples:
+      gitdream hook pre-commit               in .husky/pre-commit
+      exec gitdream hook post-merge "$@"     in .githooks/post-merge
+      run: gitdream hook post-merge {0}      in lefthook.yml
+    """
+    from gitdream.commands import hooks as hooks_cmd
+
+    hooks_cmd.run_hook(name, args)
+
+
 # --- schedule -----------------------------------------------------------------------------
 
 
 @cli.group(name="schedule", cls=GitdreamGroup)
 def schedule_group() -> None:
-    """Run gitdream on a schedule: cron, a systemd user timer, or CI.
+    """Run gitdream on a schedule: cron, a systemd user timer, GitHub Actions or GitLab CI.
 
     A schedule only asks `gitdream run --auto --trigger schedule`; the gates decide.
     """
 
 
+def _schedule_kinds(verb: str) -> Callable[[F], F]:
+    helps = {
+        "cron": {
+            "install": "Add the entry to your crontab (and create its log folder).",
+            "uninstall": "Remove this repository's entry from your crontab.",
+        },
+        "systemd": {
+            "install": "Write a user service and timer.",
+            "uninstall": "Remove the user service, timer and its enable link.",
+        },
+        "github": {
+            "install": "Write .github/workflows/gitdream.yml (not committed).",
+            "uninstall": "Remove .github/workflows/gitdream.yml when it is gitdream's.",
+        },
+        "gitlab": {
+            "install": "Write .gitlab/gitdream.yml (not committed).",
+            "uninstall": "Remove .gitlab/gitdream.yml when it is gitdream's.",
+        },
+    }
+
+    def decorate(func: F) -> F:
+        for kind in reversed(("cron", "systemd", "github", "gitlab")):
+            func = click.option(f"--{kind}", "kind", flag_value=kind, help=helps[kind][verb])(func)
+        return func
+
+    return decorate
+
+
 @schedule_group.command(name="show")
 @click.option("--cron", "kind", flag_value="cron", help="Only the crontab entry.")
 @click.option("--systemd", "kind", flag_value="systemd", help="Only the systemd service and timer.")
-@click.option("--ci", "kind", flag_value="ci", help="Only the GitHub Actions workflow.")
+@click.option("--github", "--ci", "kind", flag_value="github", help="Only the GitHub Actions workflow.")
+@click.option("--gitlab", "kind", flag_value="gitlab", help="Only the GitLab CI job.")
 @json_option
 @click.pass_context
 def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
@@ -791,7 +853,7 @@ def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
     Examples:
       gitdream schedule show
       gitdream schedule show --cron
-      gitdream schedule show --ci > .github/workflows/gitdream.yml
+      gitdream schedule show --github > .github/workflows/gitdream.yml
     """
     from gitdream.commands import schedule as schedule_cmd
 
@@ -801,30 +863,59 @@ def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
 
 
 @schedule_group.command(name="install")
-@click.option("--cron", "kind", flag_value="cron", help="Add the entry to your crontab (crontab -l / -).")
-@click.option("--systemd", "kind", flag_value="systemd", help="Write a user service and timer.")
+@_schedule_kinds("install")
 @json_option
 @click.pass_context
 def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
-    """Install a schedule for this repository: --cron or --systemd.
+    """Install a schedule for this repository: --cron, --systemd, --github or --gitlab.
 
     --systemd writes <unit>.service and <unit>.timer (Persistent=true, a randomized
-    delay) into ~/.config/systemd/user (or $XDG_CONFIG_HOME/systemd/user) and prints
-    the systemctl commands to enable it. --cron adds one entry to your crontab and keeps
-    every other line. Installing again updates gitdream's own entry only.
+    delay; the service reads its environment, e.g. ANTHROPIC_API_KEY, from the file
+    `environment` next to your user config) into ~/.config/systemd/user (or
+    $XDG_CONFIG_HOME/systemd/user) and prints the systemctl and loginctl commands that
+    remain. --cron adds one entry to your crontab, keeping every other line, and creates
+    its log folder. --github and --gitlab write the pipeline into the working tree for you
+    to review and commit. Installing again updates gitdream's own entry or file only.
 
     \b
     Examples:
       gitdream schedule install --systemd
       gitdream schedule install --cron
+      gitdream schedule install --github
     """
     from gitdream.commands import schedule as schedule_cmd
 
     if kind is None:
-        raise click.UsageError("choose --cron or --systemd")
+        raise click.UsageError("choose --cron, --systemd, --github or --gitlab")
     repo = open_repo(ctx)
     result = schedule_cmd.install(repo.workdir, kind)
-    _emit(result, render.schedule_install(result), json_)
+    _emit(result, render.schedule_result(result), json_)
+
+
+@schedule_group.command(name="uninstall")
+@_schedule_kinds("uninstall")
+@json_option
+@click.pass_context
+def schedule_uninstall(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Remove a schedule of this repository: --cron, --systemd, --github or --gitlab.
+
+    Removes only what `schedule install` wrote (gitdream's crontab entry for this
+    repository, its unit files and enable link, its pipeline file) and says what is
+    left to do; anything else of that name is left alone (exit 1). Nothing to remove is
+    not an error.
+
+    \b
+    Examples:
+      gitdream schedule uninstall --systemd
+      gitdream schedule uninstall --cron
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    if kind is None:
+        raise click.UsageError("choose --cron, --systemd, --github or --gitlab")
+    repo = open_repo(ctx)
+    result = schedule_cmd.uninstall(repo.workdir, kind)
+    _emit(result, render.schedule_result(result), json_)
 
 
 def main() -> None:

@@ -87,8 +87,20 @@ def init(result: InitResult, shown: Callable[[str], str]) -> Lines:
         lines.out(f"Kept     {shown(path)} (exists)")
     for path in result.created:
         lines.out(f"Created  {shown(path)}")
+    if result.adopted and result.agent_id is None:
+        count = len(result.adopted)
+        lines.out(
+            f"Adopted {count} agent{'s' if count != 1 else ''}: {', '.join(result.adopted)} "
+            "(their files are kept as they are)"
+        )
+    elif result.adopted:
+        lines.out(
+            f"Adopted agent {result.agent_id} ({shown(result.agent_dir or '.')}): its files are kept as they are"
+        )
     if result.commit:
         lines.out(f"Committed {len(result.created)} files as {result.commit[:7]}")
+    elif not result.created:
+        lines.out("Nothing to create: everything gitdream needs is there")
     else:
         lines.out("Not committed: review the files, then `git add` and `git commit` them")
     return lines
@@ -547,15 +559,16 @@ def hooks_result(result: HooksResult) -> Lines:
     return lines
 
 
-def hooks_status(result: HooksStatus, describe: Callable[[str], str]) -> Lines:
-    """`describe(state)`: a hook state in words (`hookscripts.describe_state`)."""
+def hooks_status(result: HooksStatus, describe: Callable[[str, str, Any], str]) -> Lines:
+    """`describe(state, name, path)`: a hook's state in words, with the fix
+    (`hookscripts.describe_state`)."""
     lines = Lines()
     where = result.hooks_dir
     lines.out(f"hooks directory: {where.path} ({where.source})")
     rows = []
     for hook in result.hooks:
-        detail = describe(hook.state)
-        if hook.previous is not None:
+        detail = describe(hook.state, hook.name, hook.path)
+        if hook.previous is not None and hook.state in ("installed", "outdated", "chained-by-other"):
             detail += f"; runs {hook.previous.name} first"
         rows.append([hook.name, detail])
     lines.table(rows)
@@ -564,19 +577,23 @@ def hooks_status(result: HooksStatus, describe: Callable[[str], str]) -> Lines:
 
 def schedule_show(shown: ScheduleShow, kind: str | None) -> Lines:
     lines = Lines()
-    if kind == "cron":
-        lines.out(shown.cron.rstrip("\n"))
-        return lines
-    if kind == "ci":
-        lines.out(shown.ci.rstrip("\n"))
+    single = {"cron": shown.cron, "github": shown.ci, "gitlab": shown.gitlab}
+    if kind in single:
+        lines.out(single[kind].rstrip("\n"))
         return lines
     parts = []
     if kind is None:
-        parts.append(("crontab entry (crontab -e, or gitdream schedule install --cron)", shown.cron))
+        parts.append(
+            (
+                f"crontab entry (crontab -e, or gitdream schedule install --cron); output in {shown.log}",
+                shown.cron,
+            )
+        )
     for name, content in shown.systemd.items():
         parts.append((f"{shown.systemd_dir}/{name}", content))
     if kind is None:
         parts.append((shown.ci_path, shown.ci))
+        parts.append((shown.gitlab_path, shown.gitlab))
     for index, (title, content) in enumerate(parts):
         if index:
             lines.out()
@@ -585,7 +602,8 @@ def schedule_show(shown: ScheduleShow, kind: str | None) -> Lines:
     return lines
 
 
-def schedule_install(result: ScheduleInstall) -> Lines:
+def schedule_result(result: ScheduleInstall) -> Lines:
+    """What `schedule install` or `schedule uninstall` wrote or removed, and what is left."""
     lines = Lines()
     for item in result.written:
         lines.out(f"{item.action:<9}  {item.path}")

@@ -25,7 +25,7 @@ from gitdream.trigger import hookscripts
 from tests.conftest import AGENT_MD
 from tests.helpers import commit_all, git, gitdream_env, head, init_repo, write
 
-BAD_AGENT_MD = "# ops\n\n" + "a" * 2100 + "\n\n## Role\n"
+BAD_AGENT_MD = "# ops\n\n" + "a" * 2100 + "\n\n## Notes\n"
 SYSTEM_PATH = "/usr/bin:/bin"
 POST_HOOKS = ["post-merge", "post-rewrite", "post-commit"]
 
