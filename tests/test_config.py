@@ -128,7 +128,11 @@ def test_rendered_default_toml_sets_nothing_but_documents_every_key() -> None:
     text = config.render_default_toml()
     assert tomllib.loads(text) == {}
     uncommented = "\n".join(
-        line[2:] if line.startswith("# ") and ("=" in line or line.startswith("# [")) and not line.startswith("# allowed") else line
+        line[2:]
+        if line.startswith("# ")
+        and ("=" in line or line.startswith("# ["))
+        and not line.startswith("# allowed")
+        else line
         for line in text.splitlines()
     )
     flat = config._flatten(tomllib.loads(uncommented), "rendered")

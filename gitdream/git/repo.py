@@ -194,7 +194,12 @@ class Repo:
                 )
             git_dir_str = found
         try:
-            raw = pygit2.Repository(git_dir_str)
+            # Opened from `start`, not from the git dir discovery found: when `.git` is a
+            # `gitdir:` file (a linked worktree, a submodule, `git clone
+            # --separate-git-dir`), libgit2 takes the folder holding that file as the
+            # working tree only when it finds the file itself; opened from the git dir, it
+            # takes the git dir's parent, and a dream would write beside the git dir.
+            raw = pygit2.Repository(git_dir_str if inherited_git_dir else str(start_path))
         except pygit2.GitError as exc:
             raise RepoStateError(
                 f"cannot open the repository: {exc}", hint=_open_hint(str(exc), git_dir_str)
