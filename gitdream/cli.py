@@ -1282,8 +1282,9 @@ def hooks_uninstall(ctx: click.Context, hooks: tuple[str, ...], allow_outside: b
 def hooks_status(ctx: click.Context, json_: bool) -> None:
     """Show where git runs hooks from and the state of each of gitdream's hooks.
 
-    States: installed, outdated, not-executable, broken, chained-by-other, foreign,
-    missing. Exit status 0 in every case.
+    States: installed, outdated, not-executable, broken, chained-by-other, chain-loop,
+    renamed-by-lefthook, dropped-by-husky, husky, foreign, missing; each that needs a fix
+    says which. Exit status 0 in every case.
 
     \b
     Examples:
@@ -1302,12 +1303,40 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
     output.out(f"hooks directory: {where.path} ({where.source})")
     rows = []
     for hook in result.hooks:
-        detail = describe_state(hook.state)
-        if hook.previous is not None:
+        detail = describe_state(hook.state, hook.name, hook.path)
+        if hook.previous is not None and hook.state in ("installed", "outdated", "chained-by-other"):
             detail += f"; runs {hook.previous.name} first"
         rows.append([hook.name, detail])
     for line in output.table(rows):
         output.out(line)
+
+
+@cli.command(
+    name="hook",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument(
+    "name", metavar="NAME", type=click.Choice(["pre-commit", "post-merge", "post-rewrite", "post-commit"])
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_cmd(name: str, args: tuple[str, ...]) -> None:
+    """Run gitdream's git hook NAME here, for hooks that are not gitdream's files.
+
+    The entry point for a tracked hooks folder (core.hooksPath), Husky's .husky/<hook>
+    and lefthook's lefthook.yml: it does exactly what the hook `gitdream hooks install`
+    writes does (the same sh script, its fast path and its log), with git's arguments
+    and standard input, and chains nothing. Exit status: the hook's (pre-commit: 1 when
+    the check blocks the commit; the others 0).
+
+    \b
+    Examples:
+      gitdream hook pre-commit               in .husky/pre-commit
+      exec gitdream hook post-merge "$@"     in .githooks/post-merge
+      run: gitdream hook post-merge {0}      in lefthook.yml
+    """
+    from gitdream.commands import hooks as hooks_cmd
+
+    hooks_cmd.run_hook(name, args)
 
 
 # --- schedule -----------------------------------------------------------------------------
@@ -1315,78 +1344,41 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
 
 @cli.group(name="schedule", cls=GitdreamGroup)
 def schedule_group() -> None:
-    """Run gitdream on a schedule: cron, a systemd user timer, or CI.
+    """Run gitdream on a schedule: cron, a systemd user timer, GitHub Actions or GitLab CI.
 
     A schedule only asks `gitdream run --auto --trigger schedule`; the gates decide.
     """
 
 
-@schedule_group.command(name="show")
-@click.option("--cron", "kind", flag_value="cron", help="Only the crontab entry.")
-@click.option("--systemd", "kind", flag_value="systemd", help="Only the systemd service and timer.")
-@click.option("--ci", "kind", flag_value="ci", help="Only the GitHub Actions workflow.")
-@json_option
-@click.pass_context
-def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
-    """Print the schedules for this repository; write nothing.
+def _schedule_kinds(verb: str) -> Callable[[F], F]:
+    helps = {
+        "cron": {
+            "install": "Add the entry to your crontab (and create its log folder).",
+            "uninstall": "Remove this repository's entry from your crontab.",
+        },
+        "systemd": {
+            "install": "Write a user service and timer.",
+            "uninstall": "Remove the user service, timer and its enable link.",
+        },
+        "github": {
+            "install": "Write .github/workflows/gitdream.yml (not committed).",
+            "uninstall": "Remove .github/workflows/gitdream.yml when it is gitdream's.",
+        },
+        "gitlab": {
+            "install": "Write .gitlab/gitdream.yml (not committed).",
+            "uninstall": "Remove .gitlab/gitdream.yml when it is gitdream's.",
+        },
+    }
 
-    \b
-    Examples:
-      gitdream schedule show
-      gitdream schedule show --cron
-      gitdream schedule show --ci > .github/workflows/gitdream.yml
-    """
-    from gitdream.commands import schedule as schedule_cmd
+    def decorate(func: F) -> F:
+        for kind in reversed(("cron", "systemd", "github", "gitlab")):
+            func = click.option(f"--{kind}", "kind", flag_value=kind, help=helps[kind][verb])(func)
+        return func
 
-    repo = open_repo(ctx)
-    shown = schedule_cmd.show(repo.workdir)
-    if json_:
-        output.json_out(shown.to_json())
-        return
-    if kind == "cron":
-        output.out(shown.cron.rstrip("\n"))
-        return
-    if kind == "ci":
-        output.out(shown.ci.rstrip("\n"))
-        return
-    parts = []
-    if kind is None:
-        parts.append(("crontab entry (crontab -e, or gitdream schedule install --cron)", shown.cron))
-    for name, content in shown.systemd.items():
-        parts.append((f"{shown.systemd_dir}/{name}", content))
-    if kind is None:
-        parts.append((shown.ci_path, shown.ci))
-    for index, (title, content) in enumerate(parts):
-        if index:
-            output.out()
-        output.out(f"# ==> {title} <==")
-        output.out(content.rstrip("\n"))
+    return decorate
 
 
-@schedule_group.command(name="install")
-@click.option("--cron", "kind", flag_value="cron", help="Add the entry to your crontab (crontab -l / -).")
-@click.option("--systemd", "kind", flag_value="systemd", help="Write a user service and timer.")
-@json_option
-@click.pass_context
-def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
-    """Install a schedule for this repository: --cron or --systemd.
-
-    --systemd writes <unit>.service and <unit>.timer (Persistent=true, a randomized
-    delay) into ~/.config/systemd/user (or $XDG_CONFIG_HOME/systemd/user) and prints
-    the systemctl commands to enable it. --cron adds one entry to your crontab and keeps
-    every other line. Installing again updates gitdream's own entry only.
-
-    \b
-    Examples:
-      gitdream schedule install --systemd
-      gitdream schedule install --cron
-    """
-    from gitdream.commands import schedule as schedule_cmd
-
-    if kind is None:
-        raise click.UsageError("choose --cron or --systemd")
-    repo = open_repo(ctx)
-    result = schedule_cmd.install(repo.workdir, kind)
+def _render_schedule_result(result: Any, json_: bool) -> None:
     if json_:
         output.json_out(result.to_json())
         return
@@ -1396,6 +1388,107 @@ def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
         output.out("next:")
         for step in result.next_steps:
             output.out(f"  {step}")
+
+
+@schedule_group.command(name="show")
+@click.option("--cron", "kind", flag_value="cron", help="Only the crontab entry.")
+@click.option("--systemd", "kind", flag_value="systemd", help="Only the systemd service and timer.")
+@click.option("--github", "--ci", "kind", flag_value="github", help="Only the GitHub Actions workflow.")
+@click.option("--gitlab", "kind", flag_value="gitlab", help="Only the GitLab CI job.")
+@json_option
+@click.pass_context
+def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Print the schedules for this repository; write nothing.
+
+    \b
+    Examples:
+      gitdream schedule show
+      gitdream schedule show --cron
+      gitdream schedule show --github > .github/workflows/gitdream.yml
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    repo = open_repo(ctx)
+    shown = schedule_cmd.show(repo.workdir)
+    if json_:
+        output.json_out(shown.to_json())
+        return
+    single = {"cron": shown.cron, "github": shown.ci, "gitlab": shown.gitlab}
+    if kind in single:
+        output.out(single[kind].rstrip("\n"))
+        return
+    parts = []
+    if kind is None:
+        parts.append(
+            (
+                f"crontab entry (crontab -e, or gitdream schedule install --cron); output in {shown.log}",
+                shown.cron,
+            )
+        )
+    for name, content in shown.systemd.items():
+        parts.append((f"{shown.systemd_dir}/{name}", content))
+    if kind is None:
+        parts.append((shown.ci_path, shown.ci))
+        parts.append((shown.gitlab_path, shown.gitlab))
+    for index, (title, content) in enumerate(parts):
+        if index:
+            output.out()
+        output.out(f"# ==> {title} <==")
+        output.out(content.rstrip("\n"))
+
+
+@schedule_group.command(name="install")
+@_schedule_kinds("install")
+@json_option
+@click.pass_context
+def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Install a schedule for this repository: --cron, --systemd, --github or --gitlab.
+
+    --systemd writes <unit>.service and <unit>.timer (Persistent=true, a randomized
+    delay; the service reads its environment, e.g. ANTHROPIC_API_KEY, from the file
+    `environment` next to your user config) into ~/.config/systemd/user (or
+    $XDG_CONFIG_HOME/systemd/user) and prints the systemctl and loginctl commands that
+    remain. --cron adds one entry to your crontab, keeping every other line, and creates
+    its log folder. --github and --gitlab write the pipeline into the working tree for you
+    to review and commit. Installing again updates gitdream's own entry or file only.
+
+    \b
+    Examples:
+      gitdream schedule install --systemd
+      gitdream schedule install --cron
+      gitdream schedule install --github
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    if kind is None:
+        raise click.UsageError("choose --cron, --systemd, --github or --gitlab")
+    repo = open_repo(ctx)
+    _render_schedule_result(schedule_cmd.install(repo.workdir, kind), json_)
+
+
+@schedule_group.command(name="uninstall")
+@_schedule_kinds("uninstall")
+@json_option
+@click.pass_context
+def schedule_uninstall(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Remove a schedule of this repository: --cron, --systemd, --github or --gitlab.
+
+    Removes only what `schedule install` wrote (gitdream's crontab entry for this
+    repository, its unit files and enable link, its pipeline file) and says what is
+    left to do; anything else of that name is left alone (exit 1). Nothing to remove is
+    not an error.
+
+    \b
+    Examples:
+      gitdream schedule uninstall --systemd
+      gitdream schedule uninstall --cron
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    if kind is None:
+        raise click.UsageError("choose --cron, --systemd, --github or --gitlab")
+    repo = open_repo(ctx)
+    _render_schedule_result(schedule_cmd.uninstall(repo.workdir, kind), json_)
 
 
 def main() -> None:

@@ -128,3 +128,14 @@ def test_readme_is_short_and_its_test_command_is_what_ci_runs() -> None:
     ci = (PACKAGE_ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
     assert "gitdream demo" in blocks[0]
     assert blocks[1] == ci, "the README's second command must be exactly the last line of .ci/run"
+
+
+def test_readme_figures_are_those_of_bench_results() -> None:
+    # bench/RESULTS.md is the only source of measured figures; the README cites them.
+    text = README.read_text(encoding="utf-8")
+    figures = text.split("## Figures", 1)[1].split("\n## ", 1)[0]
+    results = (PACKAGE_ROOT / "bench" / "RESULTS.md").read_text(encoding="utf-8")
+    cited = re.findall(r"\+?\d+(?:\.\d+)?(?: ?(?:ms|s|MB)\b|×)", figures)
+    assert cited, "the README's Figures section cites no figure"
+    for figure in cited:
+        assert figure in results, f"README.md cites {figure!r}, which bench/RESULTS.md does not state"
