@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from gitdream.commands.run import RunResult
     from gitdream.commands.schedule import ScheduleInstall, ScheduleShow
     from gitdream.commands.status import StatusResult
+    from gitdream.commands.trust import TrustResult
     from gitdream.dream.runs import Run
     from gitdream.trigger.hookscripts import HooksResult, HooksStatus
 
@@ -122,6 +123,37 @@ def config_show(result: ConfigShowResult) -> Lines:
     lines.out(f"gitdream.toml: {result.files.get('repository') or '(none)'}")
     lines.out()
     lines.table([[k.name, _toml_shown(k.value), k.source] for k in result.keys], ["KEY", "VALUE", "SOURCE"])
+    return lines
+
+
+def trust(result: TrustResult) -> Lines:
+    from gitdream.commands.trust import masked  # idle path: render is imported by every command
+    from gitdream.config import KEYS
+
+    lines = Lines()
+    if result.action == "list":
+        if not result.grants:
+            lines.out(f"no repository is trusted ({result.store})")
+        for grant in result.grants:
+            values = ", ".join(f"{k} = {v!r}" for k, v in masked(grant.settings).items())
+            lines.out(f"{grant.workdir}  (since {grant.granted}): {values}")
+        return lines
+    settings = ", ".join(f"{k} = {v!r}" for k, v in result.shown_settings.items())
+    if result.action == "granted":
+        lines.out(f"Trusted {result.workdir}: its gitdream.toml may set {settings}")
+        lines.out(
+            "A different value is ignored until you run `gitdream trust` again; "
+            "`gitdream trust --revoke` withdraws this."
+        )
+    elif result.action == "revoked":
+        lines.out(f"No longer trusted: {result.workdir}" + (f" (was: {settings})" if settings else ""))
+    elif result.action == "not-trusted":
+        lines.out(f"{result.workdir} was not trusted; nothing changed")
+    else:
+        names = ", ".join(k.name for k in KEYS if k.user_only)
+        lines.out(
+            f"{result.workdir}: gitdream.toml sets none of the user-only keys ({names}); nothing to trust"
+        )
     return lines
 
 

@@ -24,19 +24,26 @@ class ConfigShowResult:
 
     keys: list[Shown]
     files: dict[str, str | None]
+    ignored: dict[str, Any]
 
     def to_json(self) -> dict[str, object]:
-        """`{"files": {"user", "repository"}, "keys": {name: {"value", "source"}}}`."""
+        """`{"files": {"user", "repository"}, "keys": {name: {"value", "source"}},
+        "ignored": {name: value}}`."""
         return {
             "files": dict(self.files),
             "keys": {k.name: {"value": k.value, "source": k.source} for k in self.keys},
+            "ignored": dict(self.ignored),
         }
 
 
 def show(cfg: config.Config) -> ConfigShowResult:
-    """The effective configuration `cfg`, secrets masked."""
+    """The effective configuration `cfg`, secrets masked; `ignored` holds the user-only
+    keys gitdream.toml set and gitdream did not honour (see `gitdream trust`)."""
     keys = [
         Shown(key.name, config.display_value(key, cfg.value(key.name)), cfg.source(key.name))
         for key in config.KEYS
     ]
-    return ConfigShowResult(keys, dict(cfg.files))
+    ignored = {
+        name: config.display_value(config.KEY_BY_NAME[name], value) for name, value in cfg.ignored.items()
+    }
+    return ConfigShowResult(keys, dict(cfg.files), ignored)
