@@ -249,6 +249,15 @@ KEYS: tuple[Key, ...] = (
         env_aliases=("ANTHROPIC_API_KEY",),
     ),
     Key(
+        "anthropic.auth_token",
+        "str",
+        "",
+        "Bearer token, for a gateway or server that takes one instead of an API key (the SDK's "
+        "ANTHROPIC_AUTH_TOKEN); used only when no API key is set.",
+        secret=True,
+        env_aliases=("ANTHROPIC_AUTH_TOKEN",),
+    ),
+    Key(
         "anthropic.base_url",
         "str",
         "",

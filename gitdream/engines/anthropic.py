@@ -76,6 +76,7 @@ __all__ = [
     "ApiCallFailed",
     "BudgetExceeded",
     "RetryWaitCap",
+    "credentials",
     "estimate",
     "estimate_tokens",
     "missing_key",
@@ -169,14 +170,27 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / 3)
 
 
+def credentials(cfg: Config) -> dict[str, str]:
+    """The credential to build the SDK client with, chosen as the SDK chooses from its
+    environment: the API key (`anthropic.api_key`, `ANTHROPIC_API_KEY`) when one is set,
+    else the bearer token (`anthropic.auth_token`, `ANTHROPIC_AUTH_TOKEN`); `{}` for
+    neither. One of the two only: the SDK refuses both at once."""
+    key = cfg.str("anthropic.api_key").strip()
+    if key:
+        return {"api_key": key}
+    token = cfg.str("anthropic.auth_token").strip()
+    return {"auth_token": token} if token else {}
+
+
 def missing_key(cfg: Config) -> EngineError | None:
-    """The error to show when no API key is configured (for `status` and the engine),
-    or None when one is. Does not import the SDK."""
-    if cfg.str("anthropic.api_key").strip():
+    """The error to show when neither an API key nor a bearer token is configured (for
+    the engine's `check`), or None when one is. Does not import the SDK."""
+    if credentials(cfg):
         return None
     return EngineError(
         "the anthropic engine needs an API key, and none is set",
-        hint="set ANTHROPIC_API_KEY (or anthropic.api_key in the user config), or use --engine offline",
+        hint="set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a server that takes a bearer token; "
+        "any value for a local server that checks none), or use --engine offline",
     )
 
 
@@ -611,8 +625,11 @@ class AnthropicEngine:
         self._client: Any = None
 
     def check(self) -> None:
-        """Raise EngineError when no API key is configured."""
-        problem = missing_key(self.cfg)
+        """Raise EngineError when the engine cannot run: the SDK is not installed (it is
+        the `gitdream[anthropic]` extra) or too old, or no API key or token is set."""
+        from gitdream.extras import anthropic_problem
+
+        problem = anthropic_problem() or missing_key(self.cfg)
         if problem is not None:
             raise problem
 
@@ -637,7 +654,7 @@ class AnthropicEngine:
             retries = self.cfg.int("anthropic.max_retries")
             base_url = self.cfg.str("anthropic.base_url").strip() or None
             self._client = anthropic.Anthropic(
-                api_key=self.cfg.str("anthropic.api_key").strip(),
+                **credentials(self.cfg),
                 base_url=base_url,
                 max_retries=retries,
                 timeout=self.cfg.float("anthropic.timeout_seconds"),

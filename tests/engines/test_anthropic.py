@@ -109,6 +109,35 @@ def test_no_key_is_a_clear_error_before_any_request(anthropic_api: FakeAnthropic
     assert anthropic_api.requests == []
 
 
+def test_auth_token_is_honoured_as_the_sdk_does(anthropic_api: FakeAnthropic) -> None:
+    """ANTHROPIC_AUTH_TOKEN alone is a credential (sent as a bearer token); with an API key
+    too, the key is used, as the SDK resolves its own environment."""
+    only_token = config.load(
+        None, env={"ANTHROPIC_AUTH_TOKEN": "tok-123", "ANTHROPIC_BASE_URL": anthropic_api.url}
+    )
+    engine = AnthropicEngine(only_token)
+    engine.check()
+    anthropic_api.enqueue(units_reply())
+    engine.distill(context(only_token, ENTRIES))
+    engine.close()
+    sent = anthropic_api.messages[-1].headers
+    assert sent.get("authorization") == "Bearer tok-123" and "x-api-key" not in sent
+    both = config.load(
+        None,
+        env={
+            "ANTHROPIC_AUTH_TOKEN": "tok-123",
+            "ANTHROPIC_API_KEY": "key-456",
+            "ANTHROPIC_BASE_URL": anthropic_api.url,
+        },
+    )
+    engine = AnthropicEngine(both)
+    anthropic_api.enqueue(units_reply())
+    engine.distill(context(both, ENTRIES))
+    engine.close()
+    sent = anthropic_api.messages[-1].headers
+    assert "tok-123" not in json.dumps(sent) and "key-456" in json.dumps(sent)
+
+
 def test_engine_selected_by_name_with_key_from_environment(anthropic_api: FakeAnthropic) -> None:
     engine = get_engine("anthropic", make_cfg(anthropic_api))
     assert isinstance(engine, AnthropicEngine)
