@@ -254,14 +254,29 @@ def config_show(ctx: click.Context, json_: bool) -> None:
 
 
 class _Progress:
-    """Per-phase progress on stderr, shown only on a terminal."""
+    """Per-phase progress on stderr, shown only on a terminal: a line per phase, and
+    inside a phase one line that each report rewrites in place (an engine's batches and
+    screener calls)."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
+        self.open = False
 
     def phase(self, agent: str, phase: str, detail: str = "") -> None:
         if self.enabled:
+            self.close()
             output.err(f"{agent}: {phase}{' — ' + detail if detail else ''}")
+
+    def progress(self, agent: str, phase: str, detail: str) -> None:
+        if self.enabled:
+            output.status_line(f"{agent}: {phase} — {detail}")
+            self.open = True
+
+    def close(self) -> None:
+        """End a line that progress left open."""
+        if self.open:
+            output.err()
+            self.open = False
 
 
 def _render_run(result: Any, json_: bool, quiet: bool) -> None:
@@ -398,7 +413,10 @@ def run_cmd(
         estimate=estimate,
     )
     progress = _Progress(output.stderr_is_terminal() and not quiet and not json_)
-    result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+    try:
+        result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+    finally:
+        progress.close()
     if result.gate is not None and not result.gate.get("open"):
         if json_:
             output.json_out(result.to_json())
@@ -610,7 +628,7 @@ def _known_agent(ctx: click.Context, repo: Any, agent_id: str) -> None:
 @click.option("--limit", "-n", type=click.IntRange(min=0), metavar="N", help="Show at most N runs.")
 @click.option(
     "--status",
-    type=click.Choice(["ok", "noop", "failed", "aborted", "unknown"]),
+    type=click.Choice(["ok", "partial", "noop", "failed", "aborted", "unknown"]),
     help="Only runs with this status (unknown: commits without a receipt).",
 )
 @json_option

@@ -11,8 +11,9 @@ Python; a missing, unreadable or past stamp means "ask Python", so a stale stamp
 cost a Python start, never skip a dream that is due.
 
 Back-off (DESIGN §5): after n consecutive failed runs the time gate's interval is
-min(base × 2^n, max(base, 24 h)), base being `min_hours`; `noop` and `aborted` runs leave n
-as it is, an `ok` run resets it to 0.
+min(base × 2^n, max(base, 24 h)), base being `min_hours`; a `partial` run (a model call
+failed, its material left pending) counts as failed; `noop` and `aborted` runs leave n as
+it is, an `ok` run resets it to 0.
 """
 
 from __future__ import annotations
@@ -83,12 +84,13 @@ def throttle_opens(agent: AgentState, minutes: float) -> datetime | None:
 
 
 def record_run(state: State, agent_id: str, run_id: str, status: str, started: datetime) -> None:
-    """Update the agent's state after a run with `status` (ok/noop/failed/aborted)."""
+    """Update the agent's state after a run with `status` (ok/partial/noop/failed/aborted):
+    a `partial` run (a model call failed; its material stays pending) counts as a failure."""
     entry = state.agent(agent_id)
     entry.last_attempt = clock.iso(started)
     entry.last_run = run_id
     entry.last_status = status
-    if status == "failed":
+    if status in ("failed", "partial"):
         entry.failures += 1
     elif status == "ok":
         entry.failures = 0
