@@ -118,8 +118,8 @@ def cli(ctx: click.Context, directory: Path | None) -> None:
       gitdream log                  list dreams; `gitdream revert last` undoes one
       gitdream config show          effective configuration and where it came from
 
-    Exit codes: 0 ok (also a no-op, or a closed gate in --auto), 1 refused or failed,
-    2 usage, 3 internal error, 75 another dream holds the lock, 130 interrupted.
+    Exit codes: 0 ok (also a no-op, or a closed gate in --auto), 1 refused, failed or
+    partial, 2 usage, 3 internal error, 75 another dream holds the lock, 130 interrupted.
     """
     ctx.ensure_object(dict)
     ctx.obj["start"] = directory.resolve() if directory else Path.cwd()
