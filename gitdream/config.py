@@ -712,6 +712,11 @@ def render_default_toml(chosen: Mapping[str, Any] | None = None) -> str:
         out = _comment(key.help)
         if key.type == "enum":
             out.append("# allowed: " + ", ".join(key.choices))
+        if key.user_only:
+            out.append(
+                "# user-only: set it in your user config, the environment or a flag; in this file it is"
+            )
+            out.append("# ignored unless you trust this repository with it (`gitdream trust`)")
         if key.name in chosen:
             out.append(f"{label} = {_toml_value(chosen[key.name])}")
         elif key.secret:
