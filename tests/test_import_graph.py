@@ -82,8 +82,8 @@ def test_only_cli_imports_click() -> None:
     assert _importers("click") == {"gitdream.cli"}
 
 
-def test_only_engines_anthropic_imports_the_sdk() -> None:
-    assert _importers("anthropic") == {"gitdream.engines.anthropic"}
+def test_only_engines_messages_imports_the_sdk() -> None:
+    assert _importers("anthropic") == {"gitdream.engines.messages"}
 
 
 def test_only_cli_writes_to_the_terminal() -> None:

@@ -166,6 +166,7 @@ def _dream_each(
     whole invocation; with `save` (a run that writes), record each run in the state and
     save it. Stops after an aborted run."""
     from gitdream import ids
+    from gitdream.contract import no_progress
     from gitdream.dream import receipts
     from gitdream.dream.pipeline import run_agent
     from gitdream.engines import get_engine
@@ -182,7 +183,12 @@ def _dream_each(
             run_id = ids.new_run_id()
             # One engine per run: its per-run budgets start afresh for each agent, and the
             # daily one counts the receipts of the agents before it.
-            engine = get_engine(engine_name, cfg, used_today=partial(receipts.tokens_used_today, repo))
+            engine = get_engine(
+                engine_name,
+                cfg,
+                used_today=partial(receipts.tokens_used_today, repo),
+                progress=partial(reporter.progress, agent.id) if reporter is not None else no_progress,
+            )
             try:
                 outcome = run_agent(
                     repo,

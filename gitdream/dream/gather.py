@@ -105,10 +105,12 @@ def gather(
                 }
             )
         read = result.entries
-        # A path pending with explicit entries, and not otherwise new: only those entries.
+        # A path pending with explicit entries: those entries, and the lines added since
+        # the base (new material in the same file, e.g. a daily log that grew).
         if source.path in only_ids and base is not None:
             wanted = only_ids[source.path]
-            read = [e for e in read if e.id in wanted] if wanted else read
+            if wanted:
+                read = [e for e in read if e.id in wanted or material.is_fresh(source.path, e.start, e.end)]
         entries.extend(read)
     found.entries, noise_counts = noise.filter_noise(entries)
     found.details = {

@@ -26,14 +26,21 @@ class RunOptions:
 
 
 class Reporter(Protocol):
-    """Receives progress: `phase(agent, phase, detail)` as each phase of a dream starts
-    (the CLI's progress printer is one; it renders them on stderr)."""
+    """Receives progress (the CLI's progress printer is one; it renders it on stderr):
+    `phase` marks the start of a phase; `progress` reports work inside one (an engine's
+    batches and screener calls: `gitdream.contract.Progress`), each report replacing the
+    previous one of the same phase."""
 
     def phase(self, agent: str, phase: str, detail: str = "") -> None: ...
+
+    def progress(self, agent: str, phase: str, detail: str) -> None: ...
 
 
 class Silent:
     """The Reporter that ignores progress."""
 
     def phase(self, agent: str, phase: str, detail: str = "") -> None:
+        pass
+
+    def progress(self, agent: str, phase: str, detail: str) -> None:
         pass

@@ -104,6 +104,7 @@ class DreamRun:
         self.warnings: list[str] = []
         self.pending: list[dict[str, Any]] = []
         self.rejected: list[Rejected] = []
+        self.failures: list[str] = []  # failed model calls: the run is partial
         self.receipt = Receipt(
             run=run_id,
             agent=agent.id,
@@ -161,7 +162,7 @@ class DreamRun:
                 {
                     "path": path,
                     "since": material.since_of(path),
-                    "entries": sorted(set(found)),
+                    "entries": sorted(set(found), key=lambda i: (parse_entry_id(i) or (path, 0, 0))[1:]),
                     "reason": reason,
                 }
             )
@@ -258,6 +259,12 @@ class DreamRun:
             ]
         if distilled.failed_entries:
             self.pend(distilled.failed_entries, material, "not processed by the engine")
+        by_reason: dict[str, list[str]] = {}
+        for entry_id, why in distilled.deferred:
+            by_reason.setdefault(why, []).append(entry_id)
+        for why, ids in by_reason.items():
+            self.pend(ids, material, why)
+        self.failures += [f"distill: {e}" for e in distilled.errors]
         return distilled.units
 
     def verify(self, units: list[Unit]) -> list[Unit]:
@@ -284,11 +291,21 @@ class DreamRun:
         scanned = screen.screen_units(units, self.cfg, sources={e.id: e.text for e in self.entries})
         kept = scanned.kept
         self.rejected += scanned.rejected
+        unjudged, errors = 0, []
         if kept:
             second = self.engine.screen(kept)
             kept = second.kept
             self.rejected += second.rejected
-        self.receipt.phase("screen", kept=len(kept), rejected=len(scanned.rejected))
+            unjudged, errors = len(second.unjudged), list(second.errors)
+            if second.unjudged:
+                # Not judged is not rejected: the units are not written and their material
+                # is read again, so the next run (the screener back) judges it.
+                self.pend([s for u in second.unjudged for s in u.sources], material, "not screened")
+            self.failures += [f"screen: {e}" for e in errors]
+            self.warnings += [f"screen: {e}" for e in errors]
+        self.receipt.phase("screen", kept=len(kept), rejected=len(scanned.rejected), unjudged=unjudged)
+        if unjudged:
+            self.receipt.phase("screen", status="partial", errors=errors)
         limit = self.cfg.int("max_units")
         if len(kept) > limit:
             self.pend([s for u in kept[limit:] for s in u.sources], material, "over max_units")
@@ -423,8 +440,9 @@ class DreamRun:
         return True
 
     def done(self) -> None:
-        """Every phase ran: the run is ok."""
-        self.receipt.status = "ok"
+        """Every phase ran: the run is ok — or partial when a model call failed (its
+        material is pending: the run made progress, but the back-off counts it)."""
+        self.receipt.status = "partial" if self.failures else "ok"
         self.outcome.diff = "".join(self.diff_parts)
         self.receipt.pending = self.pending  # the summary counts what is left for the next run
         self.outcome.summary = _summary(self.agent, self.receipt)
@@ -587,7 +605,10 @@ def _summary(agent: Agent, receipt: Receipt) -> str:
         detail += f", {counts['rejected']} rejected"
     pending = sum(len(p.get("entries") or []) or 1 for p in receipt.pending)
     if pending:
-        detail += f", {pending} {'entry' if pending == 1 else 'entries'} left for the next run"
+        detail += f", {pending:,} {'entry' if pending == 1 else 'entries'} left for the next run"
     tail = " — " + ", ".join(parts) if parts else " — no commit"
     noun = "memory" if improved == 1 else "memories"
-    return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}"
+    partial = ""
+    if receipt.status == "partial":
+        partial = "; partial: some model calls failed, their material is read again next run"
+    return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}{partial}"

@@ -69,7 +69,7 @@ class RevertFacts:
 
 @dataclass
 class Receipt:
-    """One run's receipt (the README's "Receipts" table is its JSON shape).
+    """One run's receipt (the table in docs/json.md, "Receipts", is its JSON shape).
 
     Every key is always in the JSON (null where it does not apply), except
     `definition_units` and `units_truncated`, present only when not empty, and the keys
@@ -170,7 +170,7 @@ class Receipt:
     @property
     def problem(self) -> bool:
         """True when the run failed, was aborted, or a phase was refused."""
-        if self.status in ("failed", "aborted"):
+        if self.status in ("failed", "aborted", "partial"):
             return True
         return any(p.get("status") == "refused" for p in self.phases.values())
 
@@ -400,7 +400,7 @@ def receipts(repo: Repo) -> list[Receipt]:
 
 def latest(repo: Repo, agent_id: str, commit: str | None) -> Receipt | None:
     """The newest completed dream receipt of `agent_id` in the note on `commit` (its
-    watermark), or None. "Completed" means status ok or noop; receipts of reverts
+    watermark), or None. "Completed" means status ok, partial or noop; receipts of reverts
     (`trigger: revert`) are not dreams and are skipped (their `pending` is always empty)."""
     if commit is None:
         return None
@@ -409,7 +409,7 @@ def latest(repo: Repo, agent_id: str, commit: str | None) -> Receipt | None:
         receipt = Receipt.from_json(record)
         if receipt is None or receipt.agent != agent_id or receipt.trigger == "revert":
             continue
-        if receipt.status not in ("ok", "noop"):
+        if receipt.status not in ("ok", "partial", "noop"):
             continue
         if best is None or receipt.run > best.run:
             best = receipt
