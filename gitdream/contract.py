@@ -71,7 +71,10 @@ class DistillContext:
     memory at the input commit, the configuration, the input commit id (hex) and the
     run's date (`today`, from `clock.now()`). An engine calls `stop()` between units of
     work (entries, model calls): it raises Interrupted when SIGINT/SIGTERM asked the run
-    to stop, so Ctrl-C does not wait for the whole distillation."""
+    to stop, so Ctrl-C does not wait for the whole distillation. `waiting` counts units
+    proposed by an earlier run that its screen could not judge: this run screens them
+    too, so an engine that plans screener calls holds one for each before any batch (their
+    entries are not in `entries`)."""
 
     agent: Agent
     entries: list[Entry]
@@ -80,6 +83,7 @@ class DistillContext:
     input_commit: str
     today: date
     stop: Callable[[], None] = _never
+    waiting: int = 0
 
 
 @dataclass

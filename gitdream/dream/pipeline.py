@@ -77,6 +77,7 @@ class _State:
     engine: Engine
     warnings: list[str] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
+    carried: list[dict[str, Any]] = field(default_factory=list)
 
 
 # --- reading the input commit -----------------------------------------------------------
@@ -159,6 +160,7 @@ def _gather(repo: Repo, state: _State, input_commit: str) -> tuple[list[Entry], 
         last = receipts.latest(repo, agent.id, watermark)
         if last:
             pending_in = [p for p in last.get("pending", []) if isinstance(p, dict) and "path" in p]
+            state.carried = [u for u in last.get("unjudged") or [] if isinstance(u, dict)]
     material = material_mod.changed_sources(
         repo, agent, base, input_commit, [(p["path"], p.get("since")) for p in pending_in]
     )
@@ -239,6 +241,41 @@ def _pend(state: _State, entry_ids: list[str], material: Any, reason: str) -> No
                 "reason": reason,
             }
         )
+
+
+def _unit_json(unit: Any) -> dict[str, Any]:
+    """A unit as the receipt keeps it for the next run (`unjudged`)."""
+    return {**unit.to_json(), "corroborates": unit.corroborates}
+
+
+def _carried_units(records: list[dict[str, Any]], entry_ids: set[str]) -> list[Any]:
+    """The units of the last receipt's `unjudged` whose sources include an entry of this
+    run's material (their pending entries were read again); malformed records are left out
+    (the receipt is repository content: untrusted). Verify and both screens still judge them."""
+    from datetime import date as date_type
+
+    from gitdream.units import Unit
+
+    units = []
+    for record in records[:MAX_RECEIPT_UNITS]:
+        try:
+            fields = {k: record[k] for k in ("title", "body", "target", "action", "topic")}
+            sources = tuple(str(s) for s in record["sources"])
+            when = date_type.fromisoformat(record["date"]) if record.get("date") else None
+        except (KeyError, TypeError, ValueError):
+            continue
+        if not all(isinstance(v, str) for v in fields.values()) or not entry_ids & set(sources):
+            continue
+        corroborates = record.get("corroborates")
+        units.append(
+            Unit(
+                **fields,
+                sources=sources,
+                date=when,
+                corroborates=corroborates if isinstance(corroborates, str) else None,
+            )
+        )
+    return units
 
 
 def _commit_message(
@@ -365,7 +402,19 @@ def run_agent(
             return _close(outcome, state, t0)
 
         current = "distill"
-        context = DistillContext(agent, entries, MemoryView(memory), cfg, input_commit, clock.now().date())
+        # Units an earlier run's screener could not judge are screened again as they were;
+        # their entries (read again as pending) are not distilled a second time.
+        carried = _carried_units(state.carried, {e.id for e in entries})
+        taken = {s for u in carried for s in u.sources}
+        context = DistillContext(
+            agent,
+            [e for e in entries if e.id not in taken],
+            MemoryView(memory),
+            cfg,
+            input_commit,
+            clock.now().date(),
+            waiting=len(carried),
+        )
         if opts.estimate:
             outcome.estimate = engine.estimate(context)
             receipt["status"] = "noop"
@@ -376,7 +425,14 @@ def run_agent(
         receipt["calls"].extend(distilled.calls)
         for reason in distilled.skipped:
             receipt["skipped"][reason[1]] = receipt["skipped"].get(reason[1], 0) + 1
-        _phase(state, "distill", units=len(distilled.units), stats=distilled.stats, errors=distilled.errors)
+        _phase(
+            state,
+            "distill",
+            units=len(distilled.units),
+            stats=distilled.stats,
+            errors=distilled.errors,
+            **({"carried": len(carried)} if carried else {}),
+        )
         if distilled.errors:
             state.receipt["phases"]["distill"]["status"] = "partial"
             state.warnings += [
@@ -398,7 +454,7 @@ def run_agent(
         facts = verify.existing_facts(context.memory, agent)
         notes: list[dict[str, Any]] = []
         kept, rejected = verify.verify(
-            distilled.units, [e.id for e in entries], [f.id for f in facts], notes=notes
+            carried + distilled.units, [e.id for e in entries], [f.id for f in facts], notes=notes
         )
         for note in notes:  # the titles of units not screened yet
             note["title"] = screen.elide_tokens(str(note.get("title", "")))
@@ -415,9 +471,10 @@ def run_agent(
             kept, rejected = second.kept, rejected + second.rejected
             unjudged = len(second.unjudged)
             if second.unjudged:
-                # Not judged is not rejected: the units are not written and their material
-                # is read again, so the next run (the screener back) judges it.
+                # Not judged is not rejected: the units are not written, their material is
+                # read again, and the next run (the screener back) screens them as they are.
                 _pend(state, [s for u in second.unjudged for s in u.sources], material, "not screened")
+                receipt["unjudged"] = [_unit_json(u) for u in second.unjudged[:MAX_RECEIPT_UNITS]]
             if second.errors:
                 failures += [f"screen: {e}" for e in second.errors]
                 state.warnings += [f"screen: {e}" for e in second.errors]

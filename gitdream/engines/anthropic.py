@@ -429,6 +429,7 @@ def estimate(context: DistillContext, used_today: int = 0) -> dict[str, Any]:
     planner = Planner(
         prep.entries, prep.costs, budget, cfg.int("anthropic.max_units_per_batch"), _units_per_run(cfg)
     )
+    planner.hold_owed(context.waiting)
     batches: list[Batch] = []
     while (batch := planner.take()) is not None:
         batches.append(batch)
@@ -578,6 +579,7 @@ class AnthropicEngine:
         planner = Planner(
             prep.entries, prep.costs, self.budget, self.units_per_batch, _units_per_run(self.cfg)
         )
+        planner.hold_owed(context.waiting)
         self._planner = planner
         first_call = len(self.calls)
         result = DistillResult(skipped=list(prep.skipped))
