@@ -122,7 +122,7 @@ def test_a_screener_down_for_one_run_loses_nothing(agent_repo: Path, model_api: 
     code, doc, err = _run(agent_repo)
     second = doc["runs"][0]
     assert code == 0 and second["status"] == "ok", err
-    assert second["commits"]["experience"] and second["pending"] == [] and "unjudged" not in second
+    assert second["commits"]["experience"] and second["pending"] == [] and second["unjudged"] == []
     # The very units the screener could not judge were screened and committed ...
     assert waiting <= {u["text"] for u in second["units"]}
     written = {s.split("@")[0] for u in second["units"] for s in u["sources"]}
@@ -398,7 +398,7 @@ def test_units_not_judged_twice_wait_again_and_a_forged_record_is_ignored(
 
 
 def test_carried_units_are_untrusted_records() -> None:
-    from gitdream.dream.pipeline import _carried_units
+    from gitdream.dream.gather import carried_units
 
     good = {
         "title": "t",
@@ -417,5 +417,5 @@ def test_carried_units_are_untrusted_records() -> None:
         {"title": "t"},
         "not a dict",
     ]
-    units = _carried_units(records, {"log.md#L1-L1"})  # type: ignore[arg-type]
+    units = carried_units(records, {"log.md#L1-L1"})
     assert [(u.title, u.sources) for u in units] == [("t", ("log.md#L1-L1",))]
