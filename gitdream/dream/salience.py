@@ -1,0 +1,519 @@
+"""Salience: which raw entries carry durable knowledge (and become facts) and which do not.
+
+The offline engine cannot rewrite text the way a model does; it chooses. Each raw entry gets
+a **score**, the sum of the weights of the *cues* it shows; an entry at or above the
+threshold (`offline.salience_threshold`, default `DEFAULT_THRESHOLD`) may become a fact,
+an entry below it is *read and not kept*, counted in the receipt under the reason of its
+strongest negative cue (status, activity, plan, narration, output, question), or "not
+durable" when nothing speaks for it.
+
+What speaks **for** an entry (a month later, would the agent act better for knowing it?):
+
+- `lesson-heading` / `lesson-label`: it stands under a heading, or opens with a bold or
+  colon label, that names durable knowledge in any of the languages the cue lists hold
+  (Lessons, Learned, Rules, Decisions, Notes, Gotchas, 교훈, 결정, 규칙, 教训, 决定, 経験,
+  教訓, 決定, 注意 …);
+- `rule`: modal or imperative form — a rule, a limit, an instruction (must, never, always,
+  do not, avoid, 必须, 不要, 반드시, 하지 마, 必ず, しないこと …);
+- `reason`: it gives a reason or a consequence (because, so that, root cause, 因为, 때문에,
+  ため …);
+- `correction`: a before→after correction, or a belief corrected (not X but Y, turns out,
+  no longer, ≠/→ between two states, 不是…而是, 아니라, ではなく …);
+- `limit`: a number with a limit word (280-character limit, 30-minute cooldown, at most 5);
+- `preference`: an owner's standing preference or instruction — a user's message (or a
+  quoted `> ` line of a diary) that says what they prefer, dislike or want kept;
+- `definition`: it defines a named thing — `` `tool.py` — what it does ``, "X is a Y",
+  "X lives at path";
+- `repeated`: the same statement (same numbers) appears on two or more days, or matches a
+  fact already in memory: what keeps being true is durable.
+
+What speaks **against** it:
+
+- `status`: a snapshot — counts of things ("11 matches, 0 unread"), "no new", "still",
+  "remaining", "until 12:24" (status words, several numbers, clock times);
+- `activity`: a one-off record of something done (replied, posted, sent, 했다, 已…了,
+  しました), often with an opaque id of the post or message;
+- `plan`: a plan or a to-do (next, TODO, will, need to, `[ ]`, 계획, 下一步, 予定);
+- `narration`: an assistant narrating its own work (Let me …, I'll …, 让我, 하겠습니다,
+  します);
+- `output`: terminal or UI output, a file tree, a test summary, code;
+- `question`: a question (it asks, it does not tell);
+- `event-heading`: under a heading that is an event or a tally (a clock time, a count such
+  as "Writes (3)", a status or activity heading).
+
+Structure carries across languages — headings, labels, list ordinals, ids, numbers, code,
+questions, repetition across days — and the word cues are lists per language, so no rule
+rests on English words alone. The cue lists and the threshold are configurable
+(`offline.keep_cues`, `offline.skip_cues`, `offline.salience_threshold`); the weights are
+constants below. Defaults were set on real agent logs (an English social-agent daily log and
+an English developer diary) and checked on material of other agents, never on entry ids.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from gitdream.units import Entry
+
+DEFAULT_THRESHOLD = 2.0
+"""An entry scoring at or above this may become a fact."""
+
+WEIGHTS: dict[str, float] = {
+    "lesson-heading": 2.0,
+    "lesson-label": 2.5,
+    "rule": 2.0,
+    "reason": 1.0,
+    "correction": 1.5,
+    "limit": 1.5,
+    "preference": 2.0,
+    "definition": 2.0,
+    "repeated": 1.5,
+    "keep-cue": 2.0,
+    "status": -2.0,
+    "counts": -1.5,
+    "clock": -1.0,
+    "activity": -2.0,
+    "id": -1.0,
+    "plan": -2.0,
+    "narration": -3.0,
+    "output": -4.0,
+    "question": -2.5,
+    "fragment": -1.5,
+    "event-heading": -1.0,
+    "skip-cue": -2.0,
+}
+"""Weight of each cue (module docstring)."""
+
+REASONS = {
+    "status": "status snapshot",
+    "counts": "status snapshot",
+    "clock": "status snapshot",
+    "activity": "activity record",
+    "id": "activity record",
+    "event-heading": "activity record",
+    "plan": "plan or to-do",
+    "narration": "narration",
+    "output": "terminal or UI output",
+    "question": "a question",
+    "fragment": "fragment",
+    "skip-cue": "skip cue",
+}
+"""Reason (receipt key, after "not kept: ") of each negative cue."""
+NOT_DURABLE = "nothing durable"
+
+
+def _words(*groups: str) -> tuple[str, ...]:
+    return tuple(w for g in groups for w in g.split("|") if w)
+
+
+# --- cue lexicons, per language (English | Chinese | Korean | Japanese) ----------------------
+# Latin words match whole words (case-insensitive); CJK ones match as substrings.
+
+LESSON_WORDS = _words(
+    "lesson|lessons|learned|learnt|learning|learnings|takeaway|takeaways|rule|rules|"
+    "decision|decisions|decided|note|notes|gotcha|gotchas|caveat|caveats|pitfall|pitfalls|"
+    "insight|insights|finding|findings|key finding|important|warning|remember|principle|"
+    "principles|guideline|guidelines|convention|conventions|policy|constraint|constraints|"
+    "limitation|limitations|tip|tips|root cause|fix|workaround|how to|howto|reference|faq|"
+    "preference|preferences|feedback|correction|corrections|known issue|known issues|"
+    "requirements|requirement|specification|spec|architecture|design|conventions|style|"
+    "style guide|setup|configuration|config|usage|commands|tools|environment|glossary|"
+    "contacts|people|overview|about|api|quirks|limits|problem solving|key concepts|"
+    "technical concepts|concepts|definitions|best practices|practices|instructions|"
+    "standing orders|directive|directives|owner",
+    "教训|经验|心得|决定|决策|规则|规范|注意|注意事项|要点|结论|发现|原则|约定|限制|坑|"
+    "偏好|反馈|更正|纠正|备忘|技巧|原因|解决|需求|架构|设计|配置|用法|命令|工具|环境|术语|"
+    "联系人|概述|最佳实践|说明|指令",
+    "교훈|배운 점|배운점|결정|규칙|주의|주의사항|메모|원칙|규약|제약|제한|발견|결론|팁|"
+    "선호|피드백|정정|교정|원인|해결|참고|요구사항|구조|설계|설정|사용법|명령어|도구|환경|"
+    "용어|연락처|개요|모범 사례|지침|지시",
+    "教訓|学び|決定|方針|ルール|規則|注意|注意点|要点|結論|知見|発見|原則|規約|制約|制限|"
+    "コツ|好み|フィードバック|訂正|原因|解決|メモ|備忘|要件|構成|設計|設定|使い方|コマンド|"
+    "ツール|環境|用語|連絡先|概要|ベストプラクティス|指示|方針",
+)
+STATUS_HEADING_WORDS = _words(
+    "status|checks|check|platform checks|writes|writing|actions|activity|likes|replies|"
+    "engagement|progress|done|completed|changelog|stats|statistics|metrics|totals|summary|"
+    "inbox|notifications|updates|update|log|timeline|carryover|recap|heartbeat|session",
+    "状态|进度|进展|完成|动态|统计|汇总|回顾|日志|记录",
+    "상태|진행|진행 상황|완료|활동|통계|요약|기록|로그|작업 내역",
+    "状態|状況|進捗|完了|活動|統計|まとめ|記録|ログ|作業",
+)
+PLAN_HEADING_WORDS = _words(
+    "todo|to-do|to do|next|next steps|plan|plans|planned|tomorrow|backlog|ideas|queue|targets|"
+    "goals|agenda|upcoming|follow-up|follow-ups|followups|open questions|questions",
+    "计划|待办|下一步|明天|目标|待定|想法|问题",
+    "계획|할 일|할일|다음|다음 단계|내일|목표|예정|아이디어|질문",
+    "予定|計画|次|次回|明日|目標|やること|課題|アイデア|質問",
+)
+RULE_WORDS = _words(
+    "must|must not|never|always|don't|do not|dont|shouldn't|should not|avoid|"
+    "make sure|required|cannot|can't|not allowed|forbidden|prohibited|remember to|beware|"
+    "mandatory|only works|doesn't work|does not work",
+    "必须|务必|不要|别|不能|不可|禁止|避免|应该|应当|总是|始终|永远|一定要|只能|需要|记得|"
+    "切勿|千万|优先",
+    "반드시|꼭|항상|절대|하지 마|하지 말|말 것|말아야|금지|피해야|피할 것|해야|해야 한다|"
+    "해야 함|할 것|하면 안|안 된다|안 됨|필수|주의|우선",
+    "必ず|常に|絶対|しないこと|してはいけない|してはならない|禁止|避ける|避けること|べき|"
+    "すること|しなければ|必要|必須|注意|優先|こと。",
+)
+WEAK_RULE_WORDS = _words(
+    "should|ensure|requires|require|prefer|favor|favour|careful|fails|fail|breaks|won't|"
+    "need|needs|only",
+    "应|最好|尽量|会失败",
+    "좋다|권장|실패",
+    "ほうがいい|推奨|失敗",
+)
+REASON_WORDS = _words(
+    "because|since|so that|due to|caused by|root cause|the reason|which means|otherwise|"
+    "therefore|hence|as a result|that's why|leads to|results in|so it|in order to",
+    "因为|由于|所以|因此|导致|原因|以免|否则|以便|为了",
+    "때문에|때문|므로|으므로|이므로|위해|위하여|원인|이유|그래서|따라서|그러므로|않으면",
+    "ため|ので|から。|原因|理由|結果|そのため|したがって|さもないと|ように",
+)
+CORRECTION_WORDS = _words(
+    "actually|turns out|turned out|in fact|no longer|instead of|rather than|was wrong|"
+    "is wrong|incorrect|correction|corrected|misread|mistake|myth|debunked|contrary to|"
+    "wasn't|isn't really|not a|not the|in favor of|in favour of",
+    "其实|原来|不是|而是|并非|更正|纠正|错误|误解|不再",
+    "아니라|아니다|사실은|사실|실제로|정정|잘못|오해|더 이상|대신",
+    "ではなく|じゃなく|実は|実際は|訂正|誤り|間違い|誤解|もう|代わりに",
+)
+LIMIT_WORDS = _words(
+    "limit|limits|limited|max|maximum|min|minimum|cap|capped|quota|cooldown|timeout|"
+    "rate limit|at most|up to|no more than|at least|exceeds|exceed|per|threshold|allowed",
+    "上限|下限|限制|最多|最少|至少|不超过|超过|冷却|超时|每",
+    "제한|최대|최소|이하|이상|초과|한도|쿨다운|타임아웃|당",
+    "上限|下限|制限|最大|最小|以下|以上|超過|クールダウン|タイムアウト|ごと|あたり",
+)
+PREFERENCE_WORDS = _words(
+    "prefer|prefers|preferred|dislike|dislikes|don't like|do not like|like it|i like|i want|"
+    "i'd like|i would like|i don't want|i do not want|please always|please never|hate|wish|"
+    "i plan|my name|i am|i'm not|i think we should|we should|let's not|rather",
+    "喜欢|不喜欢|讨厌|希望|偏好|想要|不想|我是|我们应该|请总是|请不要",
+    "좋아|싫어|선호|원해|원합니다|원하지|바랍니다|제 이름|저는|우리는|해 주세요|하지 말아",
+    "好き|嫌い|好む|希望|してほしい|しないでほしい|私は|私の名前|べきだと思|ください",
+)
+STATUS_WORDS = _words(
+    "unread|no new|nothing new|still|remaining|pending|waiting|currently|so far|right now|"
+    "as of|quiet|lifts|expires|expired|running total|session total|notifications|"
+    "no response|no reply|no replies|0 replies|engagement",
+    "未读|没有新|暂无|仍然|仍|还在|剩余|剩下|等待|目前|当前|截至|在线|离线|总计|共",
+    "읽지 않은|새로운 것 없|새 글 없|없음|아직|여전히|남은|대기|현재|지금까지|기준|온라인|"
+    "오프라인|총|합계",
+    "未読|新着なし|まだ|依然|残り|待機|現在|今のところ|時点|オンライン|オフライン|合計|計",
+)
+ACTIVITY_WORDS = _words(
+    "replied|reply|posted|post|sent|send|liked|like|swiped|submitted|commented|comment|"
+    "shared|published|followed|upvoted|voted|rated|emailed|messaged|pinged|checked|ran|"
+    "committed|pushed|merged|deployed|installed|tested|created|added|updated|removed|fixed|"
+    "wrote|read|reviewed|started|finished|completed|attempted|tried|retried|opened|closed|"
+    "scanned|graduated|logged|welcomed|celebrated|engaged",
+    "回复了|发布了|发送了|点赞|提交了|评论了|已发送|已回复|已完成|完成了|做了|检查了|运行了|"
+    "创建了|添加了|更新了|修复了|删除了",
+    "했다|했음|했습니다|완료|답장|회신|게시|보냈|전송|작성함|작성했|확인함|확인했|실행함|"
+    "실행했|추가함|추가했|수정함|수정했|삭제함|삭제했|생성함|생성했",
+    "しました|した。|完了|返信|投稿|送信|確認した|実行した|追加した|修正した|削除した|作成した",
+)
+PLAN_WORDS = _words(
+    "todo|to-do|next|next step|next steps|plan|plans|planning|will|going to|gonna|tomorrow|"
+    "later|soon|need to|needs to|should try|try to|want to|intend|for then|queued|upcoming",
+    "计划|打算|准备|将要|待办|下一步|明天|稍后|之后|要去",
+    "계획|예정|할 예정|하려고|할 것이다|할게|다음에|내일|나중에|곧",
+    "予定|つもり|するつもり|次に|明日|後で|これから|しよう",
+)
+NARRATION_WORDS = _words(
+    "let me|let's|let us|i'll|i will|i'm going to|i am going to|now i|now let|now i'll|"
+    "great|perfect|excellent|awesome|sure|okay|ok|alright|i see|i've|i have|i can see|"
+    "you're right|you're absolutely right|looks like|it seems|here's|here is|i'm|i am|i need|"
+    "first,|based on|i understand|i notice|i found|i apologize|thanks|thank you|done",
+    "让我|我来|我将|我会|好的|现在我|我们来|首先|我已经|我发现|看起来",
+    "하겠습니다|보겠습니다|할게요|해볼게요|볼게요|좋습니다|알겠습니다|먼저|이제|네,|확인해",
+    "しましょう|します。|してみます|確認します|了解|わかりました|まず|では、|見てみ",
+)
+
+_LATIN_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def _latin_and_dense(words: Sequence[str]) -> tuple[re.Pattern[str] | None, tuple[str, ...]]:
+    latin = [w for w in words if w.isascii()]
+    dense = tuple(w for w in words if not w.isascii())
+    key = tuple(latin)
+    pattern = _LATIN_CACHE.get(key)
+    if pattern is None and latin:
+        alternatives = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(latin, key=len, reverse=True))
+        pattern = _LATIN_CACHE[key] = re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
+    return pattern, dense
+
+
+class Lexicon:
+    """A list of cue words: Latin ones matched as whole words, case-insensitively; others
+    (Chinese, Korean, Japanese) as substrings of the NFKC-normalised text."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.words = tuple(dict.fromkeys(w.strip() for w in words if w.strip()))
+        self._latin, self._dense = _latin_and_dense(self.words)
+
+    def count(self, text: str) -> int:
+        """How many cue occurrences `text` holds."""
+        total = len(self._latin.findall(text)) if self._latin is not None else 0
+        return total + sum(text.count(w) for w in self._dense)
+
+    def search(self, text: str) -> bool:
+        if self._latin is not None and self._latin.search(text):
+            return True
+        return any(w in text for w in self._dense)
+
+    def starts(self, text: str) -> bool:
+        """True when `text` opens with one of the words (after spaces and punctuation)."""
+        head = text.lstrip(" \t*_`>\"'“‘「『(-–—:：,.、")[:40]
+        if self._latin is not None:
+            match = self._latin.search(head)
+            if match is not None and match.start() == 0:
+                return True
+        return any(head.startswith(w) for w in self._dense)
+
+
+@dataclass
+class Cues:
+    """The lexicons in use: the built-in lists plus configured extra `keep` and `skip`
+    words (`offline.keep_cues`, `offline.skip_cues`)."""
+
+    keep: Lexicon = field(default_factory=lambda: Lexicon(()))
+    skip: Lexicon = field(default_factory=lambda: Lexicon(()))
+    lesson: Lexicon = field(default_factory=lambda: Lexicon(LESSON_WORDS))
+    status_heading: Lexicon = field(default_factory=lambda: Lexicon(STATUS_HEADING_WORDS))
+    plan_heading: Lexicon = field(default_factory=lambda: Lexicon(PLAN_HEADING_WORDS))
+    rule: Lexicon = field(default_factory=lambda: Lexicon(RULE_WORDS))
+    weak_rule: Lexicon = field(default_factory=lambda: Lexicon(WEAK_RULE_WORDS))
+    reason: Lexicon = field(default_factory=lambda: Lexicon(REASON_WORDS))
+    correction: Lexicon = field(default_factory=lambda: Lexicon(CORRECTION_WORDS))
+    limit: Lexicon = field(default_factory=lambda: Lexicon(LIMIT_WORDS))
+    preference: Lexicon = field(default_factory=lambda: Lexicon(PREFERENCE_WORDS))
+    status: Lexicon = field(default_factory=lambda: Lexicon(STATUS_WORDS))
+    activity: Lexicon = field(default_factory=lambda: Lexicon(ACTIVITY_WORDS))
+    plan: Lexicon = field(default_factory=lambda: Lexicon(PLAN_WORDS))
+    narration: Lexicon = field(default_factory=lambda: Lexicon(NARRATION_WORDS))
+
+    @classmethod
+    def configured(cls, keep: Iterable[str] = (), skip: Iterable[str] = ()) -> Cues:
+        return cls(keep=Lexicon(keep), skip=Lexicon(skip))
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The salience of one entry: `score`, the cues that fired (name → weight applied), and
+    `reason` — None when the entry is kept, else why it is not."""
+
+    score: float
+    cues: dict[str, float]
+    reason: str | None
+
+    @property
+    def kept(self) -> bool:
+        return self.reason is None
+
+
+# --- structure ------------------------------------------------------------------------------
+
+_CLOCK = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])|\b\d{1,2}\s?(?:am|pm)\b", re.I)
+_DURATION = re.compile(
+    r"(?<![\w.])~?\d+(?:\.\d+)?\s?(?:h|hr|hrs|hours?|m|min|mins|minutes?|d|days?|s|sec|secs)\b"
+    r"|\d+\s?(?:小时|分钟|天|시간|분|일|時間|分|日)",
+    re.I,
+)
+_COUNT = re.compile(r"(?<![\w.#-])\d+\+?\s+(?!(?:19|20)\d\d)[^\W\d_]{2,}|(?<![\w.])[x×]\d+\b|\b\d+\s*(?:개|건|명|件|个|条|次|回)")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w.])")
+_OPAQUE_ID = re.compile(
+    r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b"  # hex ids, commit hashes
+    r"|\b[a-z]+_[A-Za-z0-9_-]*\d[A-Za-z0-9_-]{6,}\b"  # prefixed ids such as sh_comment_4sOj…
+    r"|\b[A-Za-z0-9]{20,}\b"
+)
+_PAREN_ID = re.compile(r"\((?:id:\s*)?(?=[^()\s]*\d)[A-Za-z0-9_-]{6,40}\)")
+_ORDINAL = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
+_BOLD_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?\*\*([^*\n]{1,80}?):?\*\*:?\s*(.*)$", re.S)
+_COLON_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?([^\s:：][^:：\n]{0,40}?)[:：]\s+(\S.*)$", re.S)
+_CODE_NAME = re.compile(r"`[^`\n]{2,80}`|\b[\w.-]+\.(?:py|sh|js|ts|md|json|toml|yaml|yml|ini|cfg|txt|rs|go)\b")
+_DEFINES = re.compile(r"^\s*(?:\*\*)?`[^`\n]{2,80}`(?:\*\*)?[^—–:：=\n]{0,60}?\s*(?:—|–| - |:|：|=)\s*\S|^\s*(?:\*\*)?[\w./-]+\.(?:py|sh|js|ts|md|json|toml|yaml|yml|ini|rs|go)\b[^—–:：\n]{0,40}?\s*(?:—|–| - |:|：)\s*\S")
+_IS_A = re.compile(r"\b(?:is|are)\s+(?:a|an|the|one of)\b|\blives? (?:at|in)\b|\blocated (?:at|in)\b", re.I)
+_IS_A_DENSE = ("是一个", "是一种", "位于", "이다", "입니다", "에 있다", "である", "です。", "にある")
+_ARROW = re.compile(r"\S\s*(?:→|->|=>|⇒|≠)\s*\S")
+_OUTPUT_LINE = re.compile(
+    r"^\s*(?:[⎿✓✗✔✘│├└┌┐╭╮╰╯║═$#>]|>>>|\.\.\.|={3,}|-{3,}|\+{3,}|@@|\d+\s{2,}|[A-Z_]+=)"
+    r"|\(ctrl\+r to expand\)|^\s*[…]\s*\+\d+ lines"
+)
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_DENSE_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_EMOJI_STATUS = re.compile("[\u2705\u274c\u26a0\u2714\u2716\u2611\U0001f534\U0001f7e2\U0001f7e1\u23f3\u2b50]")
+_NARRATION_GLYPH = re.compile(r"^\s*[⏺●✻]")
+_QUOTED_USER = re.compile(r"^\s*>\s")
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+_VERB_HEAD = re.compile(r"^\s*[^\W\d_]+(?:ed|t)\s+", re.I)
+
+
+def opening_of(text: str) -> str:
+    """`text` without a leading past-tense verb ("Created `x` — …" → "`x` — …")."""
+    return _VERB_HEAD.sub("", text, count=1)
+
+
+def label_of(text: str) -> tuple[str | None, str]:
+    """`(label, rest)`: a leading bold label (`**Label:** rest`) or short colon label
+    (`Label: rest`), else `(None, text)`."""
+    match = _BOLD_LABEL.match(text)
+    if match:
+        return match.group(1).strip().rstrip(":："), match.group(2)
+    match = _COLON_LABEL.match(text)
+    if match and "`" not in match.group(1) and "http" not in match.group(1).lower():
+        return match.group(1).strip(), match.group(2)
+    return None, text
+
+
+def _output_share(text: str) -> float:
+    lines = [line for line in text.split("\n") if line.strip()]
+    if not lines:
+        return 1.0
+    if _QUOTED_USER.match(lines[0]):
+        return 0.0
+    if re.match(r"^(?: {4,}|\t)", lines[0]) and not re.match(r"^\s*(?:[-*+]|\d{1,3}[.)])\s", lines[0]):
+        return 1.0  # an indented code block (Markdown), or a tool's output in a terminal log
+    out = 0
+    for line in lines:
+        letters = sum(1 for ch in line if ch.isalpha())
+        if _OUTPUT_LINE.search(line) or letters < 0.4 * len(line.strip()):
+            out += 1
+    return out / len(lines)
+
+
+def is_event_heading(heading: str, cues: Cues | None = None) -> bool:
+    """A heading that is an event or a tally: a clock time, a count ("Writes (3)",
+    "3 writes + 2 likes"), or a status/activity heading word."""
+    cues = cues or _DEFAULT_CUES
+    text = _norm(heading)
+    if _CLOCK.search(text) or re.search(r"\(\s*\d+[^)]*\)|\b\d+\s*[^\W\d_]+\s*[+,&]\s*\d+", text):
+        return True
+    words = re.sub(r"[\W\d_]+", " ", text).strip()
+    return bool(words) and cues.status_heading.count(words) > 0 and not cues.lesson.search(words)
+
+
+def judge(entry: Entry, text: str, cues: Cues, threshold: float, *, repeated: bool = False) -> Judgement:
+    """The Judgement of one entry whose cleaned fact text is `text` (module docstring).
+
+    `repeated` is the corpus-level cue: the same statement seen on another day or already
+    a fact in memory. Pure; never raises."""
+    raw = _norm(entry.text)
+    body = _norm(text)
+    fired: dict[str, float] = {}
+
+    def fire(name: str, times: float = 1.0) -> None:
+        fired[name] = fired.get(name, 0.0) + WEIGHTS[name] * times
+
+    headings = [_norm(h) for h in entry.context[-2:]]
+    label, rest = label_of(raw.split("\n", 1)[0] if raw.strip() else raw)
+    if label is None:
+        label, rest = label_of(body)
+    if any(cues.lesson.search(h) and not _CLOCK.search(h) for h in headings):
+        fire("lesson-heading")
+    elif any(cues.plan_heading.search(h) and not cues.lesson.search(h) for h in headings):
+        fire("plan")
+    if label is not None and cues.lesson.search(label):
+        fire("lesson-label")
+    if any(is_event_heading(h, cues) for h in headings[-1:]):
+        fire("event-heading")
+    if cues.keep.search(body):
+        fire("keep-cue")
+    if cues.skip.search(body):
+        fire("skip-cue")
+
+    # Output and narration first: they rule the rest out.
+    share = _output_share(raw)
+    if share >= 0.5 or "(ctrl+r to expand)" in raw:
+        fire("output")
+    first = raw.strip().split("\n", 1)[0]
+    if _NARRATION_GLYPH.match(first) and cues.narration.starts(_NARRATION_GLYPH.sub("", first)):
+        fire("narration")
+    elif entry.role == "assistant" and cues.narration.starts(body):
+        fire("narration")
+    elif cues.narration.starts(body) and not _QUOTED_USER.match(first):
+        fire("narration", 0.5)
+    stripped = body.rstrip()
+    if stripped.endswith(("?", "？")):
+        fire("question")
+    if stripped.endswith((":", "：")) and content_words(stripped) < 12:
+        fire("fragment")
+
+    user = entry.role == "user" or bool(_QUOTED_USER.match(first))
+    if cues.rule.search(body):
+        fire("rule")
+    elif cues.weak_rule.search(body):
+        fire("rule", 0.5)
+    if cues.reason.search(body):
+        fire("reason")
+    if (
+        cues.correction.search(body)
+        or re.search(r"\bNOT\b|\bnot\b[^.;]{1,60}\bbut\b", body)
+    ):
+        fire("correction")
+    numbers = _NUMBER.findall(body)
+    if numbers and cues.limit.search(body):
+        fire("limit")
+    if user and cues.preference.search(body):
+        fire("preference")
+    artifact = bool(_CODE_NAME.search(body[:120]))
+    if (_DEFINES.match(body) or _DEFINES.match(opening_of(body))) and artifact:
+        fire("definition")
+    elif _IS_A.search(body) or any(w in body for w in _IS_A_DENSE) or (
+        label is not None and len(rest.split()) >= 4 and "**" in raw[:4] + raw.split("\n", 1)[0][:6]
+    ):
+        fire("definition", 0.5)
+    if repeated:
+        fire("repeated")
+
+    status_hits = cues.status.count(body)
+    if status_hits:
+        fire("status", min(2.0, float(status_hits)) / 2)
+    counted = _COUNT.findall(body)
+    if len(counted) >= 2 and "limit" not in fired:
+        fire("counts", min(2.0, (len(counted) - 1) / 2))
+    if _CLOCK.search(body) or _DURATION.search(body):
+        fire("clock")
+    ids = len(_OPAQUE_ID.findall(body)) + len(_PAREN_ID.findall(body))
+    if ids:
+        fire("id", min(2.0, float(ids)))
+    opening = rest if label is not None else body
+    if cues.activity.starts(opening) or cues.activity.starts(body) or (
+        label is not None and cues.activity.search(label)
+    ):
+        if artifact and _DEFINES.match(opening_of(body)) and len(body.split()) >= 5:
+            fire("definition")  # made a named artifact: a stable fact about a tool or file
+        else:
+            fire("activity")
+    if cues.plan.starts(opening) or cues.plan.starts(body) or re.match(r"^\s*(?:[-*+]\s+)?\[ \]", raw):
+        fire("plan")
+    if _EMOJI_STATUS.search(body[:3]):
+        fire("status", 0.5)
+
+    score = round(sum(fired.values()), 3)
+    if score >= threshold:
+        return Judgement(score, fired, None)
+    negatives = {k: v for k, v in fired.items() if v < 0}
+    if not negatives:
+        return Judgement(score, fired, NOT_DURABLE)
+    worst = min(negatives, key=lambda k: (negatives[k], k))
+    return Judgement(score, fired, REASONS[worst])
+
+
+def content_words(text: str) -> int:
+    """A rough count of words: Latin-script words of two letters or more, plus one per
+    two CJK characters."""
+    return len(_WORD.findall(text)) + len(_DENSE_CHAR.findall(text)) // 2
+
+
+_DEFAULT_CUES = Cues()
