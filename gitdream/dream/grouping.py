@@ -40,6 +40,8 @@ MATCH_THRESHOLD = 0.3
 """Share of an entry's term weight a topic must cover for the entry to join it."""
 NAME_WEIGHT = 3.0
 MAX_RELATED = 3
+MIN_MENTIONS = 3
+"""A name founds a topic only when at least this many entries of the material mention it."""
 
 _STOP = frozenset(
     """
@@ -89,6 +91,25 @@ _BOLD = re.compile(r"\*\*([^*\n]{2,40}?)\*\*")
 _CAPITAL = re.compile(r"(?<![\w'])([A-Z][a-z]+[A-Z][\w]*|[A-Z]{2,}[a-z]*|[A-Z][a-z]{2,}(?:[-.][A-Za-z]+)*)(?![\w'])")
 
 
+def _lesson_lexicon():  # the words that say a label is a kind of knowledge, not a subject
+    from gitdream.dream.salience import LESSON_WORDS, Lexicon
+
+    return Lexicon(LESSON_WORDS)
+
+
+class _Lazy:
+    def __init__(self) -> None:
+        self._lexicon = None
+
+    def search(self, text: str) -> bool:
+        if self._lexicon is None:
+            self._lexicon = _lesson_lexicon()
+        return self._lexicon.search(text)
+
+
+_LESSON = _Lazy()
+
+
 def _norm(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
@@ -122,27 +143,46 @@ def terms(text: str) -> list[str]:
     return out
 
 
-def names(text: str, tags: Iterable[str] = ()) -> list[str]:
+def proper_names(texts: Iterable[str]) -> set[str]:
+    """Case-folded words written with a capital somewhere in `texts` other than at the
+    start of a sentence: proper names, which a sentence may also start with."""
+    out: set[str] = set()
+    for text in texts:
+        sentence_start = True
+        for match in re.finditer(r"\S+", re.sub(r"`[^`]*`", " ", text)):
+            word = match.group(0)
+            cap = _CAPITAL.fullmatch(word.strip("*_\"'“”‘’()[]{},.;:!?"))
+            if cap and not sentence_start:
+                out.add(cap.group(1).casefold())
+            sentence_start = word.endswith((".", "!", "?", ":", "—", "-")) or word.startswith(("-", "*"))
+    return out
+
+
+def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """Candidate subject names of `text` (module docstring, step 2), as written, in order
-    of appearance, without repeats; unfit names are left out."""
+    of appearance, without repeats; unfit names are left out. `proper` (from
+    `proper_names`) lets a proper name count at the start of a sentence too."""
     found: list[str] = []
     found.extend(t for t in tags)
     for match in _FILE.finditer(text):
         found.append(match.group(1))
+        folder = re.search(r"([\w-]{2,40})/[\w.-]+$", match.group(0))
+        if folder:
+            found.append(folder.group(1))  # the folder groups its files: scripts/, docs/
     for match in _CODE.finditer(text):
         inner = match.group(1).strip()
         if " " not in inner and not inner.startswith("-") and len(inner) <= 40:
             found.append(re.sub(r"\.(?:py|sh|js|ts|md|json|toml|yaml|yml)$", "", inner.rsplit("/", 1)[-1]))
     for match in _BOLD.finditer(text):
         label = match.group(1).strip(" :：`")
-        if 1 <= len(label.split()) <= 3:
+        if 1 <= len(label.split()) <= 3 and not _LESSON.search(label):
             found.append(label)
     sentence_start = True
     for match in re.finditer(r"\S+", re.sub(r"`[^`]*`", " ", text)):
         word = match.group(0)
         cap = _CAPITAL.fullmatch(word.strip("*_\"'“”‘’()[]{},.;:!?"))
-        if cap and not (sentence_start and cap.group(1).istitle() and cap.group(1).casefold() in _STOP):
-            found.append(cap.group(1))
+        if cap and not (sentence_start and cap.group(1).istitle() and cap.group(1).casefold() not in proper):
+            found.append(cap.group(1))  # a capital mid-sentence: a proper name
         sentence_start = word.endswith((".", "!", "?", ":", "—", "-"))
     out: list[str] = []
     seen: set[str] = set()
@@ -233,7 +273,8 @@ class TopicMatcher:
                 elif term in profile:
                     score += self.idf(term) * min(1.0, 0.5 + 0.25 * profile[term])
             share = score / total
-            if share >= threshold and (best is None or share > best[1]):
+            named = any(t in names_ and t not in _GENERIC_NAME for t in own)
+            if (share >= threshold or (named and share >= threshold / 2)) and (best is None or share > best[1]):
                 best = (slug, share)
         return best
 

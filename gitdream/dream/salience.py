@@ -516,4 +516,27 @@ def content_words(text: str) -> int:
     return len(_WORD.findall(text)) + len(_DENSE_CHAR.findall(text)) // 2
 
 
+_KIND_LABEL = re.compile(
+    r"^\s*(?:key\s+)?(?:lesson|lessons|learning|learnings|learned|insight|insights|takeaway|"
+    r"note|tip|finding|교훈|메모|팁|教训|心得|笔记|教訓|メモ|学び)(?:\s+learned)?\s*[:：]\s*(?=\S)",
+    re.I,
+)
+
+
+def without_kind_label(text: str) -> str:
+    """`text` without a leading label that only says what kind of knowledge follows
+    ("Lesson: X", "Key insight: X", "교훈: X" → "X"); the salience of the entry was judged
+    with it."""
+    rest = _KIND_LABEL.sub("", text, count=1)
+    return rest[:1].upper() + rest[1:] if rest is not text and rest[:1].islower() else rest
+
+
+def is_lesson_heading(heading: str, cues: Cues | None = None) -> bool:
+    """True when `heading` holds nothing but words that name a kind of knowledge
+    ("Lessons learned", "Notes", "교훈"): it says what kind, not what about."""
+    cues = cues or _DEFAULT_CUES
+    words = re.sub(r"[\W\d_]+", " ", _norm(heading)).split()
+    return bool(words) and all(cues.lesson.search(w) or len(w) < 3 for w in words)
+
+
 _DEFAULT_CUES = Cues()

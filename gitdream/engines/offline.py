@@ -195,7 +195,7 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
         if not match or match.group(1).lower() not in tags:
             break
         text = text[: match.start()].rstrip()
-    text = first_sentences(one_line(strip_layout(text)))
+    text = first_sentences(one_line(salience.without_kind_label(strip_layout(text))))
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))
     text = memoryfiles.neutral(text)
@@ -504,10 +504,12 @@ class _Run:
             if topic.facts is None or not topic.owned:
                 texts.append(memoryfiles.body_text(topic.text))
             self.matcher.add_topic(slug, topic.name or topic.title, texts)
+        self.proper = grouping.proper_names(e.text for e in context.entries)
         self.mentions: Counter[str] = Counter()
         for entry, text in zip(context.entries, cleaned, strict=True):
             if text:
-                self.mentions.update(grouping.family(n) for n in grouping.names(entry.text, entry.tags))
+                found = grouping.names(entry.text, entry.tags, self.proper)
+                self.mentions.update(grouping.family(n) for n in found)
         self.new_topics: set[str] = set()
 
     def index_for(self, group: str, numbers: tuple[str, ...]) -> ShingleIndex[_Fact]:
@@ -661,16 +663,23 @@ class _Run:
         return slug, self.topics.titles.get(slug, name)
 
     def _name_for(self, entry: Entry, text: str) -> str:
-        found = [n for n in grouping.names(entry.text, entry.tags) if not _unfit_name(n)]
-        if found:
-            best = max(found, key=lambda n: (self.mentions[grouping.family(n)], -found.index(n)))
-            if self.mentions[grouping.family(best)] >= 2 or len(found) == 1:
-                return clean_name(best)
+        """A new topic's name: the entry's most-mentioned fit name (mentioned by at least
+        `grouping.MIN_MENTIONS` entries), else its nearest fit heading, else the default."""
+        for text_ in (entry.text, *reversed(entry.context)):
+            found = [n for n in grouping.names(text_, entry.tags, self.proper) if not _unfit_name(n)]
+            if found:
+                best = max(found, key=lambda n: (self.mentions[grouping.family(n)], -found.index(n)))
+                if self.mentions[grouping.family(best)] >= grouping.MIN_MENTIONS:
+                    return clean_name(best)
         for heading in reversed(entry.context):
-            if not _unfit_name(heading) and not is_generic_heading(heading) and not grouping.unfit_name(heading):
-                name = clean_name(heading)
-                if name and not salience.is_event_heading(heading):
-                    return name
-        if found:
-            return clean_name(found[0])
+            if _unfit_name(heading) or is_generic_heading(heading) or grouping.unfit_name(heading):
+                continue
+            name = clean_name(heading)
+            if (
+                name
+                and len(name.split()) <= 3
+                and not salience.is_event_heading(heading)
+                and not salience.is_lesson_heading(heading)
+            ):
+                return name
         return grouping.DEFAULT_TOPIC.capitalize()
