@@ -267,13 +267,18 @@ class TopicMatcher:
         for slug, profile in self.profiles.items():
             names_ = self.name_terms.get(slug, set())
             score = 0.0
+            shared = 0
             for term in own:
                 if term in names_:
                     score += NAME_WEIGHT * self.idf(term)
+                    shared += 1
                 elif term in profile:
                     score += self.idf(term) * min(1.0, 0.5 + 0.25 * profile[term])
+                    shared += 1
             share = score / total
             named = any(t in names_ and t not in _GENERIC_NAME for t in own)
+            if shared < 2 and not named:
+                continue  # one common word is not a subject
             if (share >= threshold or (named and share >= threshold / 2)) and (best is None or share > best[1]):
                 best = (slug, share)
         return best

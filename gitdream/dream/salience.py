@@ -25,7 +25,9 @@ What speaks **for** an entry (a month later, would the agent act better for know
 - `definition`: it defines a named thing — `` `tool.py` — what it does ``, "X is a Y",
   "X lives at path";
 - `repeated`: the same statement (same numbers) appears on two or more days, or matches a
-  fact already in memory: what keeps being true is durable.
+  fact already in memory: what keeps being true is durable;
+- `tagged`: the entry carries an explicit tag (`[deploy]`, `#ops`): the agent filed it under
+  a subject itself.
 
 What speaks **against** it:
 
@@ -72,6 +74,7 @@ WEIGHTS: dict[str, float] = {
     "definition": 2.0,
     "repeated": 1.5,
     "keep-cue": 2.0,
+    "tagged": 2.0,
     "status": -2.0,
     "counts": -1.5,
     "clock": -1.0,
@@ -332,7 +335,7 @@ _OPAQUE_ID = re.compile(
     r"|\b[a-z]+_[A-Za-z0-9_-]*\d[A-Za-z0-9_-]{6,}\b"  # prefixed ids such as sh_comment_4sOj…
     r"|\b[A-Za-z0-9]{20,}\b"
 )
-_PAREN_ID = re.compile(r"\((?:id:\s*)?(?=[^()\s]*\d)[A-Za-z0-9_-]{6,40}\)")
+_PAREN_ID = re.compile(r"\((?:id:\s*)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)")
 _ORDINAL = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
 _BOLD_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?\*\*([^*\n]{1,80}?):?\*\*:?\s*(.*)$", re.S)
 _COLON_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?([^\s:：][^:：\n]{0,40}?)[:：]\s+(\S.*)$", re.S)
@@ -386,8 +389,9 @@ def _output_share(text: str) -> float:
         return 1.0  # an indented code block (Markdown), or a tool's output in a terminal log
     out = 0
     for line in lines:
-        letters = sum(1 for ch in line if ch.isalpha())
-        if _OUTPUT_LINE.search(line) or letters < 0.4 * len(line.strip()):
+        bare = _ORDINAL.sub("", line, count=1).strip()
+        letters = sum(1 for ch in bare if ch.isalpha())
+        if _OUTPUT_LINE.search(line) or letters < 0.4 * len(bare):
             out += 1
     return out / len(lines)
 
@@ -429,6 +433,8 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float, *, repeated: bo
         fire("event-heading")
     if cues.keep.search(body):
         fire("keep-cue")
+    if entry.tags:
+        fire("tagged")  # the agent filed it under a subject itself: deliberate curation
     if cues.skip.search(body):
         fire("skip-cue")
 

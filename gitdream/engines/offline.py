@@ -142,8 +142,8 @@ _STATUS_MARK = re.compile(
 )
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
 _TRAILING_ID = re.compile(
-    r"\s*\((?:id:\s*|#)?(?=[^()\s]*\d)[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
-    r"|\s*\(id:\s*[^()]{1,60}\)"
+    r" ?\((?:id:\s*|#)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
+    r"| ?\(id: ?[^()]{1,60}\)"
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9\u00c0-\u024f])|(?<=[。！？])")
 _SUB_ITEM = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s+")
@@ -155,10 +155,10 @@ def strip_layout(text: str) -> str:
     become "; "-separated clauses."""
     text = _GLYPH.sub("", text, count=1)
     text = _STATUS_MARK.sub("", text)
-    text = _SUB_ITEM.sub("; ", text)
+    text = one_line(_SUB_ITEM.sub("; ", text))  # single spaces: the patterns below stay linear
     text = _BOLD.sub(lambda m: m.group(1) or m.group(2), text)
     text = _TRAILING_ID.sub("", text)
-    text = re.sub(r"\s+([:;,])", r"\1", text)
+    text = re.sub(r" ([:;,])", r"\1", text)
     return text.replace(":;", ":").strip()
 
 
@@ -424,6 +424,8 @@ class OfflineEngine:
         run = _Run(self, context, memory, known, cleaned, slugify)
         candidates = run.judge()
         run.select(candidates)
+        position = {entry.id: n for n, entry in enumerate(context.entries)}
+        run.result.units.sort(key=lambda u: position.get(u.sources[0], 0))  # chosen by salience, written in log order
         run.result.stats = run.stats
         return run.result
 
@@ -435,14 +437,19 @@ class _Known:
 
     facts: dict[str, list[_Fact]]
     by_path: dict[str, list[_Fact]]
+    by_id: dict[str, list[_Fact]]
 
     @classmethod
     def load(cls, context: DistillContext, memory: memoryfiles.MemoryFiles) -> _Known:
         facts: dict[str, list[_Fact]] = {"experience": []}
         by_path: dict[str, list[_Fact]] = {}
+        by_id: dict[str, list[_Fact]] = {}
 
         def cite(fact: _Fact, sources: list[str]) -> None:
-            for path in {parse_entry_id(e)[0] for e in _cited(sources) if parse_entry_id(e)}:
+            ids = _cited(sources)
+            for entry_id in ids:
+                by_id.setdefault(entry_id, []).append(fact)
+            for path in {parsed[0] for parsed in map(parse_entry_id, ids) if parsed}:
                 by_path.setdefault(path, []).append(fact)
 
         for slug, topic in memory.topics.items():
@@ -466,7 +473,7 @@ class _Known:
                 known = _Fact(target, target, target, one_line(fact.text))
                 facts[target].append(known)
                 cite(known, fact.sources)
-        return cls(facts, by_path)
+        return cls(facts, by_path, by_id)
 
 
 class _Run:
@@ -540,9 +547,12 @@ class _Run:
             done = next(
                 (
                     f
-                    for f in self.known.by_path.get(entry.path, ())
+                    for f in self.known.by_id.get(entry.id, ())
                     if f.group in (target, "superseded") and jaccard(text, f.text) >= self.engine.threshold
                 ),
+                None,
+            ) or next(
+                (f for f in self.known.by_path.get(entry.path, ()) if f.group in (target, "superseded") and f.text == text),
                 None,
             )
             if done is not None:
@@ -552,7 +562,7 @@ class _Run:
                 out.append(_Candidate(position, entry, text, float("inf"), target))
                 continue
             if entry.role == "user" and text.rstrip().endswith(("?", "？")):
-                self.skip(entry, "not kept: a question", "not_kept")
+                self.skip(entry, "not kept: a user's question", "not_kept")
                 continue
             verdict = salience.judge(entry, text, self.engine.cues, self.engine.bar, repeated=position in repeated)
             if verdict.reason is not None:
@@ -645,6 +655,10 @@ class _Run:
         tagged = [t for t in entry.tags if not _unfit_name(_as_written(t, entry.text)) and not grouping.unfit_name(t)]
         for tag in tagged:
             slug = self.topics.existing(clean_name(tag))
+            if slug is not None:
+                return slug, self.topics.titles[slug]
+        for heading in reversed(entry.context):
+            slug = None if _unfit_name(heading) else self.topics.existing(clean_name(heading))
             if slug is not None:
                 return slug, self.topics.titles[slug]
         match = self.matcher.best(entry.text if not text else text)

@@ -195,7 +195,7 @@ def test_watermark_not_an_ancestor_uses_the_merge_base(agent_repo: Path) -> None
 
 
 def test_review_branch_leaves_the_current_branch(agent_repo: Path) -> None:
-    _log(agent_repo, 1, "- [deploy] reviewed fact", "- Be brief. #soul")
+    _log(agent_repo, 1, "- [deploy] a fact to review", "- Be brief. #soul")
     commit_all(agent_repo, "log")
     before = snapshot(agent_repo)
     main = head(agent_repo)
@@ -404,7 +404,7 @@ def test_a_log_over_max_file_bytes_is_read_once_the_limit_is_raised(agent_repo: 
     )
     assert [(p["path"], p["reason"]) for p in receipt["pending"]] == [(path, "over max_file_bytes")]
     assert receipt["commits"]["experience"] is None
-    receipt = _run(agent_repo)["runs"][0]
+    receipt = json.loads(cli(agent_repo, "run", "--json", env={"GITDREAM_MAX_UNITS": "100"}).stdout)["runs"][0]
     assert receipt["counts"]["created"] == 60 and receipt["pending"] == []
 
 
@@ -467,7 +467,7 @@ def test_dry_run_works_on_a_detached_head(agent_repo: Path) -> None:
 def test_discarded_review_branch_hands_its_material_back(agent_repo: Path) -> None:
     """Regression test: `run --branch` consumed the material for good, so deleting an
     unmerged review branch lost it."""
-    _log(agent_repo, 1, "- [deploy] reviewed fact")
+    _log(agent_repo, 1, "- [deploy] a fact to review")
     commit_all(agent_repo, "log")
     receipt = _run(agent_repo, "--branch", "dream/review")["runs"][0]
     assert _run(agent_repo)["runs"][0]["status"] == "noop"
