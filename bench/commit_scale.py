@@ -10,7 +10,7 @@ Baseline: the same commit in the 100-file repository, interleaved in one loop. T
 tree levels a dream touches are the same in every repository (root, agents/, a000/,
 memory/), so the cost should not grow with the repository's size: target ≤ 1.5× at
 10 000 and 100 000 files. For reference, in the same loop: the same commit onto a new
-review branch (`Target.review`: no index or working-tree update), libgit2 reading the
+review branch (`Destination.review`: no index or working-tree update), libgit2 reading the
 index (what the write gate's status and attribute lookups make it do), and git itself
 doing the same (`git add` of 5 files, then `git commit`, two processes).
 
@@ -69,7 +69,7 @@ def _cases(repo: Path, counter: itertools.count):
         n = next(counter)
         start = time.perf_counter()
         opened = Repo.open(repo, env={})
-        target = commitbuilder.Target.review(f"dream/bench-{n}", opened.head().oid, create=True)
+        target = commitbuilder.Destination.review(f"dream/bench-{n}", opened.head().oid, create=True)
         commitbuilder.commit(opened, agent, "experience", changes(n), f"dream {n}\n", ident, target)
         return time.perf_counter() - start
 

@@ -315,8 +315,8 @@ def main() -> None:
 
     from gitdream.agents import make_agent
     from gitdream.config import defaults
+    from gitdream.contract import DistillContext, MemoryView
     from gitdream.dream.integrate import integrate_experience
-    from gitdream.engines import DistillContext, MemoryView
     from gitdream.engines.offline import OfflineEngine
     from tests.standins import simple_absolutize, simple_slugify
 

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from gitdream.config import Config
 from gitdream.errors import ConfigError
 from gitdream.globs import any_match
 
@@ -62,13 +63,13 @@ class Agent:
         rel = self.relative(path)
         return rel is not None and any_match(self.session_globs, rel)
 
-    def is_memory_target(self, path: str) -> bool:
+    def is_memory_path(self, path: str) -> bool:
         """True for a path the experience commit may write: inside the memory directory
         and not a raw source (raw logs are the runtime's, never the dream's)."""
         prefix = self.memory_dir + "/" if self.memory_dir else ""
         return path.startswith(prefix) and not self.is_source(path)
 
-    def is_definition_target(self, path: str) -> bool:
+    def is_definition_path(self, path: str) -> bool:
         """True for one of the agent's definition files."""
         return path in self.definition_files
 
@@ -95,16 +96,16 @@ def _agent_dirs(workdir: Path, pattern: str) -> list[Path]:
     return found
 
 
-def make_agent(rel_dir: str, cfg: object) -> Agent:
+def make_agent(rel_dir: str, cfg: Config) -> Agent:
     """Build the Agent for repository-relative directory `rel_dir` from config `cfg`."""
     agent_id = PurePosixPath(rel_dir).name if rel_dir else ROOT_AGENT_ID
     return Agent(
         id=agent_id,
         dir=rel_dir,
-        memory_dir=join(rel_dir, cfg["memory_dir"]),  # type: ignore[index]
-        definition_files=tuple(join(rel_dir, f) for f in cfg["definition_files"]),  # type: ignore[index]
-        log_globs=tuple(cfg["log_globs"]),  # type: ignore[index]
-        session_globs=tuple(cfg["session_globs"]),  # type: ignore[index]
+        memory_dir=join(rel_dir, cfg.str("memory_dir")),
+        definition_files=tuple(join(rel_dir, f) for f in cfg.list("definition_files")),
+        log_globs=tuple(cfg.list("log_globs")),
+        session_globs=tuple(cfg.list("session_globs")),
     )
 
 
@@ -115,7 +116,7 @@ def skipped_warning(folder: str, problem: ConfigError) -> str:
 
 def agents_from_dirs(
     dirs: list[str],
-    cfg: object,
+    cfg: Config,
     warnings: list[str] | None = None,
     skipped: dict[str, ConfigError] | None = None,
 ) -> list[Agent]:
@@ -165,7 +166,7 @@ def agents_from_dirs(
 
 def list_agents(
     workdir: Path,
-    cfg: object,
+    cfg: Config,
     warnings: list[str] | None = None,
     skipped: dict[str, ConfigError] | None = None,
 ) -> list[Agent]:
@@ -176,7 +177,7 @@ def list_agents(
     `agents_from_dirs`).
     """
     dirs: list[str] = []
-    for pattern in cfg["agents"]:  # type: ignore[index]
+    for pattern in cfg.list("agents"):
         for path in _agent_dirs(workdir, pattern):
             rel = path.relative_to(workdir).as_posix()
             dirs.append("" if rel == "." else rel)

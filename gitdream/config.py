@@ -16,6 +16,7 @@ the key, the value and what is allowed.
 
 from __future__ import annotations
 
+import builtins
 import math
 import os
 import tomllib
@@ -351,18 +352,58 @@ class Setting:
 
 @dataclass
 class Config:
-    """The effective configuration: `cfg["min_hours"]`, `cfg.source("min_hours")`."""
+    """The effective configuration, read through typed accessors.
 
-    settings: dict[str, Setting]
-    files: dict[str, str | None] = field(default_factory=dict)
+    `cfg.int("max_units")`, `cfg.float("min_hours")`, `cfg.str("engine")` (str and enum
+    keys), `cfg.bool("enabled")`, `cfg.list("agents")`; `cfg.value(name)` for code that
+    handles every key alike (`config show`); `cfg.source(name)` names the layer a value
+    came from. An accessor checks the key's declared type in `KEYS`: asking for an
+    unknown key, or for a key as another type, is a programming error (KeyError,
+    TypeError), never a silent cast. The values themselves were validated when the
+    layers were read, so a call site needs no cast of its own.
+    """
 
-    def __getitem__(self, name: str) -> Any:
+    settings: dict[builtins.str, Setting]
+    files: dict[builtins.str, builtins.str | None] = field(default_factory=dict)
+
+    def _typed(self, name: builtins.str, *types: builtins.str) -> Any:
+        key = KEY_BY_NAME[name]
+        if key.type not in types:
+            raise TypeError(f"config key {name!r} is declared {key.type}, not {' or '.join(types)}")
         return self.settings[name].value
 
-    def source(self, name: str) -> str:
+    def int(self, name: builtins.str) -> builtins.int:
+        """The value of an "int" key."""
+        value: builtins.int = self._typed(name, "int")
+        return value
+
+    def float(self, name: builtins.str) -> builtins.float:
+        """The value of a "float" key."""
+        value: builtins.float = self._typed(name, "float")
+        return value
+
+    def str(self, name: builtins.str) -> builtins.str:
+        """The value of a "str" or "enum" key."""
+        value: builtins.str = self._typed(name, "str", "enum")
+        return value
+
+    def bool(self, name: builtins.str) -> builtins.bool:
+        """The value of a "bool" key."""
+        value: builtins.bool = self._typed(name, "bool")
+        return value
+
+    def list(self, name: builtins.str) -> builtins.list[builtins.str]:
+        """The value of a "list" key (a copy: a caller cannot change the config)."""
+        return builtins.list(self._typed(name, "list"))
+
+    def value(self, name: builtins.str) -> Any:
+        """The value of any key, untyped: for code that treats every key alike."""
+        return self.settings[name].value
+
+    def source(self, name: builtins.str) -> builtins.str:
         return self.settings[name].source
 
-    def with_overrides(self, overrides: Mapping[str, tuple[Any, str]]) -> Config:
+    def with_overrides(self, overrides: Mapping[builtins.str, tuple[Any, builtins.str]]) -> Config:
         """A copy with `{name: (value, source)}` applied (validated like flags)."""
         settings = dict(self.settings)
         for name, (value, source) in overrides.items():

@@ -17,7 +17,7 @@ from gitdream import config, faults
 from gitdream.agents import Agent, list_agents
 from gitdream.errors import HeadMoved, SigningError, WriteRefused
 from gitdream.git import commitbuilder
-from gitdream.git.commitbuilder import Change, Target, publish
+from gitdream.git.commitbuilder import Change, Destination, publish
 from gitdream.git.refs import RefMoved
 from gitdream.git.repo import Repo
 from tests.helpers import commit_all, git, head, snapshot, write
@@ -37,9 +37,9 @@ def _open(root: Path) -> tuple[Repo, Agent]:
     return Repo.open(root), list_agents(root, config.load(root, env={}))[0]
 
 
-def _commit(root: Path, changes: list[Change], kind: str = "experience", target: Target | None = None):
+def _commit(root: Path, changes: list[Change], kind: str = "experience", dest: Destination | None = None):
     repo, agent = _open(root)
-    return commitbuilder.commit(repo, agent, kind, changes, MESSAGE, IDENT, target)
+    return commitbuilder.commit(repo, agent, kind, changes, MESSAGE, IDENT, dest)
 
 
 def _in_thread(func: Any) -> tuple[threading.Thread, dict[str, Any]]:
@@ -305,13 +305,13 @@ def test_review_branch_touches_nothing_else(agent_repo: Path) -> None:
     first = _commit(
         agent_repo,
         [Change(f"{MEM}/MEMORY.md", b"dream\n")],
-        target=Target.review("dream/review", start, True),
+        dest=Destination.review("dream/review", start, True),
     )
     second = _commit(
         agent_repo,
         [Change("agents/ops/SKILL.md", b"# skills\n")],
         "definition",
-        Target.review("dream/review", first.oid, True),
+        Destination.review("dream/review", first.oid, True),
     )
     # The commits are only built: the branch appears when it is published.
     assert git(agent_repo, "rev-parse", "-q", "--verify", "dream/review", check=False) == ""
@@ -322,12 +322,14 @@ def test_review_branch_touches_nothing_else(agent_repo: Path) -> None:
     assert second.parent == first.oid and first.parent == start
     assert git(agent_repo, "show", "dream/review~1:agents/ops/memory/MEMORY.md") == "dream\n"
     with pytest.raises(WriteRefused, match="already exists"):
-        _commit(agent_repo, [Change(f"{MEM}/x.md", b"x")], target=Target.review("dream/review", start, True))
+        _commit(
+            agent_repo, [Change(f"{MEM}/x.md", b"x")], dest=Destination.review("dream/review", start, True)
+        )
     with pytest.raises(WriteRefused, match="already exists"):
         publish(Repo.open(agent_repo), "dream/review", None, first.oid, "test")
     # Continuing the branch from its tip.
     third = _commit(
-        agent_repo, [Change(f"{MEM}/x.md", b"x")], target=Target.review("dream/review", None, False)
+        agent_repo, [Change(f"{MEM}/x.md", b"x")], dest=Destination.review("dream/review", None, False)
     )
     assert third.parent == second.oid
 
@@ -335,7 +337,7 @@ def test_review_branch_touches_nothing_else(agent_repo: Path) -> None:
 def test_publish_moves_the_branch_and_the_watermark_together_or_neither(agent_repo: Path) -> None:
     start = head(agent_repo)
     built = _commit(
-        agent_repo, [Change(f"{MEM}/MEMORY.md", b"dream\n")], target=Target.review("rv", start, True)
+        agent_repo, [Change(f"{MEM}/MEMORY.md", b"dream\n")], dest=Destination.review("rv", start, True)
     )
     repo = Repo.open(agent_repo)
     watermark = "refs/gitdream/watermark/ops"
@@ -430,15 +432,15 @@ def test_repair_removes_temp_files_of_a_killed_atomic_write(
 
 
 def test_changes_computed_from_an_older_base_never_undo_later_commits(agent_repo: Path) -> None:
-    # Target.head(base): the content was computed at `base`; HEAD has moved since.
+    # Destination.head(base): the content was computed at `base`; HEAD has moved since.
     base = head(agent_repo)
     write(agent_repo, f"{MEM}/MEMORY.md", "a human commit after the base\n")
     user = commit_all(agent_repo, "human edit of MEMORY.md")
     before = snapshot(agent_repo)
     with pytest.raises(HeadMoved, match=r"MEMORY\.md"):
-        _commit(agent_repo, [Change(f"{MEM}/MEMORY.md", b"computed at base\n")], target=Target.head(base))
+        _commit(agent_repo, [Change(f"{MEM}/MEMORY.md", b"computed at base\n")], dest=Destination.head(base))
     assert head(agent_repo) == user and snapshot(agent_repo) == before
     # Paths the later commits did not touch: rebuilt on top of them.
-    result = _commit(agent_repo, [Change(f"{MEM}/t.md", b"t\n")], target=Target.head(base))
+    result = _commit(agent_repo, [Change(f"{MEM}/t.md", b"t\n")], dest=Destination.head(base))
     assert result.rebuilt and result.parent == user
     assert (agent_repo / MEM / "MEMORY.md").read_text() == "a human commit after the base\n"

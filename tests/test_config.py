@@ -15,8 +15,8 @@ from tests.helpers import cli, write
 
 def test_defaults_without_any_file(tmp_path: Path) -> None:
     cfg = config.load(tmp_path, env={})
-    assert cfg["min_hours"] == 24.0
-    assert cfg["agents"] == ["agents/*"]
+    assert cfg.float("min_hours") == 24.0
+    assert cfg.list("agents") == ["agents/*"]
     assert cfg.source("min_hours") == "default"
 
 
@@ -28,21 +28,24 @@ def test_precedence_flag_env_repo_user_default(tmp_path: Path) -> None:
     cfg = config.load(
         tmp_path, env=env, user_file=user, overrides={"min_hours": (1000.0, "flag --min-hours")}
     )
-    assert (cfg["min_hours"], cfg.source("min_hours")) == (1000.0, "flag --min-hours")
-    assert (cfg["min_sessions"], cfg.source("min_sessions")) == (200, "env GITDREAM_MIN_SESSIONS")
-    assert (cfg["scan_interval_minutes"], cfg.source("scan_interval_minutes")) == (30.0, "gitdream.toml")
-    assert cfg["max_units"] == 4 and cfg.source("max_units").startswith("user config ")
+    assert (cfg.float("min_hours"), cfg.source("min_hours")) == (1000.0, "flag --min-hours")
+    assert (cfg.int("min_sessions"), cfg.source("min_sessions")) == (200, "env GITDREAM_MIN_SESSIONS")
+    assert (cfg.float("scan_interval_minutes"), cfg.source("scan_interval_minutes")) == (
+        30.0,
+        "gitdream.toml",
+    )
+    assert cfg.int("max_units") == 4 and cfg.source("max_units").startswith("user config ")
     assert cfg.source("archive_days") == "default"
 
 
 def test_section_keys_and_env_aliases(tmp_path: Path) -> None:
     write(tmp_path, "gitdream.toml", '[anthropic]\nmodel = "m1"\n')
     cfg = config.load(tmp_path, env={"ANTHROPIC_API_KEY": "sk-test-123456789"})
-    assert cfg["anthropic.model"] == "m1"
-    assert cfg["anthropic.api_key"] == "sk-test-123456789"
+    assert cfg.str("anthropic.model") == "m1"
+    assert cfg.str("anthropic.api_key") == "sk-test-123456789"
     assert cfg.source("anthropic.api_key") == "env ANTHROPIC_API_KEY"
     cfg = config.load(tmp_path, env={"ANTHROPIC_API_KEY": "a", "GITDREAM_ANTHROPIC_API_KEY": "b"})
-    assert cfg["anthropic.api_key"] == "b"
+    assert cfg.str("anthropic.api_key") == "b"
 
 
 @pytest.mark.parametrize(
@@ -111,12 +114,12 @@ def test_bad_env_value_names_the_variable(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("raw", "value"), [("0", False), ("off", False), ("TRUE", True), ("yes", True)])
 def test_env_booleans(tmp_path: Path, raw: str, value: bool) -> None:
-    assert config.load(tmp_path, env={"GITDREAM_ENABLED": raw})["enabled"] is value
+    assert config.load(tmp_path, env={"GITDREAM_ENABLED": raw}).bool("enabled") is value
 
 
 def test_env_lists_are_comma_separated(tmp_path: Path) -> None:
     cfg = config.load(tmp_path, env={"GITDREAM_AGENTS": "a/*, b/*"})
-    assert cfg["agents"] == ["a/*", "b/*"]
+    assert cfg.list("agents") == ["a/*", "b/*"]
 
 
 def test_rendered_default_toml_parses_to_the_defaults() -> None:

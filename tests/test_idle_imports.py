@@ -23,7 +23,7 @@ NEVER_IDLE = (
 NOT_ON_A_CLOSED_GATE = (
     "gitdream.git.commitbuilder",
     "gitdream.git.writegate",
-    "gitdream.trigger.lock",
+    "gitdream.trigger.dreamlock",
     "gitdream.trigger.hookscripts",
     "gitdream.ids",
     "subprocess",

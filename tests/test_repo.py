@@ -156,8 +156,8 @@ def test_list_agents_from_globs(agent_repo: Path) -> None:
     ops = agents[0]
     assert ops.memory_dir == "agents/ops/memory"
     assert ops.definition_files == ("agents/ops/agent.md", "agents/ops/soul.md", "agents/ops/SKILL.md")
-    assert ops.is_memory_target("agents/ops/memory/topic.md")
-    assert not ops.is_memory_target("agents/ops/memory/logs/2026/03/2026-03-01.md")
+    assert ops.is_memory_path("agents/ops/memory/topic.md")
+    assert not ops.is_memory_path("agents/ops/memory/logs/2026/03/2026-03-01.md")
     assert ops.is_source("agents/ops/memory/logs/2026/03/2026-03-01.md")
     assert ops.is_source("agents/ops/sessions/a/b.jsonl")
     assert select(agents, ["qa"]) == [agents[1]]

@@ -30,7 +30,7 @@ def files_under(root: Path) -> dict[str, bytes]:
 
 
 def test_cron_line_runs_the_scheduled_trigger(git_repo: Path) -> None:
-    t = schedule.target(git_repo, "/venv/bin/python")
+    t = schedule.job(git_repo, "/venv/bin/python")
     marker, job = schedule.render_cron(t).splitlines()
     assert marker == f"# gitdream schedule: {git_repo}"
     assert job == (
@@ -38,17 +38,17 @@ def test_cron_line_runs_the_scheduled_trigger(git_repo: Path) -> None:
         f">>{t.log} 2>&1"
     )
     assert 0 <= t.minute < 60
-    assert schedule.target(git_repo).minute == t.minute  # stable per repository
+    assert schedule.job(git_repo).minute == t.minute  # stable per repository
 
 
 def test_cron_line_quotes_and_escapes_percent(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "my agents 100%")
-    job = schedule.render_cron(schedule.target(repo, "/venv/bin/python")).splitlines()[1]
+    job = schedule.render_cron(schedule.job(repo, "/venv/bin/python")).splitlines()[1]
     assert f"cd '{tmp_path}/my agents 100\\%' &&" in job
 
 
 def test_systemd_units(git_repo: Path) -> None:
-    t = schedule.target(git_repo, "/venv/bin/python")
+    t = schedule.job(git_repo, "/venv/bin/python")
     units = schedule.render_systemd(t)
     service, timer = units[f"{t.unit}.service"], units[f"{t.unit}.timer"]
     assert t.unit.startswith("gitdream-repo-")
@@ -67,7 +67,7 @@ def test_systemd_units(git_repo: Path) -> None:
 
 def test_systemd_escapes_specifiers_spaces_and_dollars(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "a 50% repo")
-    t = schedule.target(repo, "/opt/my $py/python")
+    t = schedule.job(repo, "/opt/my $py/python")
     service = schedule.render_systemd(t)[f"{t.unit}.service"]
     assert f"WorkingDirectory={tmp_path}/a 50%% repo\n" in service
     assert 'ExecStart="/opt/my $$py/python" -m gitdream' in service
@@ -75,7 +75,7 @@ def test_systemd_escapes_specifiers_spaces_and_dollars(tmp_path: Path) -> None:
 
 
 def test_line_breaks_in_paths_are_refused(tmp_path: Path) -> None:
-    t = schedule.target(tmp_path, "/opt/py\nthon")
+    t = schedule.job(tmp_path, "/opt/py\nthon")
     with pytest.raises(ScheduleError):
         schedule.render_cron(t)
 
@@ -127,7 +127,7 @@ def test_install_systemd_writes_user_units_idempotently(git_repo: Path, isolate:
 
 
 def test_install_systemd_refuses_a_foreign_unit(git_repo: Path, isolate: Path) -> None:
-    t = schedule.target(git_repo)
+    t = schedule.job(git_repo)
     folder = isolate / "xdg_config_home" / "systemd" / "user"
     folder.mkdir(parents=True)
     (folder / f"{t.unit}.timer").write_text("[Timer]\nOnCalendar=daily\n")
@@ -154,12 +154,12 @@ def crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_install_cron_adds_one_entry_and_keeps_other_lines(git_repo: Path, crontab: Path) -> None:
-    t = schedule.target(git_repo, sys.executable)
+    t = schedule.job(git_repo, sys.executable)
     assert schedule.install_cron(t).action == "created"
     assert crontab.read_text() == schedule.render_cron(t)
     crontab.write_text("MAILTO=me\n0 1 * * * backup\n" + crontab.read_text() + "5 5 * * * other")
     assert schedule.install_cron(t).action == "unchanged"
-    moved = schedule.target(git_repo, "/new/python")
+    moved = schedule.job(git_repo, "/new/python")
     assert schedule.install_cron(moved).action == "updated"
     assert crontab.read_text() == (
         "MAILTO=me\n0 1 * * * backup\n" + schedule.render_cron(moved) + "5 5 * * * other"
@@ -171,7 +171,7 @@ def test_install_cron_without_crontab_is_a_clear_error(
 ) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(ScheduleError, match="crontab command was not found"):
-        schedule.install_cron(schedule.target(git_repo, sys.executable))
+        schedule.install_cron(schedule.job(git_repo, sys.executable))
 
 
 def test_cli_install_cron(git_repo: Path, crontab: Path) -> None:

@@ -29,12 +29,12 @@ def _verdict(root: Path, path: str, kind: str = "experience") -> writegate.Verdi
 
 def test_clean_tracked_file_is_allowed(agent_repo: Path) -> None:
     verdict = _verdict(agent_repo, f"{MEM}/MEMORY.md")
-    assert verdict.allowed and verdict.seen and verdict.seen.state == "clean"
+    assert verdict.allowed and verdict.seen and verdict.seen.status == "clean"
 
 
 def test_absent_file_is_allowed(agent_repo: Path) -> None:
     verdict = _verdict(agent_repo, f"{MEM}/new-topic.md")
-    assert verdict.allowed and verdict.seen and verdict.seen.state == "absent"
+    assert verdict.allowed and verdict.seen and verdict.seen.status == "absent"
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gitdream.agents import Agent, agents_from_dirs, skipped_warning
+from gitdream.config import Config
 from gitdream.errors import GitdreamError
 from gitdream.globs import glob_match
 from gitdream.text.checks import (
@@ -111,7 +112,7 @@ class CheckResult:
         }
 
 
-def check_definition(path: str, text: str, cfg: Any, *, kind: str | None = None) -> FileCheck:
+def check_definition(path: str, text: str, cfg: Config, *, kind: str | None = None) -> FileCheck:
     """Judge the text of one definition (or memory) file, as the definition writer must
     before every definition commit.
 
@@ -123,7 +124,7 @@ def check_definition(path: str, text: str, cfg: Any, *, kind: str | None = None)
     MEMORY.md → "index"; "topic" must be passed explicitly).
 
     Returns a FileCheck: `.ok`, `.problems` (each with `rule`, `message`, `hint`, `line`,
-    and `start`/`end` counted in `cfg["prefix_unit"]`: code points for "chars", UTF-16
+    and `start`/`end` counted in `cfg.str("prefix_unit")`: code points for "chars", UTF-16
     code units for "utf16"), `.lines()` for messages. Raises ConfigError for an invalid
     `required_sections` entry. Checking that text *outside* managed blocks is unchanged is
     the writer's job, not this function's.
@@ -156,7 +157,7 @@ def _agent_dirs_from_paths(paths: list[str], patterns: list[str]) -> list[str]:
     return sorted(found)
 
 
-def _agents(dirs: list[str], cfg: Any, bad: dict[str, Any]) -> list[Agent]:
+def _agents(dirs: list[str], cfg: Config, bad: dict[str, Any]) -> list[Agent]:
     return agents_from_dirs(dirs, cfg, skipped=bad)
 
 
@@ -253,7 +254,7 @@ def _selected(path: str, filters: list[str]) -> bool:
 
 def check_agents(
     repo: Any,
-    cfg: Any,
+    cfg: Config,
     paths: list[str] | tuple[str, ...] = (),
     *,
     staged: bool = False,
@@ -287,7 +288,7 @@ def check_agents(
 
         index_path = index_file or repo.inherited_index
         available_all = set(indexfile.staged_paths(repo, index_path))
-        for agent in _agents(_agent_dirs_from_paths(sorted(available_all), list(cfg["agents"])), cfg, bad):
+        for agent in _agents(_agent_dirs_from_paths(sorted(available_all), cfg.list("agents")), cfg, bad):
             for path, kind in _classify(agent, available_all).items():
                 wanted.setdefault(path, (kind, agent.id))
                 if kind == KIND_TOPIC:

@@ -11,7 +11,7 @@ def show(cfg: config.Config) -> dict[str, object]:
     keys = {}
     for key in config.KEYS:
         keys[key.name] = {
-            "value": config.display_value(key, cfg[key.name]),
+            "value": config.display_value(key, cfg.value(key.name)),
             "source": cfg.source(key.name),
         }
     return {"files": dict(cfg.files), "keys": keys}

@@ -93,7 +93,7 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
     if toml_path.exists() or toml_path.is_symlink():
         kept.append(config.REPO_FILE)
         effective = config.load(repo.workdir)
-        globs = effective["agents"]
+        globs = effective.list("agents")
         if not any(
             p.strip() in (".", "./", "") if not agent_dir else any_match([p], agent_dir) for p in globs
         ):
@@ -118,8 +118,8 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
     result = InitResult(created, kept, agent_id if not single else "default", agent_dir, None, warnings)
     if commit:
         changes = [commitbuilder.Change(p, data) for p, data in files.items()]
-        name = repo.config_value("user.name") or cfg["author_name"]
-        email = repo.config_value("user.email") or cfg["author_email"]
+        name = repo.config_value("user.name") or cfg.str("author_name")
+        email = repo.config_value("user.email") or cfg.str("author_email")
         ident = commitbuilder.Identity((name, email), (name, email))
         message = commitbuilder.format_message(
             f"gitdream init: agent {result.agent_id}",

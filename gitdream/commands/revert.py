@@ -5,7 +5,7 @@ For each commit of the run (definition first, then experience), the inverse is c
 against the current HEAD (`gitdream.git.inverse`: git revert's three-way merge, restricted
 to the run's own paths). Any conflict refuses the whole revert with the paths, before
 anything is written. Then the revert commits are made through the commit builder — so
-the write gate applies (a dirty, staged or untracked target refuses; the user's other
+the write gate applies (a dirty, staged or untracked path refuses; the user's other
 staged and unstaged changes are never touched), and the branch moves by compare-and-swap.
 
 A revert is a run of its own: it has a run id (`Gitdream-Run`), commits with the trailer
@@ -413,7 +413,7 @@ def revert(
         # The watermark serves the branch dreams run on; a revert only proposed on a
         # review branch must not make the next dream re-read material still in memory.
         raise ValueError("replay cannot be combined with a review branch")
-    if not cfg["enabled"] and not dry_run:
+    if not cfg.bool("enabled") and not dry_run:
         raise GitdreamError(
             f"gitdream is disabled (enabled = false, from {cfg.source('enabled')}); revert writes commits "
             "and state, so it does not run",
@@ -434,9 +434,9 @@ def revert(
     warnings: list[str] = []
     if not dry_run:
         from gitdream.git import commitbuilder
-        from gitdream.trigger import lock
+        from gitdream.trigger import dreamlock
 
-        held = lock.acquire(repo.common_dir, new_run, float(cfg["lock_ttl_minutes"]))
+        held = dreamlock.acquire(repo.common_dir, new_run, cfg.float("lock_ttl_minutes"))
     try:
         if held is not None:
             # A commit a killed process left half-synced is finished first: its paths
@@ -495,16 +495,18 @@ def _apply(
             writegate.require(repo, plan.agent, inv.paths, kind, tree_only=branch is not None)
     # So does a lock file git left behind on anything the revert writes.
     from gitdream.dream.receipts import NOTES_REF
-    from gitdream.git import locks
+    from gitdream.git import lockfiles
 
-    written = [f"refs/heads/{branch}"] if branch else [locks.INDEX, "HEAD", repo.head().branch or "HEAD"]
+    written = [f"refs/heads/{branch}"] if branch else [lockfiles.INDEX, "HEAD", repo.head().branch or "HEAD"]
     replayed = [plan.replay["ref"]] if plan.replay is not None else []
-    locks.require_free(repo, [*written, *replayed, NOTES_REF])
+    lockfiles.require_free(repo, [*written, *replayed, NOTES_REF])
     ident = commitbuilder.identity(repo, cfg)
-    # Target.head(base): the contents were computed at head_oid; a branch that moved since
+    # Destination.head(base): the contents were computed at head_oid; a branch that moved since
     # and touched these paths makes the commit builder refuse instead of undoing that work.
-    target = (
-        commitbuilder.Target.review(branch, head_oid, True) if branch else commitbuilder.Target.head(head_oid)
+    dest = (
+        commitbuilder.Destination.review(branch, head_oid, True)
+        if branch
+        else commitbuilder.Destination.head(head_oid)
     )
     done: dict[str, str | None] = {"experience": None, "definition": None}
     try:
@@ -514,7 +516,7 @@ def _apply(
             message = _message(repo, run, kind, oid, result.run, plan.agent, head_oid)
             changes = [commitbuilder.Change(c.path, c.data) for c in inv.changes]
             faults.point(f"before-{kind}-commit")
-            made = commitbuilder.commit(repo, plan.agent, kind, changes, message, ident, target)
+            made = commitbuilder.commit(repo, plan.agent, kind, changes, message, ident, dest)
             faults.point(f"after-{kind}-commit")
             done[kind] = made.oid
             result.warnings.extend(made.warnings)
@@ -523,9 +525,9 @@ def _apply(
             # one, unless this one was rebuilt on commits made meanwhile — then it is
             # compared from head_oid, so that it cannot undo what those commits changed.
             if branch:
-                target = commitbuilder.Target.review(branch, made.oid, True)
+                dest = commitbuilder.Destination.review(branch, made.oid, True)
             elif not made.rebuilt:
-                target = commitbuilder.Target.head(made.oid)
+                dest = commitbuilder.Destination.head(made.oid)
     except GitdreamError as exc:
         if not any(done.values()):
             raise

@@ -421,7 +421,7 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
         fact_ids = {fact_id(p, f.text): {"path": p, "text": f.text} for p, _n, f in parsed if f.raw is None}
         resolver = _Resolver(repo, fact_ids)
         for path, name, fact in parsed:
-            kind = "definition" if agent.is_definition_target(path) else "experience"
+            kind = "definition" if agent.is_definition_path(path) else "experience"
             item = AuditFact(agent.id, path, name, kind, fact.text, fact.seen if fact.raw is None else None)
             item.sources = [resolver.resolve(ref) for ref in fact.sources]
             if run is not None and not _matches_run(item, run, units):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, config
@@ -82,7 +83,7 @@ def run(
     from gitdream.trigger import state as state_mod
 
     result = RunResult()
-    if not cfg["enabled"]:
+    if not cfg.bool("enabled"):
         result.disabled = cfg.source("enabled")
         return result
     repo.require_own_index()
@@ -99,7 +100,7 @@ def run(
         return result
     if not agents:
         fix = _SPARSE_AGENTS if sparse.enabled(repo) else "create one with `gitdream init --agent ID`"
-        result.warnings.append(f"no agents found (agents = {cfg['agents']}); {fix}")
+        result.warnings.append(f"no agents found (agents = {cfg.list('agents')}); {fix}")
         return result
     writes = not (opts.dry_run or opts.estimate)
     state = state_mod.load(repo.common_dir)
@@ -121,18 +122,20 @@ def run(
     # Past the gates: what a dream needs (kept off the idle path, where a closed gate
     # returns above without importing any of it).
     from gitdream import ids
+    from gitdream.dream import receipts
     from gitdream.dream.pipeline import run_agent
+    from gitdream.engines import get_engine
     from gitdream.errors import LockHeld
-    from gitdream.git import commitbuilder, locks
-    from gitdream.trigger import interrupt, lock
+    from gitdream.git import commitbuilder, lockfiles
+    from gitdream.trigger import dreamlock, interrupt
 
-    _check_up_front(repo, cfg, opts)
+    engine_name = _check_up_front(repo, cfg, opts)
     ident = commitbuilder.identity(repo, cfg)
     shared: dict[str, Any] = {}
     held = None
     if writes:
         try:
-            held = lock.acquire(repo.common_dir, ids.new_run_id(), float(cfg["lock_ttl_minutes"]))
+            held = dreamlock.acquire(repo.common_dir, ids.new_run_id(), cfg.float("lock_ttl_minutes"))
         except LockHeld as exc:
             if not auto:
                 raise
@@ -142,22 +145,29 @@ def run(
     try:
         if writes:
             result.warnings.extend(commitbuilder.repair(repo))
-            locks.require_free(repo, _written_refs(repo, agents, opts))
+            lockfiles.require_free(repo, _written_refs(repo, agents, opts))
         with interrupt.catch():
             for agent in agents:
                 started = clock.now()
                 run_id = ids.new_run_id()
-                outcome = run_agent(
-                    repo,
-                    agent,
-                    cfg,
-                    opts,
-                    run_id,
-                    ident,
-                    reporter=reporter,
-                    checkpoint=interrupt.checkpoint,
-                    target_state=shared,
-                )
+                # One engine per run: its per-run budgets start afresh for each agent, and
+                # the daily one counts the receipts of the agents before it.
+                engine = get_engine(engine_name, cfg, used_today=partial(receipts.tokens_used_today, repo))
+                try:
+                    outcome = run_agent(
+                        repo,
+                        agent,
+                        cfg,
+                        opts,
+                        run_id,
+                        ident,
+                        engine,
+                        reporter=reporter,
+                        checkpoint=interrupt.checkpoint,
+                        target_state=shared,
+                    )
+                finally:
+                    engine.close()
                 result.outcomes.append(outcome)
                 if writes:
                     state_mod.record_run(state, agent.id, run_id, outcome.status, started)
@@ -197,31 +207,34 @@ def _skip_own_repositories(repo: Repo, agents: list[Any], named: bool, warnings:
 
 
 def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[str]:
-    """What a run writes, as `gitdream.git.locks` names them: the index, HEAD and the
+    """What a run writes, as `gitdream.git.lockfiles` names them: the index, HEAD and the
     branch (or only the review branch), the agents' watermarks and the receipts' notes ref.
     A lock file git left behind on any of them refuses the run before it writes anything."""
     from gitdream.dream.receipts import NOTES_REF
-    from gitdream.git import locks
+    from gitdream.git import lockfiles
 
     if opts.branch is not None:
         names = [f"refs/heads/{opts.branch}"]
     else:
         branch = repo.head().branch
-        names = [locks.INDEX, "HEAD", *([branch] if branch else [])]
+        names = [lockfiles.INDEX, "HEAD", *([branch] if branch else [])]
     return [*names, *(agent.watermark_ref for agent in agents), NOTES_REF]
 
 
-def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> None:
+def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
     """Refuse what would fail every agent, before any agent runs (so it leaves no receipts,
-    no watermark moves and no back-off): an engine that cannot run (no API key), and a
-    `--since` revision that does not resolve."""
-    engine = opts.engine or cfg["engine"]
-    if engine == "anthropic" and not opts.estimate:
-        from gitdream.engines.anthropic import missing_key
+    no watermark moves and no back-off): an unknown engine, an engine that cannot run (no
+    API key; an estimate needs none), and a `--since` revision that does not resolve.
+    Returns the engine's name."""
+    from gitdream.engines import get_engine
 
-        problem = missing_key(cfg)
-        if problem is not None:
-            raise problem
+    engine = opts.engine or cfg.str("engine")
+    probe = get_engine(engine, cfg)
+    try:
+        if not opts.estimate:
+            probe.check()
+    finally:
+        probe.close()
     if opts.since is not None:
         import pygit2
 
@@ -231,6 +244,7 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> None:
             raise RepoStateError(
                 f"--since {opts.since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
             ) from None
+    return engine
 
 
 def _save(repo: Repo, cfg: config.Config, state: Any, agent_ids: list[str]) -> None:
@@ -239,6 +253,6 @@ def _save(repo: Repo, cfg: config.Config, state: Any, agent_ids: list[str]) -> N
 
     state_mod.save(repo.common_dir, state)
     opening = state_mod.next_opening(
-        state, agent_ids, float(cfg["min_hours"]), float(cfg["scan_interval_minutes"])
+        state, agent_ids, cfg.float("min_hours"), cfg.float("scan_interval_minutes")
     )
     state_mod.write_stamp(repo.common_dir, opening)

@@ -49,7 +49,7 @@ class ScheduleInstall:
 
 def show(workdir: Path, python: str | None = None) -> ScheduleShow:
     """Render every schedule for the repository at `workdir`; writes nothing."""
-    t = schedule.target(workdir, python)
+    t = schedule.job(workdir, python)
     return ScheduleShow(
         repository=str(t.repo),
         python=t.python,
@@ -63,7 +63,7 @@ def show(workdir: Path, python: str | None = None) -> ScheduleShow:
 
 def install(workdir: Path, kind: str, python: str | None = None) -> ScheduleInstall:
     """Install the `kind` ("cron" or "systemd") schedule. Raises ScheduleError."""
-    t = schedule.target(workdir, python)
+    t = schedule.job(workdir, python)
     if kind == "systemd":
         written = schedule.install_systemd(t)
         steps = ["systemctl --user daemon-reload", f"systemctl --user enable --now {t.unit}.timer"]

@@ -52,8 +52,8 @@ class StatusResult:
 
 def engine_status(cfg: Config) -> dict[str, Any]:
     """`{"name", "usable", "reason"}` for the configured engine, without importing it."""
-    name = cfg["engine"]
-    if name == "anthropic" and not cfg["anthropic.api_key"]:
+    name = cfg.str("engine")
+    if name == "anthropic" and not cfg.str("anthropic.api_key"):
         return {
             "name": name,
             "usable": False,
@@ -75,14 +75,14 @@ def _uncommitted_sources(repo: Repo, agent: Agent, changed: set[str]) -> list[st
 
 def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
     """One warning per lock file of git's that a dream needs free — `index.lock`,
-    `HEAD.lock`, the checked-out branch's `.lock` (`gitdream.git.locks`) — with its age:
+    `HEAD.lock`, the checked-out branch's `.lock` (`gitdream.git.lockfiles`) — with its age:
     while one exists every dream refuses to write, and a git command killed mid-write
     leaves it behind for good."""
-    from gitdream.git import locks
+    from gitdream.git import lockfiles
 
     found = []
-    for name in (locks.INDEX, "HEAD", *([branch] if branch else [])):
-        path = locks.lock_path(repo, name)
+    for name in (lockfiles.INDEX, "HEAD", *([branch] if branch else [])):
+        path = lockfiles.lock_path(repo, name)
         try:
             age = clock.now().timestamp() - path.stat().st_mtime
         except OSError:
@@ -97,10 +97,10 @@ def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
 def status(repo: Repo, cfg: Config) -> StatusResult:
     """Collect the status of every agent. Writes only the stamp (when enabled)."""
     from gitdream.dream import material
-    from gitdream.trigger import gates, lock
+    from gitdream.trigger import dreamlock, gates
     from gitdream.trigger import state as state_mod
 
-    result = StatusResult(bool(cfg["enabled"]), cfg.source("enabled"))
+    result = StatusResult(cfg.bool("enabled"), cfg.source("enabled"))
     head = repo.head()
     problem = repo.state_problem() or repo.index_problem()
     result.repository = {
@@ -113,18 +113,18 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     }
     result.engine = engine_status(cfg)
     result.warnings.extend(_git_lock_files(repo, head.branch))
-    holder = lock.read(repo.common_dir)
+    holder = dreamlock.read(repo.common_dir)
     if holder is not None:
         result.lock = {
             "run": holder.run,
             "pid": holder.pid,
             "host": holder.host,
             "since": holder.started,
-            "stale": lock.stale_reason(holder, float(cfg["lock_ttl_minutes"])),
+            "stale": dreamlock.stale_reason(holder, cfg.float("lock_ttl_minutes")),
         }
     result.hooks = _hooks(repo)
     state = state_mod.load(repo.common_dir)
-    base_hours = float(cfg["min_hours"])
+    base_hours = cfg.float("min_hours")
     now = clock.now()
     agents = list_agents(repo.workdir, cfg, result.warnings)
     changed: set[str] | None = set()
@@ -165,7 +165,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                 },
                 "sessions": {
                     "new": sessions,
-                    "needed": int(cfg["min_sessions"]),
+                    "needed": cfg.int("min_sessions"),
                     "pending": gates.pending_paths(repo, agent) if head.oid is not None else 0,
                     "error": sessions_error,
                 },
@@ -178,7 +178,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
         )
     if result.enabled:
         opening = state_mod.next_opening(
-            state, [a.id for a in agents], base_hours, float(cfg["scan_interval_minutes"])
+            state, [a.id for a in agents], base_hours, cfg.float("scan_interval_minutes")
         )
         state_mod.write_stamp(repo.common_dir, opening)
         result.stamp = state_mod.read_stamp(repo.common_dir)

@@ -436,7 +436,7 @@ def integrate_experience(
             reject(unit, "empty fact text")
             continue
         slug = folded.get(unit.topic.casefold(), unit.topic)  # one file per name, whatever its case
-        if not mf.safe_slug(slug) or not agent.is_memory_target(mf.topic_path(agent, slug)):
+        if not mf.safe_slug(slug) or not agent.is_memory_path(mf.topic_path(agent, slug)):
             reject(unit, f"unsafe topic slug {slug!r}")
             continue
         target = get_live(slug)
@@ -489,14 +489,14 @@ def integrate_experience(
             if new != entry.topic.text:
                 result.changes[entry.path] = new
 
-    demoted = _demote(agent, memory, live, result, today, int(cfg["archive_days"]), stale_before or today)
+    demoted = _demote(agent, memory, live, result, today, cfg.int("archive_days"), stale_before or today)
     if result.topics_created or demoted:
         _write_index(agent, memory, live, demoted, result, cfg)
     result.loss = check_loss(
         agent,
         files,
         result.changes,
-        max_fraction=float(cfg["max_loss_fraction"]),
+        max_fraction=cfg.float("max_loss_fraction"),
         archived=set(demoted),
     )
     _check_ownership(agent, files, result.changes)
@@ -673,7 +673,7 @@ def _write_index(
     """
     path = memory.index_path
     text = memory.index_text
-    max_lines, max_bytes = int(cfg["memory_max_lines"]), int(cfg["memory_max_bytes"])
+    max_lines, max_bytes = cfg.int("memory_max_lines"), cfg.int("memory_max_bytes")
     try:
         block = blocks.find(text, mf.INDEX_BLOCK, path) if text is not None else None
     except BlockError as exc:
@@ -917,7 +917,7 @@ def _check_ownership(agent: Agent, files: dict[str, str], changes: dict[str, str
     by_path = {t.path: t for t in memory.topics.values()}
     for path, new in changes.items():
         old = files.get(path)
-        if not agent.is_memory_target(path):
+        if not agent.is_memory_path(path):
             problem = "it is not a memory file gitdream may write"
         elif old is None:
             problem = None if new is not None else "it deletes a file that does not exist"

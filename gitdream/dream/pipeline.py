@@ -25,6 +25,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults
+from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream import receipts
 from gitdream.dream.options import Reporter, RunOptions  # also imported from here
 from gitdream.errors import GitdreamError, Interrupted
@@ -33,6 +34,7 @@ from gitdream.units import DEFINITION_TARGETS
 if TYPE_CHECKING:
     from gitdream.agents import Agent
     from gitdream.config import Config
+    from gitdream.contract import Engine
     from gitdream.git.commitbuilder import Identity
     from gitdream.git.repo import Repo
     from gitdream.units import Entry
@@ -72,9 +74,9 @@ class _State:
     opts: RunOptions
     started: datetime
     receipt: dict[str, Any]
+    engine: Engine
     warnings: list[str] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
-    engine: Any = None
 
 
 # --- reading the input commit -----------------------------------------------------------
@@ -132,10 +134,10 @@ def _phase(state: _State, name: str, **details: Any) -> None:
 
 
 def _check_time(state: _State) -> None:
-    limit = float(state.cfg["max_run_minutes"]) * 60
+    limit = state.cfg.float("max_run_minutes") * 60
     if (clock.now() - state.started).total_seconds() > limit:
         raise GitdreamError(
-            f"the run has taken longer than max_run_minutes ({state.cfg['max_run_minutes']:g})",
+            f"the run has taken longer than max_run_minutes ({state.cfg.float('max_run_minutes'):g})",
             hint="raise max_run_minutes, or dream more often so each run has less material",
         )
 
@@ -169,7 +171,7 @@ def _gather(repo: Repo, state: _State, input_commit: str) -> tuple[list[Entry], 
     entries: list[Entry] = []
     dropped: dict[str, int] = {}
     skipped_files: list[dict[str, str]] = []
-    max_file_bytes = int(state.cfg["max_file_bytes"])
+    max_file_bytes = state.cfg.int("max_file_bytes")
     for source in material.files:
         # The size first, from the object header: a 50 MB log is not loaded to be skipped.
         size = repo.raw.odb.read_header(source.blob)[1]
@@ -274,12 +276,14 @@ def run_agent(
     opts: RunOptions,
     run_id: str,
     ident: Identity,
+    engine: Engine,
     *,
     reporter: Reporter | None = None,
     checkpoint: Callable[[], None] = lambda: None,
     target_state: dict[str, Any] | None = None,
 ) -> Outcome:
-    """Dream once for `agent` and return its Outcome (receipt, summary, diff).
+    """Dream once for `agent` with `engine` (built for this run by the caller, who
+    closes it) and return its Outcome (receipt, summary, diff).
 
     Never raises for a failure of the run itself: the receipt says `failed` (or
     `aborted` for Interrupted) with the error. Raises only for what must stop all agents
@@ -293,7 +297,7 @@ def run_agent(
     target_state = target_state if target_state is not None else {}
     started = clock.now()
     t0 = time.monotonic()
-    engine_name = opts.engine or cfg["engine"]
+    engine_name = engine.name
     receipt: dict[str, Any] = {
         "type": "receipt",
         "version": receipts.SCHEMA_VERSION,
@@ -318,7 +322,7 @@ def run_agent(
         "dry_run": opts.dry_run,
         "branch": None,
     }
-    state = _State(run_id, agent, cfg, opts, started, receipt)
+    state = _State(run_id, agent, cfg, opts, started, receipt, engine)
     outcome = Outcome(agent.id, receipt, "")
     current = "orient"
     try:
@@ -353,18 +357,13 @@ def run_agent(
                 _finish(repo, state, input_commit, ident, checkpoint, target_state)
             return _close(outcome, state, t0)
 
-        from gitdream.engines import DistillContext, MemoryView, get_engine
-
         current = "distill"
         context = DistillContext(agent, entries, MemoryView(memory), cfg, input_commit, clock.now().date())
         if opts.estimate:
-            outcome.estimate = _estimate(engine_name, context)
+            outcome.estimate = engine.estimate(context)
             receipt["status"] = "noop"
             outcome.summary = f"Estimate for agent {agent.id}: {outcome.estimate}"
             return _close(outcome, state, t0)
-        engine = get_engine(engine_name, cfg)
-        state.engine = engine
-        _prepare_engine(repo, engine, cfg)
         reporter.phase(agent.id, "distill", f"{len(entries)} entries")
         distilled = engine.distill(context)
         receipt["calls"].extend(distilled.calls)
@@ -396,15 +395,14 @@ def run_agent(
         reporter.phase(agent.id, "screen", f"{len(kept)} units")
         screened = screen.screen_units(kept, cfg, sources={e.id: e.text for e in entries})
         kept, rejected = screened.kept, rejected + screened.rejected
-        engine_screen = getattr(engine, "screen", None)
-        if engine_screen is not None and kept:
-            second = engine_screen(kept)
+        if kept:
+            second = engine.screen(kept)
             receipt["calls"].extend(second.calls)
             kept, rejected = second.kept, rejected + second.rejected
         _phase(state, "screen", kept=len(kept), rejected=len(screened.rejected))
-        if len(kept) > int(cfg["max_units"]):
-            over = kept[int(cfg["max_units"]) :]
-            kept = kept[: int(cfg["max_units"])]
+        if len(kept) > cfg.int("max_units"):
+            over = kept[cfg.int("max_units") :]
+            kept = kept[: cfg.int("max_units")]
             _pend(state, [s for u in over for s in u.sources], material, "over max_units")
         receipt["rejected"] = _rejected_json(rejected, cfg)
         _check_time(state)
@@ -477,11 +475,11 @@ def run_agent(
                     commitbuilder.Change(p, t.encode("utf-8") if t is not None else None)
                     for p, t in sorted(exp_changes.items())
                 ]
-                target = _target(repo, opts, input_commit, target_state)
-                done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, target)
+                dest = _destination(repo, opts, input_commit, target_state)
+                done = commitbuilder.commit(repo, agent, "experience", change_list, message, ident, dest)
                 receipt["commits"]["experience"] = done.oid
                 state.warnings += list(done.warnings)
-                _advance(target, done, target_state, input_commit)
+                _advance(dest, done, target_state, input_commit)
                 faults.point("after-experience-commit")
         _phase(state, "experience", changes=len(exp_changes))
         _check_time(state)
@@ -535,10 +533,8 @@ def run_agent(
                     commitbuilder.Change(p, t.encode("utf-8")) for p, t in sorted(def_changes.items())
                 ]
                 try:
-                    target = _target(repo, opts, input_commit, target_state)
-                    done = commitbuilder.commit(
-                        repo, agent, "definition", change_list, message, ident, target
-                    )
+                    dest = _destination(repo, opts, input_commit, target_state)
+                    done = commitbuilder.commit(repo, agent, "definition", change_list, message, ident, dest)
                 except (Interrupted, faults.FaultInjected):
                     raise
                 except GitdreamError as exc:
@@ -556,7 +552,7 @@ def run_agent(
                     # The facts written into `learned` blocks, for `gitdream show`/`audit`.
                     receipt["definition_units"] = def_written[:MAX_RECEIPT_UNITS]
                     state.warnings += list(done.warnings)
-                    _advance(target, done, target_state, input_commit)
+                    _advance(dest, done, target_state, input_commit)
                     faults.point("after-definition-commit")
         _phase(state, "definitions", changes=len(def_changes))
         receipt["status"] = "ok"
@@ -584,47 +580,29 @@ def run_agent(
     return _close(outcome, state, t0)
 
 
-def _prepare_engine(repo: Repo, engine: Any, cfg: Config) -> None:
-    """Tell an engine with a daily budget how many tokens this repository used today
-    (UTC day, summed from receipts)."""
-    if hasattr(engine, "used_today"):
-        midnight = clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
-        engine.used_today = receipts.tokens_used_since(repo, clock.iso(midnight))
-
-
-def _estimate(engine_name: str, context: Any) -> dict[str, Any]:
-    """`--estimate`: model calls and input tokens the run would need; sends nothing and
-    needs no key."""
-    if engine_name == "anthropic":
-        from gitdream.engines.anthropic import estimate
-
-        return estimate(context)
-    return {"engine": engine_name, "calls": 0, "input_tokens": 0, "entries": len(context.entries)}
-
-
-def _target(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, Any] | None) -> Any:
+def _destination(repo: Repo, opts: RunOptions, input_commit: str, shared: dict[str, Any] | None) -> Any:
     """Where the next commit goes. On the current branch the contents were computed at
-    the input commit, so the commit builder is told so (`Target.head(base)`): if someone
+    the input commit, so the commit builder is told so (`Destination.head(base)`): if someone
     committed to one of the dream's paths meanwhile, the commit is refused rather than
     undoing their work. After the experience commit, the definition commit builds on it."""
-    from gitdream.git.commitbuilder import Target
+    from gitdream.git.commitbuilder import Destination
 
     shared = shared if shared is not None else {}
     if opts.branch is None:
-        return Target.head(shared.get("head_base", {}).get(input_commit, input_commit))
+        return Destination.head(shared.get("head_base", {}).get(input_commit, input_commit))
     # Review commits chain from the input commit (or the previous agent's part of the
     # branch); the branch is published once per agent, with the watermark (`_finish`).
-    return Target.review(opts.branch, shared.get("tip") or input_commit, "published" not in shared)
+    return Destination.review(opts.branch, shared.get("tip") or input_commit, "published" not in shared)
 
 
-def _advance(target: Any, done: Any, shared: dict[str, Any] | None, input_commit: str) -> None:
+def _advance(dest: Any, done: Any, shared: dict[str, Any] | None, input_commit: str) -> None:
     """Remember the commit just made, so the next one of this run builds on it. On the
     current branch only when it was not rebuilt on commits made meanwhile: the next
     commit's contents were computed at the input commit, and the commit builder must
     compare its paths from there, or it would overwrite what those commits changed."""
     if shared is None:
         return
-    if target.review_branch is not None:
+    if dest.review_branch is not None:
         shared["tip"] = done.oid
     elif not done.rebuilt:
         shared.setdefault("head_base", {})[input_commit] = done.oid
@@ -839,9 +817,8 @@ def _write_receipt_quietly(repo: Repo, state: _State, ident: Identity) -> None:
 def _engine_calls(state: _State) -> None:
     """Every model call the engine made, failed ones included, so tokens spent before a
     failure still count toward the daily budget."""
-    calls = getattr(state.engine, "calls", None)
-    if isinstance(calls, list) and calls:
-        state.receipt["calls"] = list(calls)
+    if state.engine.calls:
+        state.receipt["calls"] = list(state.engine.calls)
 
 
 def _totals(receipt: dict[str, Any]) -> None:
@@ -856,9 +833,6 @@ def _totals(receipt: dict[str, Any]) -> None:
 
 def _close(outcome: Outcome, state: _State, t0: float) -> Outcome:
     receipt = state.receipt
-    closer = getattr(state.engine, "close", None)
-    if closer is not None:
-        closer()
     receipt.setdefault("duration_seconds", round(time.monotonic() - t0, 3))
     _engine_calls(state)
     receipt["pending"] = state.pending

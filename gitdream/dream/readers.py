@@ -28,7 +28,7 @@ from datetime import date
 
 from gitdream.dream.dates import date_from_path, date_from_timestamp, date_in, parse_day
 from gitdream.dream.decode import decode_lines
-from gitdream.dream.mdblocks import parse_blocks
+from gitdream.dream.logentries import split_entries
 from gitdream.dream.tags import find_tags, strip_prefix
 from gitdream.dream.transcript import parse_messages
 from gitdream.units import Entry
@@ -62,7 +62,7 @@ def _touched(start: int, end: int, added: set[int] | None) -> bool:
 def read_markdown_log(
     path: str, data: bytes, *, fallback_date: date | None, added_lines: set[int] | None = None
 ) -> ReadResult:
-    """Raw entries of a Markdown daily log (each list item or paragraph; see `mdblocks`).
+    """Raw entries of a Markdown daily log (each list item or paragraph; see `logentries`).
 
     `path` is repository-relative (it becomes part of every entry id and is the file name
     the date may come from); `data` the file's bytes at the input commit. Entries get
@@ -74,22 +74,22 @@ def read_markdown_log(
     if decoded.skipped:
         return result
     lines = decoded.lines
-    blocks, warnings = parse_blocks(path, lines)
+    spans, warnings = split_entries(path, lines)
     result.warnings += warnings
     file_date = date_from_path(path)
-    for block in blocks:
-        if not _touched(block.start, block.end, added_lines):
+    for span in spans:
+        if not _touched(span.start, span.end, added_lines):
             continue
-        text = "\n".join(lines[block.start - 1 : block.end])
-        _, prefix = strip_prefix(lines[block.start - 1])
+        text = "\n".join(lines[span.start - 1 : span.end])
+        _, prefix = strip_prefix(lines[span.start - 1])
         day = (
             (parse_day(prefix) if prefix else None)
             or file_date
-            or next((d for d in map(date_in, reversed(block.context)) if d), None)
+            or next((d for d in map(date_in, reversed(span.context)) if d), None)
             or fallback_date
         )
         result.entries.append(
-            Entry(path, block.start, block.end, text, day, block.context, "log", None, find_tags(text))
+            Entry(path, span.start, span.end, text, day, span.context, "log", None, find_tags(text))
         )
     return result
 

@@ -61,7 +61,7 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
     """
     import pygit2
 
-    from gitdream.git import locks
+    from gitdream.git import lockfiles
 
     line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     last_error: Exception | None = None
@@ -79,7 +79,7 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
             return
         except (pygit2.GitError, OSError) as exc:  # the notes ref moved or is locked, or a
             # fan-out folder vanished under `git gc` (see `write_object`): read again
-            refusal = locks.from_git_error(exc)
+            refusal = lockfiles.from_git_error(exc)
             if refusal is not None and attempt >= 10:  # a lock that stays: git left it behind
                 raise refusal from exc
             last_error = exc
@@ -156,3 +156,10 @@ def tokens_used_since(repo: Repo, since_iso: str) -> int:
                 int(tokens.get(k, 0) or 0) for k in ("input", "output", "cache_creation", "cache_read")
             )
     return total
+
+
+def tokens_used_today(repo: Repo) -> int:
+    """`tokens_used_since` the start of today's UTC day (`clock.now()`): what counts
+    against `anthropic.max_tokens_per_day`."""
+    midnight = clock.now().replace(hour=0, minute=0, second=0, microsecond=0)
+    return tokens_used_since(repo, clock.iso(midnight))

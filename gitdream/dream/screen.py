@@ -30,10 +30,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gitdream.config import Config
+from gitdream.contract import ScreenResult
 from gitdream.errors import ConfigError
 
 if TYPE_CHECKING:
-    from gitdream.engines import ScreenResult
     from gitdream.units import Unit
 
 
@@ -433,11 +434,11 @@ def scan_text(
     return kept
 
 
-def user_patterns(cfg: Any) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
+def user_patterns(cfg: Config) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
     """`(allow, deny)` compiled from `screen.allow` and `screen.deny` (ConfigError when one
     is not a valid regular expression)."""
-    return _compile_user(cfg["screen.allow"], "screen.allow"), _compile_user(
-        cfg["screen.deny"], "screen.deny"
+    return _compile_user(cfg.list("screen.allow"), "screen.allow"), _compile_user(
+        cfg.list("screen.deny"), "screen.deny"
     )
 
 
@@ -516,7 +517,9 @@ def _echo(unit_text: str, pieces: dict[str, Finding]) -> Finding | None:
     return None
 
 
-def screen_units(units: Iterable[Unit], cfg: Any, sources: Mapping[str, str] | None = None) -> ScreenResult:
+def screen_units(
+    units: Iterable[Unit], cfg: Config, sources: Mapping[str, str] | None = None
+) -> ScreenResult:
     """Run `scan_text` over each unit's title, body and topic with `screen.allow` and
     `screen.deny` from `cfg`.
 
@@ -530,11 +533,10 @@ def screen_units(units: Iterable[Unit], cfg: Any, sources: Mapping[str, str] | N
     the reason naming the rules and masked excerpts (never the secret). No model calls.
     Raises ConfigError for an invalid allow/deny pattern.
     """
-    from gitdream.engines import ScreenResult
     from gitdream.units import Rejected
 
-    allow = _compile_user(cfg["screen.allow"], "screen.allow")
-    deny = _compile_user(cfg["screen.deny"], "screen.deny")
+    allow = _compile_user(cfg.list("screen.allow"), "screen.allow")
+    deny = _compile_user(cfg.list("screen.deny"), "screen.deny")
     result = ScreenResult()
     source_pieces: dict[str, dict[str, Finding]] = {}
 

@@ -28,7 +28,7 @@ from gitdream.units import ACTIONS, TARGETS, Rejected, Unit
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
-    from gitdream.engines import MemoryView
+    from gitdream.contract import MemoryView
 
 
 FACT_ID_RE = re.compile(r"^fact:[0-9a-f]{10}$")

@@ -53,10 +53,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from gitdream.contract import DistillContext, DistillResult, ScreenResult, UsedToday, nothing_used
 from gitdream.dream.decode import scrub
 from gitdream.dream.memoryfiles import TOPIC_PATTERN
 from gitdream.dream.verify import FACT_REFERENCE_ACTIONS, ExistingFact, existing_facts
-from gitdream.engines import DistillContext, DistillResult, ScreenResult, prompts
+from gitdream.engines import prompts
 from gitdream.engines.budget import Budget, BudgetExceeded, call_tokens
 from gitdream.engines.schema import validate
 from gitdream.errors import EngineError
@@ -171,7 +172,7 @@ def estimate_tokens(text: str) -> int:
 def missing_key(cfg: Config) -> EngineError | None:
     """The error to show when no API key is configured (for `status` and the engine),
     or None when one is. Does not import the SDK."""
-    if str(cfg["anthropic.api_key"]).strip():
+    if cfg.str("anthropic.api_key").strip():
         return None
     return EngineError(
         "the anthropic engine needs an API key, and none is set",
@@ -460,7 +461,7 @@ def _masked(entries: Sequence[Entry], cfg: Config) -> tuple[list[Entry], int]:
 
 def _plan(context: DistillContext) -> _Plan:
     cfg = context.cfg
-    max_input = int(cfg["anthropic.max_input_tokens"])
+    max_input = cfg.int("anthropic.max_input_tokens")
     system = prompts.render("distill", agent=context.agent.id)
     index = _index_text(context.memory.files, context.agent, max_input // INDEX_SHARE)
     facts = existing_facts(context.memory, context.agent)
@@ -563,10 +564,10 @@ def estimate(context: DistillContext) -> dict[str, Any]:
     plan = _plan(context)
     input_tokens = sum(estimate_tokens(_user_message(context, plan, b)) for b in plan.batches)
     input_tokens += len(plan.batches) * (plan.fixed_tokens - estimate_tokens(plan.index))
-    max_tokens = int(context.cfg["anthropic.max_tokens"])
+    max_tokens = context.cfg.int("anthropic.max_tokens")
     return {
         "engine": "anthropic",
-        "model": context.cfg["anthropic.model"],
+        "model": context.cfg.str("anthropic.model"),
         "calls": len(plan.batches),
         "input_tokens": input_tokens,
         "max_output_tokens": len(plan.batches) * max_tokens,
@@ -587,37 +588,33 @@ class _BatchOutcome:
 
 class AnthropicEngine:
     """Distill with a Claude model through the Messages API; screen units with an
-    independent call each (see module docstring).
+    independent call each (see module docstring). An `Engine` (`gitdream.contract`).
 
-    `AnthropicEngine(cfg, used_today=0)` raises EngineError before any work when no API
-    key is configured. `used_today` is the number of tokens this repository already spent
-    today (UTC), summed by the pipeline from the day's receipts; it counts against
-    `anthropic.max_tokens_per_day`. The HTTP client is created at the first request.
-    `calls` lists every call this instance made (distill and screen), failed ones
-    included — read it for the receipt even when a method raised.
+    `AnthropicEngine(cfg, used_today=…)`: `used_today()` is the number of tokens this
+    repository already spent today (UTC), summed from the day's receipts; it is asked
+    once, before the first call, and counts against `anthropic.max_tokens_per_day`.
+    Building the engine needs no key (`check()` raises EngineError without one, and so
+    does the first request). The HTTP client is created at the first request. `calls`
+    lists every call this instance made (distill and screen), failed ones included —
+    read it for the receipt even when a method raised.
     """
 
     name = "anthropic"
 
-    def __init__(self, cfg: Config, *, used_today: int = 0) -> None:
-        problem = missing_key(cfg)
-        if problem is not None:
-            raise problem
+    def __init__(self, cfg: Config, *, used_today: UsedToday = nothing_used) -> None:
         self.cfg = cfg
-        self.model = str(cfg["anthropic.model"])
-        self.max_tokens = int(cfg["anthropic.max_tokens"])
-        self.budget = Budget.from_config(cfg, used_today)
+        self.model = cfg.str("anthropic.model")
+        self.max_tokens = cfg.int("anthropic.max_tokens")
+        self.budget = Budget.from_config(cfg)
         self.calls: list[dict[str, Any]] = []
+        self._used_today: UsedToday | None = used_today
         self._client: Any = None
 
-    @property
-    def used_today(self) -> int:
-        """Tokens spent today before this run (settable; see the class docstring)."""
-        return self.budget.used_today
-
-    @used_today.setter
-    def used_today(self, value: int) -> None:
-        self.budget.used_today = int(value)
+    def check(self) -> None:
+        """Raise EngineError when no API key is configured."""
+        problem = missing_key(self.cfg)
+        if problem is not None:
+            raise problem
 
     @property
     def tokens_used(self) -> int:
@@ -634,16 +631,17 @@ class AnthropicEngine:
 
     def _ensure_client(self) -> Any:
         if self._client is None:
+            self.check()
             import anthropic
 
-            retries = int(self.cfg["anthropic.max_retries"])
-            base_url = str(self.cfg["anthropic.base_url"]).strip() or None
+            retries = self.cfg.int("anthropic.max_retries")
+            base_url = self.cfg.str("anthropic.base_url").strip() or None
             self._client = anthropic.Anthropic(
-                api_key=str(self.cfg["anthropic.api_key"]).strip(),
+                api_key=self.cfg.str("anthropic.api_key").strip(),
                 base_url=base_url,
                 max_retries=retries,
-                timeout=float(self.cfg["anthropic.timeout_seconds"]),
-                middleware=[RetryWaitCap(float(self.cfg["anthropic.max_retry_wait_seconds"]), retries)],
+                timeout=self.cfg.float("anthropic.timeout_seconds"),
+                middleware=[RetryWaitCap(self.cfg.float("anthropic.max_retry_wait_seconds"), retries)],
             )
         return self._client
 
@@ -667,6 +665,9 @@ class AnthropicEngine:
             + estimate_tokens(json.dumps(messages, ensure_ascii=False))
             + REQUEST_OVERHEAD_TOKENS
         )
+        if self._used_today is not None:  # asked once, before the first call
+            self.budget.used_today = self._used_today()
+            self._used_today = None
         self.budget.check(purpose, estimated + max_tokens)
         client = self._ensure_client()
         record: dict[str, Any] = {
@@ -726,8 +727,8 @@ class AnthropicEngine:
         import anthropic
         import httpx2
 
-        base = str(self.cfg["anthropic.base_url"]).strip() or "the Messages API"
-        retries = int(self.cfg["anthropic.max_retries"])
+        base = self.cfg.str("anthropic.base_url").strip() or "the Messages API"
+        retries = self.cfg.int("anthropic.max_retries")
         tried = f"after {retries} {'retry' if retries == 1 else 'retries'}"
         if isinstance(exc, RetryWaitExceeded):
             return ApiCallFailed(
@@ -783,7 +784,7 @@ class AnthropicEngine:
         if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
             return ApiCallFailed(
                 f"{base} did not answer within anthropic.timeout_seconds = "
-                f"{float(self.cfg['anthropic.timeout_seconds']):g} s ({tried if isinstance(exc, anthropic.APIError) else 'mid-stream'})",
+                f"{self.cfg.float('anthropic.timeout_seconds'):g} s ({tried if isinstance(exc, anthropic.APIError) else 'mid-stream'})",
                 hint="run again later, or raise anthropic.timeout_seconds",
             )
         if isinstance(exc, anthropic.APIConnectionError):

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gitdream.config import Config
 from gitdream.errors import EngineError
 
 TOKEN_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
@@ -61,13 +62,13 @@ class Budget:
         self.tokens = 0
 
     @classmethod
-    def from_config(cls, cfg: Any, used_today: int = 0) -> Budget:
+    def from_config(cls, cfg: Config, used_today: int = 0) -> Budget:
         """The limits of `cfg` (`anthropic.max_calls_per_run`, `…max_tokens_per_run`,
         `…max_tokens_per_day`)."""
         return cls(
-            max_calls=cfg["anthropic.max_calls_per_run"],
-            max_tokens_run=cfg["anthropic.max_tokens_per_run"],
-            max_tokens_day=cfg["anthropic.max_tokens_per_day"],
+            max_calls=cfg.int("anthropic.max_calls_per_run"),
+            max_tokens_run=cfg.int("anthropic.max_tokens_per_run"),
+            max_tokens_day=cfg.int("anthropic.max_tokens_per_day"),
             used_today=used_today,
         )
 

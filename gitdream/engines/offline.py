@@ -59,14 +59,14 @@ import re
 import unicodedata
 from array import array
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from gitdream.contract import DistillContext, DistillResult, ScreenResult
 from gitdream.dream import grouping, memoryfiles, salience
 from gitdream.dream.facts import one_line, parse
-from gitdream.engines import DistillContext, DistillResult
 from gitdream.errors import BlockError
 from gitdream.text import blocks
 from gitdream.text.clip import clip
@@ -404,13 +404,28 @@ class OfflineEngine:
         absolutize: Absolutize | None = None,
     ) -> None:
         self.cfg = cfg
-        self.max_units = int(cfg["max_units"])
-        self.max_new_topics = int(cfg["max_new_topics"])
-        self.threshold = float(cfg["offline.similarity"])
-        self.bar = float(cfg["offline.salience_threshold"])
-        self.cues = salience.Cues.configured(cfg["offline.keep_cues"], cfg["offline.skip_cues"])
+        self.max_units = cfg.int("max_units")
+        self.max_new_topics = cfg.int("max_new_topics")
+        self.threshold = cfg.float("offline.similarity")
+        self.bar = cfg.float("offline.salience_threshold")
+        self.cues = salience.Cues.configured(cfg.list("offline.keep_cues"), cfg.list("offline.skip_cues"))
+        self.calls: list[dict[str, Any]] = []  # no model, no calls
         self._slugify = slugify
         self._absolutize = absolutize
+
+    def check(self) -> None:
+        """The offline engine can always run."""
+
+    def estimate(self, context: DistillContext) -> dict[str, Any]:
+        """No model calls and no tokens, whatever the material."""
+        return {"engine": self.name, "calls": 0, "input_tokens": 0, "entries": len(context.entries)}
+
+    def screen(self, units: Sequence[Unit]) -> ScreenResult:
+        """No screener of its own: the deterministic scanner has screened `units`."""
+        return ScreenResult(kept=list(units))
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def distill(self, context: DistillContext) -> DistillResult:
         """Turn `context.entries` into units (module docstring). Reads `context.memory` for

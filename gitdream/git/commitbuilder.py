@@ -24,9 +24,9 @@ index, in these steps:
    the commit stands, with a warning, and the journal stays for the next command.
 
 A lock file git left behind (`index.lock`, `HEAD.lock`, the branch's `.lock`) refuses the
-commit before anything is written (`gitdream.git.locks`); gitdream never removes it.
+commit before anything is written (`gitdream.git.lockfiles`); gitdream never removes it.
 
-In review-branch mode (`Target.review`) only steps 1-2 run: the commit is built on the
+In review-branch mode (`Destination.review`) only steps 1-2 run: the commit is built on the
 commit it continues, and no ref moves. The caller chains a run's review commits and then
 `publish()`es the branch once, with its other refs (the watermark) in the same reference
 transaction, so a review branch appears whole or not at all — a process killed midway
@@ -47,8 +47,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults, paths
+from gitdream.config import Config
 from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
-from gitdream.git import convert, locks, signing, writegate
+from gitdream.git import convert, lockfiles, signing, writegate
 from gitdream.git.repo import write_object
 
 if TYPE_CHECKING:
@@ -80,14 +81,14 @@ class Identity:
 
 
 @dataclass(frozen=True)
-class Target:
+class Destination:
     """Where a commit goes.
 
-    `Target.head()`: onto the checked-out branch, then sync index and working tree.
-    `Target.head(base)`: the same, for changes computed from commit `base`: when the
+    `Destination.head()`: onto the checked-out branch, then sync index and working tree.
+    `Destination.head(base)`: the same, for changes computed from commit `base`: when the
     branch has moved past it, the commit is rebuilt on the new tip only if none of the
     changed paths differ between `base` and that tip (else HeadMoved, nothing changed).
-    `Target.review(name, start, create)`: a commit for review branch `name`, built on
+    `Destination.review(name, start, create)`: a commit for review branch `name`, built on
     commit `start` (default: the branch's tip); `create` refuses when the branch exists
     already. No ref moves (see `publish`); nothing else is touched.
     """
@@ -97,11 +98,11 @@ class Target:
     start: str | None = None
 
     @classmethod
-    def head(cls, base: str | None = None) -> Target:
+    def head(cls, base: str | None = None) -> Destination:
         return cls(start=base)
 
     @classmethod
-    def review(cls, name: str, start: str | None, create: bool) -> Target:
+    def review(cls, name: str, start: str | None, create: bool) -> Destination:
         return cls(name, create, start)
 
 
@@ -124,12 +125,12 @@ class _Prepared:
     modes: dict[str, int]
 
 
-def identity(repo: Repo, cfg: Any) -> Identity:
+def identity(repo: Repo, cfg: Config) -> Identity:
     """The dream's identity: author from config `author_name`/`author_email` (default
     "gitdream <gitdream@gitdream.invalid>"); committer from GIT_COMMITTER_NAME/EMAIL, else
     the repository's user.name/user.email, else the author. Dates always come from
     `clock.now()` (GIT_*_DATE are not read)."""
-    author = (cfg["author_name"], cfg["author_email"])
+    author = (cfg.str("author_name"), cfg.str("author_email"))
     name = os.environ.get("GIT_COMMITTER_NAME") or repo.config_value("user.name")
     email = os.environ.get("GIT_COMMITTER_EMAIL") or repo.config_value("user.email")
     committer = (name, email) if name and email else author
@@ -349,7 +350,7 @@ def _update_index(repo: Repo, lines: list[str]) -> None:
             return
         locked = b"index.lock" in proc.stderr
         if locked and time.monotonic() > deadline:
-            raise locks.held(locks.lock_path(repo, locks.INDEX), locks.INDEX)
+            raise lockfiles.held(lockfiles.lock_path(repo, lockfiles.INDEX), lockfiles.INDEX)
         if not locked:
             first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise GitdreamError(
@@ -391,19 +392,19 @@ def _sync(repo: Repo, journal: Journal) -> list[str]:
         if not first:
             faults.point("mid-worktree-update")
         first = False
-        target = repo.workdir / path
-        current_sha = _worktree_sha(target)
+        file_path = repo.workdir / path
+        current_sha = _worktree_sha(file_path)
         if current_sha == info["new_worktree_sha256"]:
             continue
         if current_sha != info["old_worktree_sha256"]:
             warnings.append(changed.format(path))
         elif info["new_oid"] is None:
-            target.unlink()
+            file_path.unlink()
         else:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            file_path.parent.mkdir(parents=True, exist_ok=True)
             data = convert.to_worktree(repo, path, info["new_oid"])
             mode = 0o777 if info["mode"] == 0o100755 else 0o666
-            if not atomic_write(target, data, mode, expect=info["old_worktree_sha256"]):
+            if not atomic_write(file_path, data, mode, expect=info["old_worktree_sha256"]):
                 warnings.append(changed.format(path))
     faults.point("before-index-update")
     lines: list[str] = []
@@ -461,7 +462,7 @@ def repair(repo: Repo) -> list[str]:
     if not repo.raw.descendant_of(ref.target, journal.new) and str(ref.target) != journal.new:
         _drop_journal(repo)
         return [f"dropped the journal of commit {journal.new[:12]}: {journal.ref} no longer contains it"]
-    locks.require_free(repo, [locks.INDEX])
+    lockfiles.require_free(repo, [lockfiles.INDEX])
     _remove_temp_files(repo, journal)
     warnings = _sync(repo, journal)
     _drop_journal(repo)
@@ -472,8 +473,8 @@ def _remove_temp_files(repo: Repo, journal: Journal) -> None:
     """Remove the temporary files an `atomic_write` killed mid-way left beside the
     journaled paths (`.<name>.gitdream-<pid>.tmp`); the real files were never touched."""
     for path in journal.paths:
-        target = repo.workdir / path
-        for leftover in target.parent.glob(f".{glob.escape(target.name)}.gitdream-*.tmp"):
+        file_path = repo.workdir / path
+        for leftover in file_path.parent.glob(f".{glob.escape(file_path.name)}.gitdream-*.tmp"):
             try:
                 leftover.unlink()
             except OSError:
@@ -489,13 +490,13 @@ def _recheck(repo: Repo, verdicts: dict[str, writegate.Verdict]) -> None:
     for path, verdict in verdicts.items():
         seen = verdict.seen
         assert seen is not None
-        target = repo.workdir / path
-        if seen.state == "absent":
-            ok = not os.path.lexists(target) and _index_entry(repo, path) is None
+        file_path = repo.workdir / path
+        if seen.status == "absent":
+            ok = not os.path.lexists(file_path) and _index_entry(repo, path) is None
         else:
             ok = (
-                not target.is_symlink()
-                and writegate.file_sha256(target) == seen.worktree_sha256
+                not file_path.is_symlink()
+                and writegate.file_sha256(file_path) == seen.worktree_sha256
                 and _index_entry(repo, path) == (seen.head_oid, seen.head_mode)
             )
         if not ok:
@@ -579,17 +580,17 @@ def _review_commit(
     changes: Sequence[Change],
     message: str,
     ident: Identity,
-    target: Target,
+    dest: Destination,
 ) -> CommitResult:
     """A commit for a review branch: gate (tree only), blobs, tree and commit object on
-    `target.start`, no ref moved (see `publish`)."""
-    assert target.review_branch is not None
-    ref = _branch_ref(target.review_branch)
-    locks.require_free(repo, [ref])
+    `dest.start`, no ref moved (see `publish`)."""
+    assert dest.review_branch is not None
+    ref = _branch_ref(dest.review_branch)
+    lockfiles.require_free(repo, [ref])
     existing = repo.raw.references.get(ref)
-    if target.create and existing is not None:
-        raise _branch_exists(target.review_branch)
-    base = target.start if target.start is not None else str(existing.target) if existing else None
+    if dest.create and existing is not None:
+        raise _branch_exists(dest.review_branch)
+    base = dest.start if dest.start is not None else str(existing.target) if existing else None
     if base is None:
         raise RepoStateError("the repository has no commits yet", hint="commit something first")
     paths_ = [c.path for c in changes]
@@ -643,31 +644,31 @@ def commit(
     changes: Sequence[Change],
     message: str,
     ident: Identity,
-    target: Target | None = None,
+    dest: Destination | None = None,
 ) -> CommitResult:
     """Commit `changes` for `agent` as a `kind` ("experience"/"definition") commit.
 
     Returns a CommitResult. Raises RepoStateError (repository not writable),
-    WriteRefused (gate refusal, or a target changed during the run), HeadMoved (the
+    WriteRefused (gate refusal, or a path it writes changed during the run), HeadMoved (the
     branch moved and touched one of the paths, or HEAD switched branch) and
     SigningError; in each of those cases nothing was changed. Raises ValueError for an
-    empty change list. With a review target the commit is only built: `publish` moves
+    empty change list. With a review destination the commit is only built: `publish` moves
     the branch.
     """
     if not changes:
         raise ValueError("commit() needs at least one change")
-    target = target or Target.head()
-    review = target.review_branch is not None
+    dest = dest or Destination.head()
+    review = dest.review_branch is not None
     paths_ = [c.path for c in changes]
     if len(set(paths_)) != len(paths_):
         raise ValueError("duplicate paths in one commit")
 
     if review:
-        return _review_commit(repo, agent, kind, changes, message, ident, target)
+        return _review_commit(repo, agent, kind, changes, message, ident, dest)
     repo.require_own_index()
     branch = repo.head().branch
     # A leftover lock of git's refuses before anything is written (see locks).
-    locks.require_free(repo, [locks.INDEX, "HEAD", *([branch] if branch else [])])
+    lockfiles.require_free(repo, [lockfiles.INDEX, "HEAD", *([branch] if branch else [])])
     warnings = repair(repo)
     head = repo.head()
     if head.detached:
@@ -678,7 +679,7 @@ def commit(
     assert ref is not None
     # Changes computed from an older commit are built on it; the compare-and-swap
     # below then moves them onto the branch's tip only if their paths are unchanged.
-    base = target.start or head.oid
+    base = dest.start or head.oid
     expected = base
 
     verdicts = writegate.require(repo, agent, paths_, kind)
@@ -693,7 +694,7 @@ def commit(
     rebuilt = False
     for _attempt in range(MAX_REBUILDS + 1):
         _recheck(repo, verdicts)
-        locks.require_free(repo, [locks.INDEX, "HEAD", ref])
+        lockfiles.require_free(repo, [lockfiles.INDEX, "HEAD", ref])
         journal = Journal(str(repo.git_dir), ref, base, new)
         for path, blob in prepared.blobs.items():
             seen = verdicts[path].seen

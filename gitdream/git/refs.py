@@ -15,7 +15,7 @@ T = TypeVar("T")
 LOCK_TIMEOUT_SECONDS = 2.0
 """How long a ref move waits for a ref another git process holds locked (`<ref>.lock`:
 a commit, checkout or `git gc` of the user's holds it for milliseconds) before refusing
-as for a lock file git left behind (`gitdream.git.locks`)."""
+as for a lock file git left behind (`gitdream.git.lockfiles`)."""
 
 
 class RefMoved(GitdreamError):
@@ -46,9 +46,9 @@ def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
     """Run `body(txn)` in a reference transaction, committed when `body` returns. `body`
     locks its refs with `lock`; when one is held by another process the transaction is
     dropped (releasing the locks it took) and tried again, for up to LOCK_TIMEOUT_SECONDS;
-    a lock that stays is refused as `locks.held` does (a RepoStateError naming the file).
+    a lock that stays is refused as `lockfiles.held` does (a RepoStateError naming the file).
     An exception raised by `body` drops the transaction: nothing moves."""
-    from gitdream.git import locks
+    from gitdream.git import lockfiles
 
     deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
     while True:
@@ -57,8 +57,8 @@ def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
                 return body(txn)
         except _Busy as busy:
             if time.monotonic() > deadline:
-                refusal = locks.from_git_error(busy.error)
-                raise refusal or locks.held(locks.lock_path(repo, busy.ref), busy.ref) from busy.error
+                refusal = lockfiles.from_git_error(busy.error)
+                raise refusal or lockfiles.held(lockfiles.lock_path(repo, busy.ref), busy.ref) from busy.error
             time.sleep(0.02)
 
 
@@ -67,7 +67,7 @@ def compare_and_swap(repo: Repo, ref: str, expected: str | None, new: str | None
     absent), under a reference transaction (lock, re-read, compare, set).
 
     Raises RefMoved (nothing changed) when the ref holds something else, and the
-    RepoStateError of `locks.held` when the ref's lock file stays (git left it behind).
+    RepoStateError of `lockfiles.held` when the ref's lock file stays (git left it behind).
     """
     compare_and_swap_all(repo, [(ref, expected, new)], message)
 
@@ -78,7 +78,7 @@ def compare_and_swap_all(
     """Move every `(ref, expected, new)` of `moves` as `compare_and_swap` does, all in one
     reference transaction: every ref is locked and compared before any is set, so either
     all move or none does (RefMoved, naming the first ref that held something else; the
-    refusal of `locks.held` when a ref's lock file stays)."""
+    refusal of `lockfiles.held` when a ref's lock file stays)."""
     import pygit2
 
     def body(txn: Any) -> None:

@@ -55,10 +55,10 @@ _TREE = 0o040000
 
 @dataclass(frozen=True)
 class Seen:
-    """What the gate saw of a path: `absent`, or `clean` with the HEAD blob id and mode and
+    """What the gate saw of a path (its `status`): `absent`, or `clean` with the HEAD blob id and mode and
     the SHA-256 of the working-tree bytes (None when the file was not on disk)."""
 
-    state: str
+    status: str
     head_oid: str | None = None
     head_mode: int | None = None
     worktree_sha256: str | None = None
@@ -242,8 +242,8 @@ def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, tree_only:
         found = _tree_problem(repo, path) or _worktree_link_problem(repo.workdir, path)
         if found is not None:
             return _refuse(path, *found)
-        verdict = _state_verdict(repo, path, tree_only)
-        if verdict.allowed and verdict.seen and verdict.seen.state != "absent":
+        verdict = _status_verdict(repo, path, tree_only)
+        if verdict.allowed and verdict.seen and verdict.seen.status != "absent":
             return _refuse(path, f"{path} already exists", "gitdream init never overwrites a file")
         return verdict
     if not agent.contains(path):
@@ -252,14 +252,14 @@ def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, tree_only:
             f"outside the directory of agent {agent.id} ({agent.dir or '.'})",
             "a dream writes only inside its own agent's folder",
         )
-    if kind == EXPERIENCE and not agent.is_memory_target(path):
+    if kind == EXPERIENCE and not agent.is_memory_path(path):
         why = "a raw log or transcript" if agent.is_source(path) else "not in the memory folder"
         return _refuse(
             path,
             f"the experience commit may write only memory files, and this is {why}",
             f"memory files live under {agent.memory_dir}/ (raw logs are never rewritten)",
         )
-    if kind == DEFINITION and not agent.is_definition_target(path):
+    if kind == DEFINITION and not agent.is_definition_path(path):
         return _refuse(
             path,
             "the definition commit may write only the agent's definition files",
@@ -272,10 +272,10 @@ def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, tree_only:
         found = _filter_problem(repo, path)
     if found is not None:
         return _refuse(path, *found)
-    return _state_verdict(repo, path, tree_only)
+    return _status_verdict(repo, path, tree_only)
 
 
-def _state_verdict(repo: Repo, path: str, tree_only: bool) -> Verdict:
+def _status_verdict(repo: Repo, path: str, tree_only: bool) -> Verdict:
     import pygit2
 
     head = repo.head()

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitdream.config import Config
 from gitdream.errors import BlockError
 from gitdream.text import blocks, frontmatter, prefix
 from gitdream.text.prefix import Problem
@@ -48,14 +49,14 @@ class Limits:
     memory_max_bytes: int = 25_000
 
     @classmethod
-    def from_config(cls, cfg: Any) -> Limits:
+    def from_config(cls, cfg: Config) -> Limits:
         """Read the five keys from a `gitdream.config.Config`.
 
         Raises ConfigError when `required_sections` has an entry that is not understood.
         """
         from gitdream.errors import ConfigError
 
-        required = tuple(cfg["required_sections"])
+        required = tuple(cfg.list("required_sections"))
         try:
             prefix.parse_required(required)
         except ValueError as exc:
@@ -64,11 +65,11 @@ class Limits:
                 hint='use "default", "front-matter" or headings such as "## Role"',
             ) from None
         return cls(
-            prefix_chars=cfg["prefix_chars"],
-            prefix_unit=cfg["prefix_unit"],
+            prefix_chars=cfg.int("prefix_chars"),
+            prefix_unit=cfg.str("prefix_unit"),
             required_sections=required,
-            memory_max_lines=cfg["memory_max_lines"],
-            memory_max_bytes=cfg["memory_max_bytes"],
+            memory_max_lines=cfg.int("memory_max_lines"),
+            memory_max_bytes=cfg.int("memory_max_bytes"),
         )
 
 

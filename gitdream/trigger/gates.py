@@ -79,9 +79,9 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
     head = repo.head()
     assert head.oid is not None
     now = clock.now()
-    base_hours = float(cfg["min_hours"])
-    throttle = float(cfg["scan_interval_minutes"])
-    minimum = int(cfg["min_sessions"])
+    base_hours = cfg.float("min_hours")
+    throttle = cfg.float("scan_interval_minutes")
+    minimum = cfg.int("min_sessions")
     for agent in agents:
         entry = state.agent(agent.id)
         opens = state_mod.time_gate_opens(entry, base_hours)

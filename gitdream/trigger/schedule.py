@@ -37,7 +37,7 @@ class ScheduleError(GitdreamError):
 
 
 @dataclass(frozen=True)
-class Target:
+class Job:
     """What a schedule runs: the repository's worktree root, the interpreter, the log
     file (cron output; systemd logs to the journal), the unit name, the cron minute."""
 
@@ -48,14 +48,14 @@ class Target:
     minute: int
 
 
-def target(workdir: Path, python: str | None = None) -> Target:
-    """The Target for the repository at `workdir` (absolute). The unit name and the cron
+def job(workdir: Path, python: str | None = None) -> Job:
+    """The scheduled job for the repository at `workdir` (absolute). The unit name and the cron
     minute derive from the path, so two repositories get two timers and do not all wake
     at the same minute."""
     repo = Path(os.path.abspath(workdir))
     digest = hashlib.sha256(str(repo).encode("utf-8", "surrogateescape")).hexdigest()
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", repo.name).strip("-.") or "repo"
-    return Target(
+    return Job(
         repo=repo,
         python=python or sys.executable,
         log=paths.user_log_dir() / "schedule.log",
@@ -91,7 +91,7 @@ def _exec_word(text: str) -> str:
     return word.replace("%", "%%").replace("$", "$$")
 
 
-def render_cron(t: Target) -> str:
+def render_cron(t: Job) -> str:
     """The crontab entry: a `# gitdream schedule: <repo>` line and the job line."""
     for name, value in (("repository path", str(t.repo)), ("interpreter", t.python), ("log", str(t.log))):
         _check_value(name, value)
@@ -105,7 +105,7 @@ def render_cron(t: Target) -> str:
     )
 
 
-def render_systemd(t: Target) -> dict[str, str]:
+def render_systemd(t: Job) -> dict[str, str]:
     """`{file name: content}` of the systemd user service and timer."""
     for name, value in (("repository path", str(t.repo)), ("interpreter", t.python)):
         _check_value(name, value)
@@ -146,7 +146,7 @@ def _owned_by(text: str, repo: Path) -> bool:
     return (MARKER + str(repo)) in text.splitlines()
 
 
-def install_systemd(t: Target, directory: Path | None = None) -> list[Written]:
+def install_systemd(t: Job, directory: Path | None = None) -> list[Written]:
     """Write the service and timer into `directory` (default: `systemd_user_dir()`).
 
     A file of the same name that is not gitdream's schedule for this repository is not
@@ -186,7 +186,7 @@ def _crontab(args: list[str], stdin: str | None = None) -> subprocess.CompletedP
         ) from None
 
 
-def install_cron(t: Target) -> Written:
+def install_cron(t: Job) -> Written:
     """Add (or update) this repository's entry in the user's crontab via `crontab -l` and
     `crontab -`. Other lines are kept byte for byte. Raises ScheduleError when crontab
     is missing or fails."""

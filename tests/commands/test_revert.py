@@ -16,7 +16,7 @@ from gitdream import config
 from gitdream.commands.revert import RevertConflict, revert
 from gitdream.errors import LockHeld, RepoStateError, WriteRefused
 from gitdream.git.repo import Repo
-from gitdream.trigger import lock
+from gitdream.trigger import dreamlock
 from tests.dreamfake import Planned, fake_dream
 from tests.helpers import cli, commit_all, git, head, snapshot, write
 
@@ -428,7 +428,7 @@ def test_replay_moves_back_to_the_previous_input(agent_repo: Path) -> None:
 def test_lock_held_exits_75_and_changes_nothing(dreamed: tuple[Path, dict[str, Any]]) -> None:
     root, _receipt = dreamed
     repo = Repo.open(root)
-    held = lock.acquire(repo.common_dir, "0000000000ab", 60)
+    held = dreamlock.acquire(repo.common_dir, "0000000000ab", 60)
     try:
         state = snapshot(root)
         result = cli(root, "revert", "last")

@@ -21,10 +21,10 @@ import pytest
 
 from gitdream.agents import Agent, make_agent
 from gitdream.config import defaults
+from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream import facts as factfmt
 from gitdream.dream import memoryfiles
 from gitdream.dream.integrate import apply_changes, integrate_definitions, integrate_experience
-from gitdream.engines import DistillContext, MemoryView
 from gitdream.engines.offline import OfflineEngine
 from gitdream.text import blocks
 from gitdream.units import Entry, parse_source_ref
@@ -118,7 +118,7 @@ def test_real_memory_dirs_keep_human_bytes_limits_and_sources(real_repo: Path, a
     engine = OfflineEngine(cfg, slugify=simple_slugify, absolutize=simple_absolutize)
     distilled = engine.distill(DistillContext(agent, entries, MemoryView(files), cfg, COMMIT, TODAY))
     assert distilled.units, "real material must give units"
-    assert len(distilled.units) <= cfg["max_units"]
+    assert len(distilled.units) <= cfg.int("max_units")
     experience = [u for u in distilled.units if u.target == "experience"]
     definitions = [u for u in distilled.units if u.target != "experience"]
 
@@ -136,12 +136,14 @@ def test_real_memory_dirs_keep_human_bytes_limits_and_sources(real_repo: Path, a
     index = after.get(memoryfiles.index_path(agent))
     if index is not None:
         human = files.get(memoryfiles.index_path(agent), "")
-        if len(human.splitlines()) > cfg["memory_max_lines"] or len(human.encode()) > cfg["memory_max_bytes"]:
+        if len(human.splitlines()) > cfg.int("memory_max_lines") or len(human.encode()) > cfg.int(
+            "memory_max_bytes"
+        ):
             assert index == human  # over the limits already: warned, block not grown
             assert any("already over its limits" in w for w in result.warnings)
         else:
-            assert len(index.splitlines()) <= cfg["memory_max_lines"]
-            assert len(index.encode("utf-8")) <= cfg["memory_max_bytes"]
+            assert len(index.splitlines()) <= cfg.int("memory_max_lines")
+            assert len(index.encode("utf-8")) <= cfg.int("memory_max_bytes")
 
     written = 0
     for path, text in after.items():

@@ -8,8 +8,8 @@ import pytest
 
 from gitdream import config
 from gitdream.agents import make_agent
+from gitdream.contract import MemoryView
 from gitdream.dream.verify import existing_facts, fact_id, unsafe_reason, verify
-from gitdream.engines import MemoryView
 from gitdream.units import Unit
 
 E1 = "agents/ops/memory/logs/2026/03/2026-03-01.md#L3-L3"

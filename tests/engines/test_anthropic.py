@@ -17,10 +17,11 @@ import pytest
 from gitdream import config
 from gitdream.agents import make_agent
 from gitdream.config import Config, Setting
+from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream.screen import screen_units
 from gitdream.dream.verify import existing_facts, verify
-from gitdream.engines import DistillContext, MemoryView, get_engine
 from gitdream.engines import anthropic as engine_mod
+from gitdream.engines import get_engine
 from gitdream.engines.anthropic import (
     DISTILL_TOOL,
     SCREEN_TOOL,
@@ -96,12 +97,15 @@ ENTRIES = [
 
 def test_no_key_is_a_clear_error_before_any_request(anthropic_api: FakeAnthropic) -> None:
     cfg = make_cfg(anthropic_api, key=None)
+    engine = get_engine("anthropic", cfg)  # building it needs no key
     with pytest.raises(EngineError) as info:
-        get_engine("anthropic", cfg)
+        engine.check()
     assert "needs an API key" in info.value.message
     assert "ANTHROPIC_API_KEY" in (info.value.hint or "")
     assert missing_key(cfg) is not None
     assert missing_key(make_cfg(anthropic_api)) is None
+    with pytest.raises(EngineError, match="needs an API key"):  # nor does it send without one
+        engine.distill(context(cfg, ENTRIES))
     assert anthropic_api.requests == []
 
 
@@ -119,7 +123,7 @@ def test_the_idle_path_never_imports_the_sdk() -> None:
         "from datetime import date\n"
         "from gitdream import config\n"
         "from gitdream.agents import make_agent\n"
-        "from gitdream.engines import DistillContext, MemoryView\n"
+        "from gitdream.contract import DistillContext, MemoryView\n"
         "from gitdream.units import Entry\n"
         "cfg = config.load(None, env={'ANTHROPIC_API_KEY': 'k'})\n"
         "e = a.AnthropicEngine(cfg)\n"
@@ -184,7 +188,7 @@ def test_calls_are_recorded_with_tokens_cache_and_latency(anthropic_api: FakeAnt
     result = engine.distill(context(cfg, ENTRIES))
     [call] = result.calls
     assert call["purpose"] == "distill"
-    assert call["model"] == cfg["anthropic.model"]
+    assert call["model"] == cfg.str("anthropic.model")
     assert (call["input_tokens"], call["output_tokens"]) == (1200, 80)
     assert (call["cache_creation_input_tokens"], call["cache_read_input_tokens"]) == (900, 300)
     assert call["stop_reason"] == "tool_use"
@@ -509,14 +513,13 @@ def test_max_tokens_per_run_stops_before_the_request(anthropic_api: FakeAnthropi
 
 def test_max_tokens_per_day_counts_tokens_used_today(anthropic_api: FakeAnthropic) -> None:
     cfg = make_cfg(anthropic_api, max_tokens_per_day=100_000)
-    engine = AnthropicEngine(cfg, used_today=99_000)
+    engine = AnthropicEngine(cfg, used_today=lambda: 99_000)
     with pytest.raises(BudgetExceeded, match=r"99000 tokens used today") as info:
         engine.distill(context(cfg, ENTRIES))
     assert info.value.budget == "anthropic.max_tokens_per_day"
     assert anthropic_api.requests == []
-    engine.used_today = 0
     anthropic_api.enqueue(units_reply())
-    assert engine.distill(context(cfg, ENTRIES)).units == []
+    assert AnthropicEngine(cfg, used_today=lambda: 0).distill(context(cfg, ENTRIES)).units == []
 
 
 def test_tokens_of_earlier_calls_count_against_the_run_budget(anthropic_api: FakeAnthropic) -> None:
@@ -533,7 +536,7 @@ def test_estimate_makes_no_request_and_needs_no_key(anthropic_api: FakeAnthropic
     cfg = make_cfg(anthropic_api, max_input_tokens=4500)
     planned = AnthropicEngine(cfg).estimate(context(cfg, entries))
     assert planned["calls"] >= 2 and planned["input_tokens"] > 6 * 500
-    assert planned["max_output_tokens"] == planned["calls"] * cfg["anthropic.max_tokens"]
+    assert planned["max_output_tokens"] == planned["calls"] * cfg.int("anthropic.max_tokens")
     no_key = make_cfg(anthropic_api, key=None, max_input_tokens=4500)
     assert engine_mod.estimate(context(no_key, entries)) == planned
     assert anthropic_api.requests == []

@@ -9,8 +9,9 @@ import pytest
 
 from gitdream.agents import make_agent
 from gitdream.config import defaults
+from gitdream.contract import DistillContext, DistillResult, MemoryView
 from gitdream.dream import memoryfiles
-from gitdream.engines import DistillContext, DistillResult, MemoryView, get_engine
+from gitdream.engines import get_engine
 from gitdream.engines.offline import (
     FACT_MAX_CHARS,
     TOKEN_ONLY,
@@ -276,7 +277,7 @@ def test_hostile_topic_names_give_safe_slugs(name: str) -> None:
     for unit in result.units:
         assert memoryfiles.safe_slug(unit.topic), unit.topic
         assert unit.topic.casefold() not in memoryfiles.RESERVED_SLUGS
-        assert AGENT.is_memory_target(memoryfiles.topic_path(AGENT, unit.topic))
+        assert AGENT.is_memory_path(memoryfiles.topic_path(AGENT, unit.topic))
         assert "<!--" not in unit.title
 
 

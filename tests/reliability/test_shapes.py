@@ -1023,7 +1023,7 @@ def test_lock_files_appearing_after_the_checks_are_refusals_too(tmp_path: Path) 
     from gitdream.dream import receipts
     from gitdream.errors import RepoStateError
     from gitdream.git import commitbuilder, refs
-    from gitdream.git.commitbuilder import Change, Target
+    from gitdream.git.commitbuilder import Change, Destination
     from gitdream.git.repo import Repo
 
     root = make_agent(tmp_path / "repo")
@@ -1060,7 +1060,7 @@ def test_lock_files_appearing_after_the_checks_are_refusals_too(tmp_path: Path) 
             [Change(f"{OPS}/memory/t.md", b"x\n")],
             "m\n",
             ident,
-            Target.review("review", tip, True),
+            Destination.review("review", tip, True),
         )
     assert git(root, "for-each-ref") == git(root, "for-each-ref", "refs/heads/main")
 

@@ -1,10 +1,10 @@
-"""The block structure of a Markdown log: which line ranges are raw entries, under which headings.
+"""The entry structure of a Markdown log: which line ranges are raw entries, under which headings.
 
 A deliberately small, line-based reading of Markdown (CommonMark where it matters for logs,
 lenient where logs are untidy). Input: the file's lines (see `decode.split_lines`); output:
-blocks `(start, end, context)` with 1-based inclusive line numbers.
+spans `(start, end, context)` with 1-based inclusive line numbers.
 
-- A **list item** is one block: its marker line, its continuation lines (indented or lazy),
+- A **list item** is one entry: its marker line, its continuation lines (indented or lazy),
   and everything nested in it — sub-items, indented paragraphs after blank lines, code
   fences. Nested items are NOT separate entries: a sub-item usually only makes sense with
   its parent ("**Build** — script" / "  - Extracts 194 claims"), and the parent's line
@@ -13,15 +13,15 @@ blocks `(start, end, context)` with 1-based inclusive line numbers.
   more than its marker.
 - A **paragraph** is a run of non-blank lines (tables, block quotes and indented text
   included). A list marker or heading line ends it; a blank line ends it.
-- A **fenced code block** (``` or ~~~) never splits: it belongs to the block it touches (the
+- A **fenced code block** (``` or ~~~) never splits: it belongs to the entry it touches (the
   item it is indented under, or the paragraph it follows without a blank line), else it
-  starts a block of its own that runs to its closing fence. An unterminated fence runs to
+  starts an entry of its own that runs to its closing fence. An unterminated fence runs to
   the end of the file, with a warning naming the line that opened it. A fence line indented
-  more than 3 columns past its block's content is text, not a fence (CommonMark).
-- **Headings** (ATX `#`..`######`, and setext `===`/`---` under a paragraph) are not blocks;
-  their texts form the context of the blocks below them, outermost first. Thematic breaks
-  and YAML front matter (a `---` first line to the next `---`/`...`) are not blocks.
-- A block ends at its last non-blank line: blank lines between blocks belong to none.
+  more than 3 columns past its entry's content is text, not a fence (CommonMark).
+- **Headings** (ATX `#`..`######`, and setext `===`/`---` under a paragraph) are not entries;
+  their texts form the context of the entries below them, outermost first. Thematic breaks
+  and YAML front matter (a `---` first line to the next `---`/`...`) are not entries.
+- An entry ends at its last non-blank line: blank lines between entries belong to none.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ _CLOSING_HASHES = re.compile(r"(?:^|(?<![ \t])[ \t]+)#+[ \t]*$")
 
 
 @dataclass(frozen=True)
-class Block:
+class EntrySpan:
     """Lines `start..end` (1-based, inclusive) of one raw entry and its heading path."""
 
     start: int
@@ -55,7 +55,7 @@ class _Open:
     end: int
     context: tuple[str, ...]
     item_indent: int | None  # None: a paragraph
-    content_indent: int = 0  # of the innermost list item seen in this block
+    content_indent: int = 0  # of the innermost list item seen in this entry
     blank_since: bool = False
 
 
@@ -69,7 +69,7 @@ def _content_indent(item: re.Match[str]) -> int:
 
 
 def _fence(line: str, base: int) -> str | None:
-    """The fence string when `line` opens a fence in a block whose content starts at `base`.
+    """The fence string when `line` opens a fence in an entry whose content starts at `base`.
 
     As in CommonMark, a fence may be indented at most 3 columns past the content; deeper
     it is indented text (console transcripts are full of `     ```` lines from tool output
@@ -91,9 +91,9 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
-def parse_blocks(path: str, lines: list[str]) -> tuple[list[Block], list[str]]:
+def split_entries(path: str, lines: list[str]) -> tuple[list[EntrySpan], list[str]]:
     """Blocks of a Markdown log and warnings ("path:LINE: message"); never raises."""
-    blocks: list[Block] = []
+    spans: list[EntrySpan] = []
     warnings: list[str] = []
     headings: list[tuple[int, str]] = []
     current: _Open | None = None
@@ -103,7 +103,7 @@ def parse_blocks(path: str, lines: list[str]) -> tuple[list[Block], list[str]]:
     def close() -> None:
         nonlocal current
         if current is not None:
-            blocks.append(Block(current.start, current.end, current.context))
+            spans.append(EntrySpan(current.start, current.end, current.context))
         current = None
 
     def heading(level: int, text: str) -> None:
@@ -180,4 +180,4 @@ def parse_blocks(path: str, lines: list[str]) -> tuple[list[Block], list[str]]:
     if fence is not None:
         warnings.append(f"{path}:{fence_line}: unterminated code fence runs to the end of the file")
     close()
-    return blocks, warnings
+    return spans, warnings
