@@ -10,10 +10,12 @@ sit above them:
 2. **Names.** The candidate subjects of a text (`names`): file and code names, capitalised
    or mixed-case words and short bold labels in Latin script, explicit tags. A name that
    many entries of the run mention is a better subject than one they mention once.
-3. **Match.** An entry joins the existing topic — human-written or gitdream's — whose
-   profile (its name, description and facts) shares the most of its terms, weighted by how
-   rare each term is (`TopicMatcher.best`); a term of the topic's *name* weighs three
-   times. Below `MATCH_THRESHOLD` of the entry's own weight it starts a new topic.
+3. **Match.** An entry joins the existing topic — human-written or gitdream's — that is
+   about one of its names: whose own name is one of them (same family), else whose facts or
+   text mention two of them; failing that, the topic whose profile (name, description,
+   facts, a person's text) is most similar (tf-idf cosine at least `FALLBACK_COSINE`,
+   rare terms weighing more, a term of the topic's name three times). Otherwise it starts
+   a new topic (`TopicMatcher.best`).
 4. **Naming.** A new topic is named after the entry's most-mentioned fit name, else its
    nearest fit heading, else `DEFAULT_TOPIC`. A name is *unfit* (`unfit_name`) when it is a
    clock time, a date, a weekday or month, a turn, heartbeat or session counter, a tally
@@ -36,8 +38,10 @@ from collections import Counter
 from collections.abc import Iterable
 
 DEFAULT_TOPIC = "general"
-MATCH_THRESHOLD = 0.3
-"""Share of an entry's term weight a topic must cover for the entry to join it."""
+MATCH_THRESHOLD = 0.2
+FALLBACK_COSINE = 0.4
+"""An entry that names nothing a topic is about joins it only when this similar."""
+"""Cosine similarity (tf-idf) between an entry and a topic's profile for the entry to join it."""
 NAME_WEIGHT = 3.0
 MAX_RELATED = 3
 MIN_MENTIONS = 3
@@ -88,6 +92,7 @@ _WORDS = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 _CODE = re.compile(r"`([^`\n]{2,80})`")
 _FILE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*([\w-]{2,60})\.(?:py|sh|js|ts|tsx|md|json|toml|yaml|yml|ini|cfg|rs|go|rb|java|txt)\b")
 _BOLD = re.compile(r"\*\*([^*\n]{2,40}?)\*\*")
+_LINE_HEAD = re.compile(r"^\s*(?:#+\s+|>\s*|(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?)*(?:\*\*)?")
 _CAPITAL = re.compile(r"(?<![\w'])([A-Z][a-z]+[A-Z][\w]*|[A-Z]{2,}[a-z]*|[A-Z][a-z]{2,}(?:[-.][A-Za-z]+)*)(?![\w'])")
 
 
@@ -148,13 +153,14 @@ def proper_names(texts: Iterable[str]) -> set[str]:
     start of a sentence: proper names, which a sentence may also start with."""
     out: set[str] = set()
     for text in texts:
-        sentence_start = True
-        for match in re.finditer(r"\S+", re.sub(r"`[^`]*`", " ", text)):
-            word = match.group(0)
-            cap = _CAPITAL.fullmatch(word.strip("*_\"'“”‘’()[]{},.;:!?"))
-            if cap and not sentence_start:
-                out.add(cap.group(1).casefold())
-            sentence_start = word.endswith((".", "!", "?", ":", "—", "-")) or word.startswith(("-", "*"))
+        for line in re.sub(r"`[^`]*`", " ", text).split("\n"):
+            sentence_start = True
+            for match in re.finditer(r"\S+", _LINE_HEAD.sub("", line)):
+                word = match.group(0)
+                cap = _CAPITAL.fullmatch(word.strip("*_\"'“”‘’()[]{},.;:!?"))
+                if cap and not sentence_start:
+                    out.add(cap.group(1).casefold())
+                sentence_start = word.endswith((".", "!", "?", ":", "—", "-")) or word in ("-", "—", "*")
     return out
 
 
@@ -177,13 +183,14 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
         label = match.group(1).strip(" :：`")
         if 1 <= len(label.split()) <= 3 and not _LESSON.search(label):
             found.append(label)
-    sentence_start = True
-    for match in re.finditer(r"\S+", re.sub(r"`[^`]*`", " ", text)):
-        word = match.group(0)
-        cap = _CAPITAL.fullmatch(word.strip("*_\"'“”‘’()[]{},.;:!?"))
-        if cap and not (sentence_start and cap.group(1).istitle() and cap.group(1).casefold() not in proper):
-            found.append(cap.group(1))  # a capital mid-sentence: a proper name
-        sentence_start = word.endswith((".", "!", "?", ":", "—", "-"))
+    for line in re.sub(r"`[^`]*`", " ", text).split("\n"):
+        sentence_start = True
+        for match in re.finditer(r"\S+", _LINE_HEAD.sub("", line)):
+            word = match.group(0)
+            cap = _CAPITAL.fullmatch(word.strip("*_\"'“”‘’()[]{},.;:!?"))
+            if cap and not (sentence_start and cap.group(1).istitle() and cap.group(1).casefold() not in proper):
+                found.append(cap.group(1))  # a capital mid-sentence: a proper name
+            sentence_start = word.endswith((".", "!", "?", ":", "—", "-")) or word in ("-", "—", "*")
     out: list[str] = []
     seen: set[str] = set()
     for name in found:
@@ -227,6 +234,13 @@ def family(name: str) -> str:
     return dense[0] if dense else ""
 
 
+def is_subject_family(name: str) -> bool:
+    """True when the family of `name` says what it is about (not a generic word such as
+    "heartbeat", "notes", "log"), so names of that family may fold into one topic."""
+    key = family(name)
+    return bool(key) and key not in _GENERIC_NAME and not unfit_name(name)
+
+
 class TopicMatcher:
     """Topics as term profiles, and the best topic for a text (module docstring, step 3).
 
@@ -241,11 +255,15 @@ class TopicMatcher:
             self.df.update(set(doc))
         self.profiles: dict[str, Counter[str]] = {}
         self.name_terms: dict[str, set[str]] = {}
+        self._norms: dict[str, float] = {}
+        self.own_names: dict[str, set[str]] = {}
+        self.mentioned: dict[str, set[str]] = {}
 
     def idf(self, term: str) -> float:
         return math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1.0
 
     def add_topic(self, slug: str, name: str, texts: Iterable[str]) -> None:
+        self._norms.pop(slug, None)
         profile = self.profiles.setdefault(slug, Counter())
         name_terms = set(terms(name)) | set(terms(slug.replace("-", " ").replace("_", " ")))
         self.name_terms.setdefault(slug, set()).update(name_terms)
@@ -254,33 +272,58 @@ class TopicMatcher:
             profile.update(set(terms(text)))
 
     def add_text(self, slug: str, text: str) -> None:
+        self._norms.pop(slug, None)
         self.profiles.setdefault(slug, Counter()).update(set(terms(text)))
 
-    def best(self, text: str, threshold: float = MATCH_THRESHOLD) -> tuple[str, float] | None:
-        """`(slug, score)` of the topic that covers the largest weighted share of the
-        terms of `text`, at or above `threshold`; ties go to the topic added first."""
+    def _norm_of(self, slug: str) -> float:
+        norm = self._norms.get(slug)
+        if norm is None:
+            profile, names_ = self.profiles[slug], self.name_terms.get(slug, set())
+            norm = math.sqrt(sum(self._weight(t, c, names_) ** 2 for t, c in profile.items())) or 1.0
+            self._norms[slug] = norm
+        return norm
+
+    def _weight(self, term: str, count: int, names_: set[str]) -> float:
+        boost = NAME_WEIGHT if term in names_ else 1.0
+        return boost * (1.0 + math.log(count)) * self.idf(term)
+
+    def add_names(self, slug: str, found: Iterable[str], *, own: bool = False) -> None:
+        """Record names (families) a topic is about: `own` for its name, else mentioned in
+        its facts or text."""
+        target = self.own_names if own else self.mentioned
+        target.setdefault(slug, set()).update(f for f in map(family, found) if f and f not in _GENERIC_NAME)
+
+    def best(
+        self, text: str, entry_names: Iterable[str] = (), threshold: float = MATCH_THRESHOLD
+    ) -> tuple[str, float] | None:
+        """`(slug, score)` of the topic the entry is about (module docstring, step 3): the
+        topic whose own name is one of the entry's names (`entry_names`), else the one whose
+        facts or text mention two of them, most and rarest first; else the topic whose
+        profile is most similar (tf-idf cosine at least `FALLBACK_COSINE`, three shared
+        terms). Ties go to the topic added first."""
+        families = {f for f in map(family, entry_names) if f}
         own = set(terms(text))
-        if not own:
+        if not own and not families:
             return None
-        total = sum(self.idf(t) for t in own)
+        own_norm = math.sqrt(sum(self.idf(t) ** 2 for t in own)) or 1.0
         best: tuple[str, float] | None = None
         for slug, profile in self.profiles.items():
+            named = families & self.own_names.get(slug, set())
+            mentioned = (families & self.mentioned.get(slug, set())) - named
+            shared = [t for t in own if t in profile]
             names_ = self.name_terms.get(slug, set())
-            score = 0.0
-            shared = 0
-            for term in own:
-                if term in names_:
-                    score += NAME_WEIGHT * self.idf(term)
-                    shared += 1
-                elif term in profile:
-                    score += self.idf(term) * min(1.0, 0.5 + 0.25 * profile[term])
-                    shared += 1
-            share = score / total
-            named = any(t in names_ and t not in _GENERIC_NAME for t in own)
-            if shared < 2 and not named:
-                continue  # one common word is not a subject
-            if (share >= threshold or (named and share >= threshold / 2)) and (best is None or share > best[1]):
-                best = (slug, share)
+            dot = sum(self.idf(t) * self._weight(t, profile[t], names_) for t in shared)
+            cosine = dot / (own_norm * self._norm_of(slug))
+            if named:
+                score = 10.0 + sum(self.idf(f) for f in named) + cosine
+            elif len(mentioned) >= 2 and cosine >= threshold:
+                score = 5.0 + sum(self.idf(f) for f in mentioned) + cosine
+            elif cosine >= FALLBACK_COSINE and len(shared) >= 3:
+                score = cosine
+            else:
+                continue
+            if best is None or score > best[1]:
+                best = (slug, score)
         return best
 
 

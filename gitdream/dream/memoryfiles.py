@@ -30,6 +30,8 @@ from gitdream.text import blocks, frontmatter
 ORIGIN_KEY = "origin"
 ORIGIN_VALUE = "gitdream"
 INDEX_NAME = "MEMORY.md"
+OVERFLOW_INDEX_NAME = "gitdream-topics.md"
+"""Where gitdream indexes its topics while MEMORY.md's human part is over its limits."""
 ARCHIVE_DIR = "archive"
 FACTS_BLOCK = "facts"
 INDEX_BLOCK = "index"
@@ -46,6 +48,7 @@ CLAUDE_TYPES = ("user", "feedback", "project", "reference")
 # systems fold case).
 RESERVED_SLUGS = frozenset(
     {"memory", "archive", "logs", "index", "readme", "claude", "agents", "agent", "soul", "skill"}
+    | {"gitdream-topics"}
 )
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*\r?$", re.MULTILINE)
 _SLUG_BAD = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|\s]")
@@ -179,6 +182,7 @@ class MemoryFiles:
     index_text: str | None
     topics: dict[str, Topic] = field(default_factory=dict)
     archives: dict[str, str] = field(default_factory=dict)
+    overflow_text: str | None = None
 
 
 _LINK = re.compile(r"\]\(<?([^)<>]+?)>?\)")
@@ -201,6 +205,10 @@ def index_link_slug(line: str) -> str | None:
 
 def index_path(agent: Agent) -> str:
     return join(agent.memory_dir, INDEX_NAME)
+
+
+def overflow_index_path(agent: Agent) -> str:
+    return join(agent.memory_dir, OVERFLOW_INDEX_NAME)
 
 
 def topic_path(agent: Agent, slug: str) -> str:
@@ -249,11 +257,12 @@ def read_memory(agent: Agent, files: dict[str, str]) -> MemoryFiles:
     archive files (`archive/*.md`). Other paths are ignored."""
     prefix = agent.memory_dir + "/" if agent.memory_dir else ""
     idx = index_path(agent)
-    memory = MemoryFiles(agent, idx, files.get(idx))
+    overflow = overflow_index_path(agent)
+    memory = MemoryFiles(agent, idx, files.get(idx), overflow_text=files.get(overflow))
     for path in sorted(files):
         if (
             not path.startswith(prefix)
-            or path == idx
+            or path in (idx, overflow)
             or agent.is_source(path)
             or path in agent.definition_files
         ):

@@ -335,9 +335,9 @@ class _Topics:
         self._cache: dict[str, str] = {}
         self._by_family: dict[str, str] = {}
         for slug, topic in sorted(memory.topics.items()):
-            family = grouping.family(topic.name or slug.replace("_", " ").replace("-", " "))
-            if family:
-                self._by_family.setdefault(family, slug)
+            name = topic.name or slug.replace("_", " ").replace("-", " ")
+            if grouping.is_subject_family(name):
+                self._by_family.setdefault(grouping.family(name), slug)
 
     def existing(self, name: str) -> str | None:
         """The slug `name` maps to without creating a topic: an existing topic (by loose key,
@@ -351,8 +351,8 @@ class _Topics:
         if slug is None:
             bare = self._slugify(name, set())
             slug = self._by_fold.get(bare.casefold()) if memoryfiles.safe_slug(bare) else None
-        if slug is None:
-            slug = self._by_family.get(grouping.family(name)) if grouping.family(name) else None
+        if slug is None and not grouping.unfit_name(name):
+            slug = self._by_family.get(grouping.family(name)) if grouping.is_subject_family(name) else None
         if slug is not None:
             self._cache[key] = slug
         return slug
@@ -370,9 +370,8 @@ class _Topics:
         self._taken.add(slug)
         self._by_fold[slug.casefold()] = slug
         self.titles[slug] = name
-        family = grouping.family(name)
-        if family:
-            self._by_family.setdefault(family, slug)
+        if grouping.is_subject_family(name):
+            self._by_family.setdefault(grouping.family(name), slug)
         self._cache[key] = slug
         return slug
 
@@ -521,12 +520,15 @@ class _Run:
                 self.index_for(group, _numbers(fact.text)).add(fact, fact.text, self.vocabulary.ranks(fact_codes))
         documents = [grouping.terms(t) for t in cleaned if t]
         self.matcher = grouping.TopicMatcher(documents)
+        self.proper = grouping.proper_names(e.text for e in context.entries)
         for slug, topic in memory.topics.items():
             texts = [topic.description] + [f.text for f in topic.facts or ()]
             if topic.facts is None or not topic.owned:
                 texts.append(memoryfiles.body_text(topic.text))
-            self.matcher.add_topic(slug, topic.name or topic.title, texts)
-        self.proper = grouping.proper_names(e.text for e in context.entries)
+            name = topic.name or topic.title
+            self.matcher.add_topic(slug, name, texts)
+            self.matcher.add_names(slug, [name, slug.replace("_", " ")], own=True)
+            self.matcher.add_names(slug, [n for t in texts for n in grouping.names(t, (), self.proper)])
         self.mentions: Counter[str] = Counter()
         for entry, text in zip(context.entries, cleaned, strict=True):
             if text:
@@ -673,11 +675,14 @@ class _Run:
             if slug is not None:
                 return slug, self.topics.titles[slug]
         for heading in reversed(entry.context):
-            slug = None if _unfit_name(heading) else self.topics.existing(clean_name(heading))
+            unfit = _unfit_name(heading) or grouping.unfit_name(heading) or salience.is_event_heading(heading)
+            slug = None if unfit else self.topics.existing(clean_name(heading))
             if slug is not None:
                 return slug, self.topics.titles[slug]
-        match = self.matcher.best(entry.text if not text else text)
+        found = grouping.names(entry.text, entry.tags, self.proper)
+        match = self.matcher.best(text, found)
         if match is not None:
+            self.matcher.add_names(match[0], found)
             return match[0], self.topics.titles.get(match[0], match[0])
         name = next(iter(clean_name(t) for t in tagged), None) or self._name_for(entry, text)
         slug = self.topics.existing(name)
@@ -689,6 +694,8 @@ class _Run:
         self.new_topics.add(slug)
         self.stats["new_topics"] += 1
         self.matcher.add_topic(slug, name, [text])
+        self.matcher.add_names(slug, [name], own=True)
+        self.matcher.add_names(slug, found)
         return slug, self.topics.titles.get(slug, name)
 
     def _name_for(self, entry: Entry, text: str) -> str:
