@@ -291,7 +291,6 @@ class _FactList:
             fact.first = min(fact.first, when) if fact.first else when
             fact.last = max(fact.last, when) if fact.last else when
 
-
     def supersede(self, old: Fact, text: str, refs: list[str], when: date | None) -> Fact:
         """Put a new fact in `old`'s place; `old` leaves the list (the caller keeps it in
         the `superseded` block)."""
@@ -486,7 +485,9 @@ class _Experience:
         """`unit` waits: its topic file cannot be written safely."""
         topic = self.memory.topics[slug]
         where = f"{topic.path}:{topic.error_line}" if topic.error_line else topic.path
-        problem = (topic.error or "").removeprefix(f"{topic.path}: ").removeprefix(f"line {topic.error_line}: ")
+        problem = (
+            (topic.error or "").removeprefix(f"{topic.path}: ").removeprefix(f"line {topic.error_line}: ")
+        )
         self.reject(unit, f"cannot be written safely, file left alone: {where}: {problem}")
         self.result.waiting.extend(unit.sources)
         if topic.path not in self.left_alone:
@@ -498,7 +499,9 @@ class _Experience:
 
     def integrate(self, unit: Unit) -> None:
         if unit.target != "experience":
-            self.reject(unit, f"target {unit.target!r} is not experience; definitions are integrated separately")
+            self.reject(
+                unit, f"target {unit.target!r} is not experience; definitions are integrated separately"
+            )
             return
         refs = _refs(unit, self.input_commit)
         if not refs:
@@ -517,12 +520,12 @@ class _Experience:
             self.left(unit, slug)
             return
         when = unit.date or self.today
-        if unit.action in ("corroborate", "refine", "correct") and unit.corroborates:
-            if target.facts.find(unit.corroborates) is None:
-                other = self.global_facts.get(_norm(unit.corroborates))
-                holder = self.get_live(other) if other else None
-                if holder is not None and holder.facts.find(unit.corroborates) is not None:
-                    target = holder
+        names_fact = unit.action in ("corroborate", "refine", "correct") and unit.corroborates
+        if names_fact and target.facts.find(unit.corroborates) is None:
+            other = self.global_facts.get(_norm(unit.corroborates or ""))
+            holder = self.get_live(other) if other else None
+            if holder is not None and holder.facts.find(unit.corroborates) is not None:
+                target = holder
         if target.topic is None and not target.touched:
             target.title = _new_title(unit, slug)
             target.kind = _topic_type(slug)
@@ -549,7 +552,9 @@ class _Experience:
             entry = self.live.get(slug)
             facts = entry.facts.facts if entry is not None else (self.memory.topics[slug].facts or [])
             topic = self.memory.topics.get(slug)
-            texts[slug] = [f.text for f in facts] + ([mf.body_text(topic.text)] if topic and topic.facts is None else [])
+            texts[slug] = [f.text for f in facts] + (
+                [mf.body_text(topic.text)] if topic and topic.facts is None else []
+            )
             documents.append([t for text in texts[slug] for t in grouping.terms(text)])
         matcher = grouping.TopicMatcher(documents)
         for slug in slugs:
@@ -677,7 +682,11 @@ def _without_block(text: str, name: str, where: str) -> str:
     block = blocks.find(text, name, where)
     if block is None:
         return text
-    return text[: block.start].rstrip("\r\n") + "\n" + text[block.end :] if text[block.end :].strip() else text[: block.start].rstrip("\r\n") + "\n"
+    return (
+        text[: block.start].rstrip("\r\n") + "\n" + text[block.end :]
+        if text[block.end :].strip()
+        else text[: block.start].rstrip("\r\n") + "\n"
+    )
 
 
 def _fence_front_matter(text: str) -> str:
@@ -752,7 +761,9 @@ def _demote(
             )
         try:
             first = _next_archived_number(current, path)
-            body, _ = _rename_blocks(_without_block(topic.text, mf.RELATED_BLOCK, topic.path), topic.path, first)
+            body, _ = _rename_blocks(
+                _without_block(topic.text, mf.RELATED_BLOCK, topic.path), topic.path, first
+            )
         except BlockError as exc:
             result.warnings.append(f"{_where(path, exc)}; stale topics were not demoted")
             break
@@ -1148,7 +1159,9 @@ def _check_ownership(agent: Agent, files: dict[str, str], changes: dict[str, str
             problem = None if new.startswith(old) else "an archive file may only grow"
         elif path == mf.overflow_index_path(agent):
             meta, _ = mf.split_front_matter(old)
-            problem = None if meta and meta.get(mf.ORIGIN_KEY) == mf.ORIGIN_VALUE else "it is not gitdream's file"
+            problem = (
+                None if meta and meta.get(mf.ORIGIN_KEY) == mf.ORIGIN_VALUE else "it is not gitdream's file"
+            )
         elif path in by_path and by_path[path].owned:
             problem = None  # a dream-owned topic: gitdream wrote all of it
         elif path in by_path:

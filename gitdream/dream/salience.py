@@ -156,16 +156,14 @@ RULE_WORDS = _words(
     "must|must not|never|always|don't|do not|dont|shouldn't|should not|avoid|"
     "make sure|required|cannot|can't|not allowed|forbidden|prohibited|remember to|beware|"
     "mandatory|only works|doesn't work|does not work",
-    "必须|务必|不要|别|不能|不可|禁止|避免|应该|应当|总是|始终|永远|一定要|只能|需要|记得|"
-    "切勿|千万|优先",
+    "必须|务必|不要|别|不能|不可|禁止|避免|应该|应当|总是|始终|永远|一定要|只能|需要|记得|切勿|千万|优先",
     "반드시|꼭|항상|절대|하지 마|하지 말|말 것|말아야|금지|피해야|피할 것|해야|해야 한다|"
     "해야 함|할 것|하면 안|안 된다|안 됨|필수|주의|우선",
     "必ず|常に|絶対|しないこと|してはいけない|してはならない|禁止|避ける|避けること|べき|"
     "すること|しなければ|必要|必須|注意|優先|こと。",
 )
 WEAK_RULE_WORDS = _words(
-    "should|ensure|requires|require|prefer|favor|favour|careful|fails|fail|breaks|won't|"
-    "need|needs|only",
+    "should|ensure|requires|require|prefer|favor|favour|careful|fails|fail|breaks|won't|need|needs|only",
     "应|最好|尽量|会失败",
     "좋다|권장|실패",
     "ほうがいい|推奨|失敗",
@@ -205,8 +203,7 @@ STATUS_WORDS = _words(
     "as of|quiet|lifts|expires|expired|running total|session total|notifications|"
     "no response|no reply|no replies|0 replies|engagement",
     "未读|没有新|暂无|仍然|仍|还在|剩余|剩下|等待|目前|当前|截至|在线|离线|总计|共",
-    "읽지 않은|새로운 것 없|새 글 없|없음|아직|여전히|남은|대기|현재|지금까지|기준|온라인|"
-    "오프라인|총|합계",
+    "읽지 않은|새로운 것 없|새 글 없|없음|아직|여전히|남은|대기|현재|지금까지|기준|온라인|오프라인|총|합계",
     "未読|新着なし|まだ|依然|残り|待機|現在|今のところ|時点|オンライン|オフライン|合計|計",
 )
 ACTIVITY_WORDS = _words(
@@ -247,7 +244,9 @@ def _latin_and_dense(words: Sequence[str]) -> tuple[re.Pattern[str] | None, tupl
     key = tuple(latin)
     pattern = _LATIN_CACHE.get(key)
     if pattern is None and latin:
-        alternatives = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(latin, key=len, reverse=True))
+        alternatives = "|".join(
+            re.escape(w).replace(r"\ ", r"\s+") for w in sorted(latin, key=len, reverse=True)
+        )
         pattern = _LATIN_CACHE[key] = re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
     return pattern, dense
 
@@ -322,13 +321,17 @@ class Judgement:
 
 # --- structure ------------------------------------------------------------------------------
 
-_CLOCK = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])|\b\d{1,2}\s?(?:am|pm)\b", re.I)
+_CLOCK = re.compile(
+    r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])|\b\d{1,2}\s?(?:am|pm)\b", re.I
+)
 _DURATION = re.compile(
     r"(?<![\w.])~?\d+(?:\.\d+)?\s?(?:h|hr|hrs|hours?|m|min|mins|minutes?|d|days?|s|sec|secs)\b"
     r"|\d+\s?(?:小时|分钟|天|시간|분|일|時間|分|日)",
     re.I,
 )
-_COUNT = re.compile(r"(?<![\w.#-])\d+\+?\s+(?!(?:19|20)\d\d)[^\W\d_]{2,}|(?<![\w.])[x×]\d+\b|\b\d+\s*(?:개|건|명|件|个|条|次|回)")
+_COUNT = re.compile(
+    r"(?<![\w.#-])\d+\+?\s+(?!(?:19|20)\d\d)[^\W\d_]{2,}|(?<![\w.])[x×]\d+\b|\b\d+\s*(?:개|건|명|件|个|条|次|回)"
+)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w.])")
 _OPAQUE_ID = re.compile(
     r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b"  # hex ids, commit hashes
@@ -339,8 +342,12 @@ _PAREN_ID = re.compile(r"\((?:id:\s*)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0
 _ORDINAL = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
 _BOLD_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?\*\*([^*\n]{1,80}?):?\*\*:?\s*(.*)$", re.S)
 _COLON_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?([^\s:：][^:：\n]{0,40}?)[:：]\s+(\S.*)$", re.S)
-_CODE_NAME = re.compile(r"`[^`\n]{2,80}`|\b[\w.-]+\.(?:py|sh|js|ts|md|json|toml|yaml|yml|ini|cfg|txt|rs|go)\b")
-_DEFINES = re.compile(r"^\s*(?:\*\*)?`[^`\n]{2,80}`(?:\*\*)?[^—–:：=\n]{0,60}?\s*(?:—|–| - |:|：|=)\s*\S|^\s*(?:\*\*)?[\w./-]+\.(?:py|sh|js|ts|md|json|toml|yaml|yml|ini|rs|go)\b[^—–:：\n]{0,40}?\s*(?:—|–| - |:|：)\s*\S")
+_CODE_NAME = re.compile(
+    r"`[^`\n]{2,80}`|\b[\w.-]+\.(?:py|sh|js|ts|md|json|toml|yaml|yml|ini|cfg|txt|rs|go)\b"
+)
+_DEFINES = re.compile(
+    r"^\s*(?:\*\*)?`[^`\n]{2,80}`(?:\*\*)?[^—–:：=\n]{0,60}?\s*(?:—|–| - |:|：|=)\s*\S|^\s*(?:\*\*)?[\w./-]+\.(?:py|sh|js|ts|md|json|toml|yaml|yml|ini|rs|go)\b[^—–:：\n]{0,40}?\s*(?:—|–| - |:|：)\s*\S"
+)
 _IS_A = re.compile(r"\b(?:is|are)\s+(?:a|an|the|one of)\b|\blives? (?:at|in)\b|\blocated (?:at|in)\b", re.I)
 _IS_A_DENSE = ("是一个", "是一种", "位于", "이다", "입니다", "에 있다", "である", "です。", "にある")
 _ARROW = re.compile(r"\S\s*(?:→|->|=>|⇒|≠)\s*\S")
@@ -443,9 +450,9 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float, *, repeated: bo
     if share >= 0.5 or "(ctrl+r to expand)" in raw:
         fire("output")
     first = raw.strip().split("\n", 1)[0]
-    if _NARRATION_GLYPH.match(first) and cues.narration.starts(_NARRATION_GLYPH.sub("", first)):
-        fire("narration")
-    elif entry.role == "assistant" and cues.narration.starts(body):
+    if (_NARRATION_GLYPH.match(first) and cues.narration.starts(_NARRATION_GLYPH.sub("", first))) or (
+        entry.role == "assistant" and cues.narration.starts(body)
+    ):
         fire("narration")
     elif cues.narration.starts(body) and not _QUOTED_USER.match(first):
         fire("narration", 0.5)
@@ -462,10 +469,7 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float, *, repeated: bo
         fire("rule", 0.5)
     if cues.reason.search(body):
         fire("reason")
-    if (
-        cues.correction.search(body)
-        or re.search(r"\bNOT\b|\bnot\b[^.;]{1,60}\bbut\b", body)
-    ):
+    if cues.correction.search(body) or re.search(r"\bNOT\b|\bnot\b[^.;]{1,60}\bbut\b", body):
         fire("correction")
     numbers = _NUMBER.findall(body)
     if numbers and cues.limit.search(body):
@@ -475,8 +479,10 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float, *, repeated: bo
     artifact = bool(_CODE_NAME.search(body[:120]))
     if (_DEFINES.match(body) or _DEFINES.match(opening_of(body))) and artifact:
         fire("definition")
-    elif _IS_A.search(body) or any(w in body for w in _IS_A_DENSE) or (
-        label is not None and len(rest.split()) >= 4 and "**" in raw[:4] + raw.split("\n", 1)[0][:6]
+    elif (
+        _IS_A.search(body)
+        or any(w in body for w in _IS_A_DENSE)
+        or (label is not None and len(rest.split()) >= 4 and "**" in raw[:4] + raw.split("\n", 1)[0][:6])
     ):
         fire("definition", 0.5)
     if repeated:
@@ -494,8 +500,10 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float, *, repeated: bo
     if ids:
         fire("id", min(2.0, float(ids)))
     opening = rest if label is not None else body
-    if cues.activity.starts(opening) or cues.activity.starts(body) or (
-        label is not None and cues.activity.search(label)
+    if (
+        cues.activity.starts(opening)
+        or cues.activity.starts(body)
+        or (label is not None and cues.activity.search(label))
     ):
         if artifact and _DEFINES.match(opening_of(body)) and len(body.split()) >= 5:
             fire("definition")  # made a named artifact: a stable fact about a tool or file

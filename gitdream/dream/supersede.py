@@ -78,15 +78,18 @@ def supersedes(new: str, old: str) -> str | None:
     if _norm(one_line(new)) == _norm(one_line(old)):
         return None
     numbers_new, numbers_old = _NUMBER.findall(new), _NUMBER.findall(old)
-    if numbers_new and numbers_old and sorted(numbers_new) != sorted(numbers_old):
-        if jaccard(_NUMBER.sub("#", new), _NUMBER.sub("#", old)) >= SKELETON_SIMILARITY:
-            return "numbers revised"
-    if _negated(new) != _negated(old) and jaccard(_without_negation(new), _without_negation(old)) >= NEGATION_SIMILARITY:
+    revised = numbers_new and numbers_old and sorted(numbers_new) != sorted(numbers_old)
+    if revised and jaccard(_NUMBER.sub("#", new), _NUMBER.sub("#", old)) >= SKELETON_SIMILARITY:
+        return "numbers revised"
+    if (
+        _negated(new) != _negated(old)
+        and jaccard(_without_negation(new), _without_negation(old)) >= NEGATION_SIMILARITY
+    ):
         return "negation flipped"
     label_new, label_old = _label(new), _label(old)
-    if label_new and label_old and label_new[0] == label_old[0] and len(label_new[0]) >= 3:
-        if jaccard(label_new[1], label_old[1]) < 0.5:
-            return "same label, new value"
+    same_label = label_new and label_old and label_new[0] == label_old[0] and len(label_new[0]) >= 3
+    if same_label and jaccard(label_new[1], label_old[1]) < 0.5:  # type: ignore[index]
+        return "same label, new value"
     return None
 
 

@@ -138,7 +138,7 @@ _GLYPH = re.compile(r"^\s*(?:[⏺●⎿✻]|>(?=\s))\s*")
 _STATUS_MARK = re.compile(
     "^(?:[\u2705\u274c\u26a0\u2714\u2716\u2611\u2b50\u23f3\u2757\u2753\ufe0f"
     "\U0001f534\U0001f7e0\U0001f7e1\U0001f7e2\U0001f535\U0001f6a8\U0001f525\U0001f4cc"
-    "\U0001f4dd\U0001f4a1\U0001f389\U0001f680]\s*)+"
+    "\U0001f4dd\U0001f4a1\U0001f389\U0001f680]\\s*)+"
 )
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
 _TRAILING_ID = re.compile(
@@ -376,7 +376,6 @@ class _Topics:
         return slug
 
 
-
 @dataclass
 class _Candidate:
     """An entry above the salience bar, waiting for its turn (highest score first)."""
@@ -439,7 +438,9 @@ class OfflineEngine:
         candidates = run.judge()
         run.select(candidates)
         position = {entry.id: n for n, entry in enumerate(context.entries)}
-        run.result.units.sort(key=lambda u: position.get(u.sources[0], 0))  # chosen by salience, written in log order
+        run.result.units.sort(
+            key=lambda u: position.get(u.sources[0], 0)
+        )  # chosen by salience, written in log order
         run.result.stats = run.stats
         return run.result
 
@@ -472,7 +473,10 @@ class _Known:
                 facts["experience"].append(known)
                 cite(known, fact.sources)
             for fact in memoryfiles.superseded_facts(topic):
-                cite(_Fact("superseded", slug, topic.title, memoryfiles.superseded_text(fact.text)), fact.sources)
+                cite(
+                    _Fact("superseded", slug, topic.title, memoryfiles.superseded_text(fact.text)),
+                    fact.sources,
+                )
         for target in DEFINITION_TARGETS:
             facts[target] = []
             path = memoryfiles.definition_path(context.agent, target)
@@ -517,7 +521,9 @@ class _Run:
         self.indexes: dict[tuple[str, tuple[str, ...]], ShingleIndex[_Fact]] = {}
         for group, facts in known.facts.items():
             for fact, fact_codes in zip(facts, known_codes[group], strict=True):
-                self.index_for(group, _numbers(fact.text)).add(fact, fact.text, self.vocabulary.ranks(fact_codes))
+                self.index_for(group, _numbers(fact.text)).add(
+                    fact, fact.text, self.vocabulary.ranks(fact_codes)
+                )
         documents = [grouping.terms(t) for t in cleaned if t]
         self.matcher = grouping.TopicMatcher(documents)
         self.proper = grouping.proper_names(e.text for e in context.entries)
@@ -569,7 +575,11 @@ class _Run:
                 ),
                 None,
             ) or next(
-                (f for f in self.known.by_path.get(entry.path, ()) if f.group in (target, "superseded") and f.text == text),
+                (
+                    f
+                    for f in self.known.by_path.get(entry.path, ())
+                    if f.group in (target, "superseded") and f.text == text
+                ),
                 None,
             )
             if done is not None:
@@ -581,7 +591,9 @@ class _Run:
             if entry.role == "user" and text.rstrip().endswith(("?", "？")):
                 self.skip(entry, "not kept: a user's question", "not_kept")
                 continue
-            verdict = salience.judge(entry, text, self.engine.cues, self.engine.bar, repeated=position in repeated)
+            verdict = salience.judge(
+                entry, text, self.engine.cues, self.engine.bar, repeated=position in repeated
+            )
             if verdict.reason is not None:
                 self.skip(entry, f"not kept: {verdict.reason}", "not_kept")
                 continue
@@ -642,13 +654,23 @@ class _Run:
             index.add(fact, text, ids)
             self.matcher.add_text(where, text)
             self.result.units.append(
-                Unit(title=title, body=text, target=target, action="create", topic=where,
-                     sources=(entry.id,), date=entry.date)
+                Unit(
+                    title=title,
+                    body=text,
+                    target=target,
+                    action="create",
+                    topic=where,
+                    sources=(entry.id,),
+                    date=entry.date,
+                )
             )
             self.stats["definition" if target != "experience" else "created"] += 1
         if waiting:
-            self.defer(waiting, f"its subject needs a new topic, over max_new_topics ({engine.max_new_topics}); "
-                       "left for the next run")
+            self.defer(
+                waiting,
+                f"its subject needs a new topic, over max_new_topics ({engine.max_new_topics}); "
+                "left for the next run",
+            )
 
     def _corroborate(self, candidate: _Candidate, fact: _Fact) -> None:
         target, text = candidate.target, candidate.text
@@ -669,7 +691,11 @@ class _Run:
     def _topic_of(self, entry: Entry, text: str) -> tuple[str, str] | None:
         """`(slug, title)` of the entry's topic (module docstring, step 5), or None when it
         needs a new topic and the run has created `max_new_topics` already."""
-        tagged = [t for t in entry.tags if not _unfit_name(_as_written(t, entry.text)) and not grouping.unfit_name(t)]
+        tagged = [
+            t
+            for t in entry.tags
+            if not _unfit_name(_as_written(t, entry.text)) and not grouping.unfit_name(t)
+        ]
         for tag in tagged:
             slug = self.topics.existing(clean_name(tag))
             if slug is not None:

@@ -189,7 +189,9 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
     ok = dream(demo)
     noop = dream(demo)
     log = demo / OPS / "memory/logs/2026/03/2026-03-08.md"
-    log.write_text(log.read_text() + "- [2026-03-08] [backups] Never restore a backup before checking its checksum.\n")
+    log.write_text(
+        log.read_text() + "- [2026-03-08] [backups] Never restore a backup before checking its checksum.\n"
+    )
     commit_all(demo, "ops: more log")
     index = demo / OPS / "memory/MEMORY.md"
     index.write_text(index.read_text() + "an uncommitted edit\n")

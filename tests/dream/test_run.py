@@ -404,7 +404,9 @@ def test_a_log_over_max_file_bytes_is_read_once_the_limit_is_raised(agent_repo: 
     )
     assert [(p["path"], p["reason"]) for p in receipt["pending"]] == [(path, "over max_file_bytes")]
     assert receipt["commits"]["experience"] is None
-    receipt = json.loads(cli(agent_repo, "run", "--json", env={"GITDREAM_MAX_UNITS": "100"}).stdout)["runs"][0]
+    receipt = json.loads(cli(agent_repo, "run", "--json", env={"GITDREAM_MAX_UNITS": "100"}).stdout)["runs"][
+        0
+    ]
     assert receipt["counts"]["created"] == 60 and receipt["pending"] == []
 
 
