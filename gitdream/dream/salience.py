@@ -24,8 +24,6 @@ What speaks **for** an entry (a month later, would the agent act better for know
   quoted `> ` line of a diary) that says what they prefer, dislike or want kept;
 - `definition`: it defines a named thing — `` `tool.py` — what it does ``, "X is a Y",
   "X lives at path";
-- `repeated`: the same statement (same numbers) appears on two or more days, or matches a
-  fact already in memory: what keeps being true is durable;
 - `tagged`: the entry carries an explicit tag (`[deploy]`, `#ops`): the agent filed it under
   a subject itself.
 
@@ -42,6 +40,11 @@ What speaks **against** it:
 - `question`: a question (it asks, it does not tell);
 - `event-heading`: under a heading that is an event or a tally (a clock time, a count such
   as "Writes (3)", a status or activity heading).
+
+Repetition across days — the same statement (same numbers) on two or more days, or already
+a fact in memory — is what keeps being true; it ranks an entry higher among those above the
+bar (`REPEATED_BONUS`, applied by the engine) but never lifts one over it: a verdict depends
+on the entry alone, so material read again (a pending entry, `--full`) is judged the same.
 
 Structure carries across languages — headings, labels, list ordinals, ids, numbers, code,
 questions, repetition across days — and the word cues are lists per language, so no rule
@@ -60,8 +63,10 @@ from dataclasses import dataclass, field
 
 from gitdream.units import Entry
 
-DEFAULT_THRESHOLD = 2.0
-"""An entry scoring at or above this may become a fact."""
+DEFAULT_THRESHOLD = 1.5
+"""An entry scoring at or above this may become a fact (`offline.salience_threshold`)."""
+REPEATED_BONUS = 1.5
+"""Added to the rank (not the verdict) of an entry whose statement repeats across days."""
 
 WEIGHTS: dict[str, float] = {
     "lesson-heading": 2.0,
@@ -72,7 +77,6 @@ WEIGHTS: dict[str, float] = {
     "limit": 1.5,
     "preference": 2.0,
     "definition": 2.0,
-    "repeated": 1.5,
     "keep-cue": 2.0,
     "tagged": 2.0,
     "status": -2.0,
@@ -414,11 +418,11 @@ def is_event_heading(heading: str, cues: Cues | None = None) -> bool:
     return bool(words) and cues.status_heading.count(words) > 0 and not cues.lesson.search(words)
 
 
-def judge(entry: Entry, text: str, cues: Cues, threshold: float, *, repeated: bool = False) -> Judgement:
+def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
     """The Judgement of one entry whose cleaned fact text is `text` (module docstring).
 
-    `repeated` is the corpus-level cue: the same statement seen on another day or already
-    a fact in memory. Pure; never raises."""
+    Pure: the verdict depends on the entry (text, headings, role, tags) alone; never
+    raises."""
     raw = _norm(entry.text)
     body = _norm(text)
     fired: dict[str, float] = {}
@@ -485,8 +489,6 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float, *, repeated: bo
         or (label is not None and len(rest.split()) >= 4 and "**" in raw[:4] + raw.split("\n", 1)[0][:6])
     ):
         fire("definition", 0.5)
-    if repeated:
-        fire("repeated")
 
     status_hits = cues.status.count(body)
     if status_hits:

@@ -17,8 +17,8 @@ words it was written in. Per run and agent:
    is scored for what it carries; below `offline.salience_threshold` it is *read and not
    kept* — counted in the receipt as "not kept: <reason>" (status snapshot, activity
    record, plan or to-do, narration, terminal or UI output, a question, nothing durable) —
-   and the watermark moves past it. An entry that states again what another day's entry
-   or an existing fact states (same numbers) gets the `repeated` cue. An entry tagged
+   and the watermark moves past it. Among the kept, an entry that states again what
+   another day's entry or an existing fact states (same numbers) ranks higher. An entry tagged
    `#skill`, `#soul` or `#agent` is the agent's own choice and is always kept.
 3. **Route**: a `#skill`/`#soul`/`#agent` entry (the first such tag wins) becomes a
    definition unit for the `learned` block of SKILL.md/soul.md/agent.md. Everything else is
@@ -591,13 +591,12 @@ class _Run:
             if entry.role == "user" and text.rstrip().endswith(("?", "？")):
                 self.skip(entry, "not kept: a user's question", "not_kept")
                 continue
-            verdict = salience.judge(
-                entry, text, self.engine.cues, self.engine.bar, repeated=position in repeated
-            )
+            verdict = salience.judge(entry, text, self.engine.cues, self.engine.bar)
             if verdict.reason is not None:
                 self.skip(entry, f"not kept: {verdict.reason}", "not_kept")
                 continue
-            out.append(_Candidate(position, entry, text, verdict.score, target))
+            rank = verdict.score + (salience.REPEATED_BONUS if position in repeated else 0.0)
+            out.append(_Candidate(position, entry, text, rank, target))
         out.sort(key=lambda c: (-c.score, c.position))
         return out
 
