@@ -15,8 +15,10 @@ What speaks **for** an entry (a month later, would the agent act better for know
   教訓, 決定, 注意 …);
 - `rule`: modal or imperative form — a rule, a limit, an instruction (must, never, always,
   do not, avoid, 必须, 不要, 반드시, 하지 마, 必ず, しないこと …);
-- `reason`: it gives a reason or a consequence (because, so that, root cause, 因为, 때문에,
-  ため …);
+- `reason`: it gives a reason, a purpose or a consequence (because, so that, to prevent,
+  root cause, 因为, 때문에, ため …);
+- `procedure`: a modal or rule together with an order of steps (before, after, first,
+  whenever, 之前, 전에, 前に …): how something is done;
 - `correction`: a before→after correction, or a belief corrected (not X but Y, turns out,
   no longer, ≠/→ between two states, 不是…而是, 아니라, ではなく …);
 - `limit`: a number with a limit word (280-character limit, 30-minute cooldown, at most 5);
@@ -39,7 +41,14 @@ What speaks **against** it:
 - `output`: terminal or UI output, a file tree, a test summary, code;
 - `question`: a question (it asks, it does not tell);
 - `event-heading`: under a heading that is an event or a tally (a clock time, a count such
-  as "Writes (3)", a status or activity heading).
+  as "Writes (3)", a status or activity heading);
+- `reading`: notes from reading — under a research or reading heading, or citing a paper
+  ("(Wartel et al. 2021)"): what others found, not what the agent learned about its own
+  tools, people and work.
+
+Words inside quotations ("…", “…”, 「…」) are someone else's: they state no rule, reason or
+correction of the agent's own. A strong lesson word (Lessons, Rules, Decisions, 교훈, 教训)
+weighs fully; a weak one (Notes, Setup, Tools, 메모, 备忘) half.
 
 Repetition across days — the same statement (same numbers) on two or more days, or already
 a fact in memory — is what keeps being true; it ranks an entry higher among those above the
@@ -73,6 +82,7 @@ WEIGHTS: dict[str, float] = {
     "lesson-label": 2.5,
     "rule": 2.0,
     "reason": 1.0,
+    "procedure": 0.75,
     "correction": 1.5,
     "limit": 1.5,
     "preference": 2.0,
@@ -90,6 +100,7 @@ WEIGHTS: dict[str, float] = {
     "question": -2.5,
     "fragment": -1.5,
     "event-heading": -1.0,
+    "reading": -1.0,
     "skip-cue": -2.0,
 }
 """Weight of each cue (module docstring)."""
@@ -101,6 +112,7 @@ REASONS = {
     "activity": "activity record",
     "id": "activity record",
     "event-heading": "activity record",
+    "reading": "reading notes",
     "plan": "plan or to-do",
     "narration": "narration",
     "output": "terminal or UI output",
@@ -119,27 +131,36 @@ def _words(*groups: str) -> tuple[str, ...]:
 # --- cue lexicons, per language (English | Chinese | Korean | Japanese) ----------------------
 # Latin words match whole words (case-insensitive); CJK ones match as substrings.
 
-LESSON_WORDS = _words(
+STRONG_LESSON_WORDS = _words(
     "lesson|lessons|learned|learnt|learning|learnings|takeaway|takeaways|rule|rules|"
-    "decision|decisions|decided|note|notes|gotcha|gotchas|caveat|caveats|pitfall|pitfalls|"
+    "decision|decisions|decided|gotcha|gotchas|caveat|caveats|pitfall|pitfalls|"
     "insight|insights|finding|findings|key finding|important|warning|remember|principle|"
     "principles|guideline|guidelines|convention|conventions|policy|constraint|constraints|"
-    "limitation|limitations|tip|tips|root cause|fix|workaround|how to|howto|reference|faq|"
-    "preference|preferences|feedback|correction|corrections|known issue|known issues|"
-    "requirements|requirement|specification|spec|architecture|design|conventions|style|"
-    "style guide|setup|configuration|config|usage|commands|tools|environment|glossary|"
-    "contacts|people|overview|about|api|quirks|limits|problem solving|key concepts|"
-    "technical concepts|concepts|definitions|best practices|practices|instructions|"
-    "standing orders|directive|directives|owner",
-    "教训|经验|心得|决定|决策|规则|规范|注意|注意事项|要点|结论|发现|原则|约定|限制|坑|"
-    "偏好|反馈|更正|纠正|备忘|技巧|原因|解决|需求|架构|设计|配置|用法|命令|工具|环境|术语|"
-    "联系人|概述|最佳实践|说明|指令",
-    "교훈|배운 점|배운점|결정|규칙|주의|주의사항|메모|원칙|규약|제약|제한|발견|결론|팁|"
-    "선호|피드백|정정|교정|원인|해결|참고|요구사항|구조|설계|설정|사용법|명령어|도구|환경|"
-    "용어|연락처|개요|모범 사례|지침|지시",
-    "教訓|学び|決定|方針|ルール|規則|注意|注意点|要点|結論|知見|発見|原則|規約|制約|制限|"
-    "コツ|好み|フィードバック|訂正|原因|解決|メモ|備忘|要件|構成|設計|設定|使い方|コマンド|"
-    "ツール|環境|用語|連絡先|概要|ベストプラクティス|指示|方針",
+    "limitation|limitations|root cause|workaround|how to|howto|faq|preference|preferences|"
+    "feedback|correction|corrections|known issue|known issues|requirements|requirement|"
+    "specification|best practices|instructions|standing orders|directive|directives|"
+    "style guide|quirks|problem solving",
+    "教训|经验|心得|决定|决策|规则|规范|注意事项|要点|结论|发现|原则|约定|限制|坑|偏好|反馈|更正|"
+    "纠正|需求|最佳实践|指令",
+    "교훈|배운 점|배운점|결정|규칙|주의사항|원칙|규약|제약|제한|발견|결론|선호|피드백|정정|교정|"
+    "요구사항|모범 사례|지침|지시",
+    "教訓|学び|決定|方針|ルール|規則|注意点|要点|結論|知見|発見|原則|規約|制約|制限|好み|"
+    "フィードバック|訂正|要件|ベストプラクティス|指示",
+)
+WEAK_LESSON_WORDS = _words(
+    "note|notes|tip|tips|fix|reference|setup|configuration|config|usage|commands|tools|"
+    "environment|glossary|contacts|people|overview|about|api|limits|key concepts|"
+    "technical concepts|concepts|definitions|practices|design|architecture|style|spec|owner",
+    "注意|技巧|原因|解决|备忘|架构|设计|配置|用法|命令|工具|环境|术语|联系人|概述|说明",
+    "주의|메모|팁|원인|해결|참고|구조|설계|설정|사용법|명령어|도구|환경|용어|연락처|개요",
+    "注意|コツ|原因|解決|メモ|備忘|構成|設計|設定|使い方|コマンド|ツール|環境|用語|連絡先|概要",
+)
+LESSON_WORDS = STRONG_LESSON_WORDS + WEAK_LESSON_WORDS
+READING_WORDS = _words(
+    "research|reading|read|paper|papers|study|studies|literature|non-agent research|article|articles",
+    "研究|论文|阅读|文献",
+    "연구|논문|독서|문헌",
+    "研究|論文|読書|文献",
 )
 STATUS_HEADING_WORDS = _words(
     "status|checks|check|platform checks|writes|writing|actions|activity|likes|replies|"
@@ -159,12 +180,19 @@ PLAN_HEADING_WORDS = _words(
 RULE_WORDS = _words(
     "must|must not|never|always|don't|do not|dont|shouldn't|should not|avoid|"
     "make sure|required|cannot|can't|not allowed|forbidden|prohibited|remember to|beware|"
-    "mandatory|only works|doesn't work|does not work",
+    "mandatory|only works|doesn't work|does not work|reminder|don't forget|keep in mind|"
+    "note that|the correct approach|the right approach|the right way|the correct way",
     "必须|务必|不要|别|不能|不可|禁止|避免|应该|应当|总是|始终|永远|一定要|只能|需要|记得|切勿|千万|优先",
     "반드시|꼭|항상|절대|하지 마|하지 말|말 것|말아야|금지|피해야|피할 것|해야|해야 한다|"
     "해야 함|할 것|하면 안|안 된다|안 됨|필수|주의|우선",
     "必ず|常に|絶対|しないこと|してはいけない|してはならない|禁止|避ける|避けること|べき|"
     "すること|しなければ|必要|必須|注意|優先|こと。",
+)
+PROCEDURE_WORDS = _words(
+    "before|after|first|then|once|whenever|every time|each time|until|unless",
+    "之前|之后|以后|首先|然后|每次|除非",
+    "전에|후에|먼저|다음에|매번|때마다|하기 전|한 후",
+    "前に|後に|まず|その後|毎回|たびに|までは",
 )
 WEAK_RULE_WORDS = _words(
     "should|ensure|requires|require|prefer|favor|favour|careful|fails|fail|breaks|won't|need|needs|only",
@@ -174,10 +202,12 @@ WEAK_RULE_WORDS = _words(
 )
 REASON_WORDS = _words(
     "because|since|so that|due to|caused by|root cause|the reason|which means|otherwise|"
-    "therefore|hence|as a result|that's why|leads to|results in|so it|in order to",
-    "因为|由于|所以|因此|导致|原因|以免|否则|以便|为了",
-    "때문에|때문|므로|으므로|이므로|위해|위하여|원인|이유|그래서|따라서|그러므로|않으면",
-    "ため|ので|から。|原因|理由|結果|そのため|したがって|さもないと|ように",
+    "therefore|hence|as a result|that's why|leads to|results in|so it|in order to|"
+    "to prevent|to avoid|to ensure|ensuring|prevents|which prevents|for proper|causing|"
+    "caused|the point of|purpose",
+    "因为|由于|所以|因此|导致|原因|以免|否则|以便|为了|防止|避免|目的",
+    "때문에|때문|므로|으므로|이므로|위해|위하여|원인|이유|그래서|따라서|그러므로|않으면|방지|목적",
+    "ため|ので|から。|原因|理由|結果|そのため|したがって|さもないと|ように|防ぐ|目的",
 )
 CORRECTION_WORDS = _words(
     "actually|turns out|turned out|in fact|no longer|instead of|rather than|was wrong|"
@@ -205,7 +235,8 @@ PREFERENCE_WORDS = _words(
 STATUS_WORDS = _words(
     "unread|no new|nothing new|still|remaining|pending|waiting|currently|so far|right now|"
     "as of|quiet|lifts|expires|expired|running total|session total|notifications|"
-    "no response|no reply|no replies|0 replies|engagement",
+    "no response|no reply|no replies|0 replies|engagement|for now|at this time|at the moment|"
+    "this time|for today|this session|so far today",
     "未读|没有新|暂无|仍然|仍|还在|剩余|剩下|等待|目前|当前|截至|在线|离线|总计|共",
     "읽지 않은|새로운 것 없|새 글 없|없음|아직|여전히|남은|대기|현재|지금까지|기준|온라인|오프라인|총|합계",
     "未読|新着なし|まだ|依然|残り|待機|現在|今のところ|時点|オンライン|オフライン|合計|計",
@@ -291,10 +322,13 @@ class Cues:
     keep: Lexicon = field(default_factory=lambda: Lexicon(()))
     skip: Lexicon = field(default_factory=lambda: Lexicon(()))
     lesson: Lexicon = field(default_factory=lambda: Lexicon(LESSON_WORDS))
+    strong_lesson: Lexicon = field(default_factory=lambda: Lexicon(STRONG_LESSON_WORDS))
+    reading: Lexicon = field(default_factory=lambda: Lexicon(READING_WORDS))
     status_heading: Lexicon = field(default_factory=lambda: Lexicon(STATUS_HEADING_WORDS))
     plan_heading: Lexicon = field(default_factory=lambda: Lexicon(PLAN_HEADING_WORDS))
     rule: Lexicon = field(default_factory=lambda: Lexicon(RULE_WORDS))
     weak_rule: Lexicon = field(default_factory=lambda: Lexicon(WEAK_RULE_WORDS))
+    procedure: Lexicon = field(default_factory=lambda: Lexicon(PROCEDURE_WORDS))
     reason: Lexicon = field(default_factory=lambda: Lexicon(REASON_WORDS))
     correction: Lexicon = field(default_factory=lambda: Lexicon(CORRECTION_WORDS))
     limit: Lexicon = field(default_factory=lambda: Lexicon(LIMIT_WORDS))
@@ -362,6 +396,19 @@ _OUTPUT_LINE = re.compile(
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _DENSE_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _EMOJI_STATUS = re.compile("[\u2705\u274c\u26a0\u2714\u2716\u2611\U0001f534\U0001f7e2\U0001f7e1\u23f3\u2b50]")
+_QUOTATION = re.compile(
+    r'"[^"\n]{1,400}"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|『[^』\n]{1,400}』|«[^»\n]{1,400}»'
+)
+# A citation: an author and a year in parentheses — "(Wartel et al. 2021)", "(PNAS 2025, Campbell)".
+_CITATION = re.compile(
+    r"\([^()\n]{0,60}(?:et al\.?|[A-Z][A-Za-z&.-]+)[^()\n]{0,40}(?:19|20)\d\d[^()\n]{0,40}\)|\bet al\b|\barXiv\b"
+)
+_RECOUNT = re.compile(
+    r"(?<![\w'])(?:the\s+)?(?:user|i|we)\s+(?:\w+ly\s+)?(?:asked|noted|explained|discussed|encountered|"
+    r"indicated|mentioned|said|requested|wanted|agreed|talked)\b|用户(?:要求|问|提到|表示)|"
+    r"사용자가\s?(?:요청|물|언급)|ユーザーが(?:求め|尋ね|言及)",
+    re.I,
+)
 _NARRATION_GLYPH = re.compile(r"^\s*[⏺●✻]")
 _QUOTED_USER = re.compile(r"^\s*>\s")
 
@@ -396,11 +443,11 @@ def _output_share(text: str) -> float:
         return 1.0
     if _QUOTED_USER.match(lines[0]):
         return 0.0
-    if re.match(r"^(?: {4,}|\t)", lines[0]) and not re.match(r"^\s*(?:[-*+]|\d{1,3}[.)])\s", lines[0]):
+    if re.match(r"^(?: {4,}|\t)", lines[0]):
         return 1.0  # an indented code block (Markdown), or a tool's output in a terminal log
     out = 0
     for line in lines:
-        bare = _ORDINAL.sub("", line, count=1).strip()
+        bare = " ".join(_ORDINAL.sub("", line, count=1).split())  # runs of spaces are layout
         letters = sum(1 for ch in bare if ch.isalpha())
         if _OUTPUT_LINE.search(line) or letters < 0.4 * len(bare):
             out += 1
@@ -434,12 +481,22 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
     label, rest = label_of(raw.split("\n", 1)[0] if raw.strip() else raw)
     if label is None:
         label, rest = label_of(body)
-    if any(cues.lesson.search(h) and not _CLOCK.search(h) for h in headings):
+    if any(cues.strong_lesson.search(h) and not _CLOCK.search(h) for h in headings):
         fire("lesson-heading")
+    elif any(cues.lesson.search(h) and not _CLOCK.search(h) for h in headings):
+        fire("lesson-heading", 0.5)  # "Notes", "Setup": a kind of section, not yet a lesson
     elif any(cues.plan_heading.search(h) and not cues.lesson.search(h) for h in headings):
         fire("plan")
-    if label is not None and cues.lesson.search(label):
+    if label is not None and cues.strong_lesson.search(label):
         fire("lesson-label")
+    elif label is not None and cues.lesson.search(label):
+        fire("lesson-label", 0.5)
+    elif label is not None and cues.plan_heading.search(label):
+        fire("plan")
+    elif label is not None and cues.status_heading.search(label):
+        fire("event-heading")
+    if _RECOUNT.search(body):
+        fire("activity")  # the session recounted: who asked, noted, explained what
     if any(is_event_heading(h, cues) for h in headings[-1:]):
         fire("event-heading")
     if cues.keep.search(body):
@@ -467,12 +524,17 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
         fire("fragment")
 
     user = entry.role == "user" or bool(_QUOTED_USER.match(first))
-    if cues.rule.search(body):
+    said = _QUOTATION.sub(" ", body)  # someone else's words, quoted, state no rule of ours
+    if any(cues.reading.search(h) for h in entry.context[-2:]) or _CITATION.search(body):
+        fire("reading")
+    if cues.rule.search(said):
         fire("rule")
-    elif cues.weak_rule.search(body):
+    elif cues.weak_rule.search(said):
         fire("rule", 0.5)
-    if cues.reason.search(body):
+    if cues.reason.search(said):
         fire("reason")
+    if ("rule" in fired or cues.weak_rule.search(said)) and cues.procedure.search(said):
+        fire("procedure")  # an order of steps with a modal: how to do something
     if cues.correction.search(body) or re.search(r"\bNOT\b|\bnot\b[^.;]{1,60}\bbut\b", body):
         fire("correction")
     numbers = _NUMBER.findall(body)
@@ -508,7 +570,7 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
         or (label is not None and cues.activity.search(label))
     ):
         if artifact and _DEFINES.match(opening_of(body)) and len(body.split()) >= 5:
-            fire("definition")  # made a named artifact: a stable fact about a tool or file
+            fired.setdefault("definition", WEIGHTS["definition"])  # made a named artifact: a tool or file
         else:
             fire("activity")
     if cues.plan.starts(opening) or cues.plan.starts(body) or re.match(r"^\s*(?:[-*+]\s+)?\[ \]", raw):
