@@ -327,7 +327,8 @@ def _apply(
 
     With a `superseded` list (topic files), a `correct` unit and a `create` unit whose text
     states a different value for the subject of an existing fact (`supersede.supersedes`)
-    replace that fact, which goes into `superseded` dated `today`; without one (definition
+    replace that fact, which goes into `superseded` dated by the newer statement (`when`,
+    else `today`); without one (definition
     files), `correct` replaces the text like `refine`."""
     if unit.action in ("corroborate", "refine", "correct"):
         fact = locate(unit.corroborates or "") if unit.corroborates else None
@@ -338,7 +339,7 @@ def _apply(
                 facts.touch(fact, refs, when)
                 return "corroborated", fact
             if unit.action == "correct" and superseded is not None and fact.raw is None:
-                superseded.append(Superseded(fact, today or when or date.min, text))
+                superseded.append(Superseded(fact, when or today or date.min, text))
                 return "superseded", facts.supersede(fact, text, refs, when)
             facts.touch(fact, refs, when, new_text=text)
             return "refined", fact
@@ -349,7 +350,7 @@ def _apply(
     if superseded is not None:
         found = find_superseded(text, facts.facts)
         if found is not None:
-            superseded.append(Superseded(found[0], today or when or date.min, text))
+            superseded.append(Superseded(found[0], when or today or date.min, text))
             return "superseded", facts.supersede(found[0], text, refs, when)
     return "created", facts.add(text, refs, when)
 
@@ -607,7 +608,7 @@ def integrate_experience(
     (MEMORY.md, topic files, archive files; other paths are ignored). `units`: experience
     units in order (other targets are rejected). `input_commit`: hex id (its first 12 hex
     digits go into source references). `today`: the run's date (archive month, dates of
-    undated units, the date a fact was superseded). `stale_before`: the day staleness is
+    undated units). `stale_before`: the day staleness is
     measured against (default `today`): a dream-owned topic whose newest fact is
     `archive_days` older than it is demoted. The pipeline passes the newest date of the
     run's material, so the agent's own clock decides — importing an old backlog does not

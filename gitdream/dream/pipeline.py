@@ -438,6 +438,7 @@ def run_agent(
         counts["created"] = exp.created
         counts["corroborated"] = exp.corroborated
         counts["refined"] = exp.refined
+        counts["superseded"] = exp.superseded
         counts["demoted"] = len(exp.demoted)
         state.warnings += list(exp.warnings)
         if exp.waiting:
@@ -642,14 +643,16 @@ def _memories(count: int) -> str:
 
 
 def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
-    """The one line a run prints: what improved (experience facts created, corroborated or
-    refined, facts written into definitions), what was archived, rejected or left pending,
+    """The one line a run prints: what improved (experience facts created, corroborated,
+    refined or superseded, facts written into definitions), what was archived, rejected,
+    read and not kept (the engine's "not kept: <reason>" skips) or left pending,
     and the commits."""
     counts = receipt["counts"]
     improved = (
         counts.get("created", 0)
         + counts.get("corroborated", 0)
         + counts.get("refined", 0)
+        + counts.get("superseded", 0)
         + counts.get("definition", 0)
     )
     parts = []
@@ -663,8 +666,15 @@ def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
         detail += f", {counts['definition']} to definitions"
     if counts.get("demoted"):
         detail += f", {counts['demoted']} topics archived"
+    if counts.get("superseded"):
+        detail += f", {counts['superseded']} superseded"
     if counts.get("rejected"):
         detail += f", {counts['rejected']} rejected"
+    not_kept = sum(
+        n for reason, n in (receipt.get("skipped") or {}).items() if reason.startswith("not kept: ")
+    )
+    if not_kept:
+        detail += f", {not_kept} read and not kept"
     pending = sum(len(p.get("entries") or []) or 1 for p in receipt.get("pending") or [])
     if pending:
         detail += f", {pending} {'entry' if pending == 1 else 'entries'} left for the next run"

@@ -26,6 +26,9 @@ What speaks **for** an entry (a month later, would the agent act better for know
   quoted `> ` line of a diary) that says what they prefer, dislike or want kept;
 - `definition`: it defines a named thing — `` `tool.py` — what it does ``, "X is a Y",
   "X lives at path";
+- `reference`: a labelled value — an endpoint, a path, a command, an address
+  (`Auth: \`Bearer KEY\``, `Sandbox: https://…`);
+- `emphasis`: a word in capitals for stress (NEVER, EXTENDS);
 - `tagged`: the entry carries an explicit tag (`[deploy]`, `#ops`): the agent filed it under
   a subject itself.
 
@@ -87,6 +90,8 @@ WEIGHTS: dict[str, float] = {
     "limit": 1.5,
     "preference": 2.0,
     "definition": 2.0,
+    "emphasis": 1.0,
+    "reference": 1.5,
     "keep-cue": 2.0,
     "tagged": 2.0,
     "status": -2.0,
@@ -270,46 +275,58 @@ NARRATION_WORDS = _words(
     "しましょう|します。|してみます|確認します|了解|わかりました|まず|では、|見てみ",
 )
 
-_LATIN_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
 
-def _latin_and_dense(words: Sequence[str]) -> tuple[re.Pattern[str] | None, tuple[str, ...]]:
-    latin = [w for w in words if w.isascii()]
-    dense = tuple(w for w in words if not w.isascii())
-    key = tuple(latin)
-    pattern = _LATIN_CACHE.get(key)
-    if pattern is None and latin:
-        alternatives = "|".join(
-            re.escape(w).replace(r"\ ", r"\s+") for w in sorted(latin, key=len, reverse=True)
-        )
-        pattern = _LATIN_CACHE[key] = re.compile(rf"(?<![\w'])(?:{alternatives})(?![\w'])", re.IGNORECASE)
-    return pattern, dense
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().replace("’", "'"))
 
 
 class Lexicon:
-    """A list of cue words: Latin ones matched as whole words, case-insensitively; others
-    (Chinese, Korean, Japanese) as substrings of the NFKC-normalised text."""
+    """A list of cue words: Latin ones matched as whole words or phrases, case-insensitively
+    (by tokens: linear in the text, however many words the list holds); others (Chinese,
+    Korean, Japanese) as substrings of the NFKC-normalised text."""
 
     def __init__(self, words: Iterable[str]) -> None:
         self.words = tuple(dict.fromkeys(w.strip() for w in words if w.strip()))
-        self._latin, self._dense = _latin_and_dense(self.words)
+        self._phrases: set[tuple[str, ...]] = set()
+        self._longest = 1
+        dense: list[str] = []
+        for word in self.words:
+            if word.isascii():
+                phrase = tuple(_tokens(word))
+                if phrase:
+                    self._phrases.add(phrase)
+                    self._longest = max(self._longest, len(phrase))
+            else:
+                dense.append(unicodedata.normalize("NFKC", word))
+        self._dense = tuple(dense)
+
+    def _hits(self, tokens: list[str], first_only: bool = False) -> int:
+        found = 0
+        for i in range(1 if first_only else len(tokens)):
+            for size in range(1, min(self._longest, len(tokens) - i) + 1):
+                if tuple(tokens[i : i + size]) in self._phrases:
+                    found += 1
+                    break
+        return found
 
     def count(self, text: str) -> int:
         """How many cue occurrences `text` holds."""
-        total = len(self._latin.findall(text)) if self._latin is not None else 0
+        total = self._hits(_tokens(text)) if self._phrases else 0
         return total + sum(text.count(w) for w in self._dense)
 
     def search(self, text: str) -> bool:
-        if self._latin is not None and self._latin.search(text):
+        if self._phrases and self._hits(_tokens(text)):
             return True
         return any(w in text for w in self._dense)
 
     def starts(self, text: str) -> bool:
         """True when `text` opens with one of the words (after spaces and punctuation)."""
         head = text.lstrip(" \t*_`>\"'“‘「『(-–—:：,.、")[:40]
-        if self._latin is not None:
-            match = self._latin.search(head)
-            if match is not None and match.start() == 0:
+        if self._phrases:
+            tokens = _tokens(head)
+            if tokens and head[:1].isalnum() and self._hits(tokens, first_only=True):
                 return True
         return any(head.startswith(w) for w in self._dense)
 
@@ -372,16 +389,16 @@ _COUNT = re.compile(
 )
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w.])")
 _OPAQUE_ID = re.compile(
-    r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b"  # hex ids, commit hashes
-    r"|\b[a-z]+_[A-Za-z0-9_-]*\d[A-Za-z0-9_-]{6,}\b"  # prefixed ids such as sh_comment_4sOj…
-    r"|\b[A-Za-z0-9]{20,}\b"
+    r"\b(?=[0-9a-f]{0,40}[a-f])(?=[0-9a-f]{0,40}\d)[0-9a-f]{7,40}\b"  # hex ids, commit hashes
+    r"|(?<![A-Za-z0-9_-])[a-z]{1,20}_[A-Za-z0-9_-]{0,40}\d[A-Za-z0-9_-]{6,40}\b"  # prefixed ids: sh_comment_4sOj…
+    r"|(?<![A-Za-z0-9])[A-Za-z0-9]{20,200}(?![A-Za-z0-9])"
 )
 _PAREN_ID = re.compile(r"\((?:id:\s*)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)")
 _ORDINAL = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
-_BOLD_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?\*\*([^*\n]{1,80}?):?\*\*:?\s*(.*)$", re.S)
+_BOLD_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?\*\*([^*\n]{1,80}?):?\*\*:?\s*(\S.*)$", re.S)
 _COLON_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?([^\s:：][^:：\n]{0,40}?)[:：]\s+(\S.*)$", re.S)
 _CODE_NAME = re.compile(
-    r"`[^`\n]{2,80}`|\b[\w.-]+\.(?:py|sh|js|ts|md|json|toml|yaml|yml|ini|cfg|txt|rs|go)\b"
+    r"`[^`\n]{2,80}`|(?<![\w.-])[\w-][\w.-]{0,80}\.(?:py|sh|js|ts|md|json|toml|yaml|yml|ini|cfg|txt|rs|go)\b"
 )
 _DEFINES = re.compile(
     r"^\s*(?:\*\*)?`[^`\n]{2,80}`(?:\*\*)?[^—–:：=\n]{0,60}?\s*(?:—|–| - |:|：|=)\s*\S|^\s*(?:\*\*)?[\w./-]+\.(?:py|sh|js|ts|md|json|toml|yaml|yml|ini|rs|go)\b[^—–:：\n]{0,40}?\s*(?:—|–| - |:|：)\s*\S"
@@ -396,6 +413,12 @@ _OUTPUT_LINE = re.compile(
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _DENSE_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _EMOJI_STATUS = re.compile("[\u2705\u274c\u26a0\u2714\u2716\u2611\U0001f534\U0001f7e2\U0001f7e1\u23f3\u2b50]")
+_EMPHASIS = re.compile(r"(?<![\w-])[A-Z]{5,}(?![\w-])")
+_REFERENCE = re.compile(
+    r"`[^`\n]{2,}`|https?://\S+|(?<![\w.~/-])(?:~|\.{1,2})?/[\w.-]{1,80}/[\w./{}:-]+|(?<![\w.-])[\w.-]{1,64}@[\w-]{1,64}\.\w+"
+)
+_NAME_DASH = re.compile(r"^\s*(?:\*\*)?[^\W\d][^—–:=\n]{0,40}?(?:\*\*)?(?:\s*\([^()\n]{1,40}\))?\s+[—–]\s+\S")
+_EQUATION = re.compile(r"^\s*[^\W\d][\w .-]{0,30}\s=\s\S")
 _QUOTATION = re.compile(
     r'"[^"\n]{1,400}"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|『[^』\n]{1,400}』|«[^»\n]{1,400}»'
 )
@@ -543,6 +566,10 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
     if user and cues.preference.search(body):
         fire("preference")
     artifact = bool(_CODE_NAME.search(body[:120]))
+    if _EMPHASIS.search(said):
+        fire("emphasis")  # a word in capitals for stress: NEVER, EXTENDS, 절대 is a rule word already
+    if label is not None and _REFERENCE.search(rest):
+        fire("reference")  # a labelled value: an endpoint, a path, a command, an address
     if (_DEFINES.match(body) or _DEFINES.match(opening_of(body))) and artifact:
         fire("definition")
     elif (

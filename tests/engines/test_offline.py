@@ -102,17 +102,16 @@ def test_near_duplicates_corroborate_english_and_cjk() -> None:
             entry(7, "- deploys must run the smoke tests on staging first"),
         ]
     )
-    assert [u.action for u in result.units] == [
-        "create",
-        "create",
-        "corroborate",
-        "create",
-        "corroborate",
-        "create",
-        "corroborate",
-    ]
-    assert result.units[2].corroborates == zh
-    assert result.units[4].corroborates == ja
+    # Units come in log order; which of two near-duplicates creates the fact depends on
+    # their salience (the more salient one is chosen first), the other corroborates it.
+    by_line = {int(u.sources[0].rsplit("#L", 1)[1].split("-")[0]): u for u in result.units}
+    assert sorted(by_line) == [1, 2, 3, 4, 5, 6, 7]
+    assert by_line[2].action == "create"
+    for first, second in ((1, 3), (4, 5), (6, 7)):
+        actions = {by_line[first].action, by_line[second].action}
+        assert actions == {"create", "corroborate"}, (first, second, actions)
+        made, confirms = sorted((by_line[first], by_line[second]), key=lambda u: u.action != "create")
+        assert confirms.corroborates == made.body
 
 
 def test_short_entries_are_never_skipped_for_length() -> None:
@@ -343,8 +342,9 @@ def test_default_helpers_are_imported_from_the_readers_modules() -> None:
     pytest.importorskip("gitdream.dream.slugs", reason="gitdream.dream.slugs lands with the readers branch")
     pytest.importorskip("gitdream.dream.dates", reason="gitdream.dream.dates lands with the readers branch")
     cfg = defaults()
+    text = "- Always tag the release before deploying."
     context = DistillContext(
-        AGENT, [entry(1, "- fact", context=("Deploy notes",))], MemoryView({}), cfg, COMMIT, DAY
+        AGENT, [entry(1, text, context=("Deploy notes",))], MemoryView({}), cfg, COMMIT, DAY
     )
     (unit,) = OfflineEngine(cfg).distill(context).units
     assert memoryfiles.safe_slug(unit.topic)
