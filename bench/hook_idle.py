@@ -10,7 +10,11 @@ real-size definitions (issue 3).
    fast path scans it for `enabled`); a linked worktree (git exports GIT_DIR, the common
    dir is found through `commondir`), against a linked worktree without hooks. Target:
    under 10 ms added.
-2. `gitdream check` (a process, as the pre-commit hook runs it) over N agents whose
+2. Pre-commit (issue 17). A real `git commit` of `code.txt` with the hook installed
+   against the same commit without hooks (target: under 10 ms added: the hook decides in
+   sh from the staged paths that nothing it checks is staged, and starts no Python), and
+   a commit of a definition file, for which `gitdream check --staged` runs.
+3. `gitdream check` (a process, as the pre-commit hook runs it) over N agents whose
    agent.md files are copies of the real definitions in ../shared/realdata, against
    `python -c "import pygit2, click"`: the start-up floor any gitdream command pays,
    so the difference is check's own work. The library call is timed in this process
@@ -73,10 +77,18 @@ def _pull_repo(origin: Path, path: Path, env: dict[str, str]) -> Path:
 
 
 def _install_hooks(path: Path, env: dict[str, str]) -> None:
+    """Install the hooks, close the time gate (a stamp one day ahead, as gitdream writes
+    it for this worktree) and write the pre-commit hook's path patterns."""
+    from datetime import UTC, datetime
+
+    from gitdream import config
+    from gitdream.trigger import state as state_mod
+
     subprocess.run(gitdream_cmd("hooks", "install"), cwd=path, env=env, check=True, capture_output=True)
     common = Path(git(path, "rev-parse", "--path-format=absolute", "--git-common-dir", env=env).strip())
-    (common / "gitdream").mkdir(exist_ok=True)
-    (common / "gitdream" / "stamp").write_text(f"{int(time.time()) + 86400}\n")
+    opening = datetime.fromtimestamp(time.time() + 86400, UTC)
+    state_mod.write_stamp(common, opening, workdir=path, env=env)
+    state_mod.write_precommit_paths(common, path, config.load(path, env=env), env=env)
 
 
 def _timed_git(path: Path, env: dict[str, str], *args: str) -> float:
@@ -172,10 +184,79 @@ def bench_hooks(settings: Settings, tmp: Path, env: dict[str, str], figure: Figu
     figure.samples["post-merge alone"] = alone
     figure.notes.append(
         f"The post-merge script alone (closed gate), median of {len(alone)}: {ms(median(alone))}. "
-        "The closed-gate path starts no `git` and no Python: one `sh`, one `date +%s`; the "
+        "The closed-gate path starts no `git` and no Python: one `sh`, one `date`; the "
         "rest is shell built-ins (the config scan stops at the first `enabled` line, which "
-        "the default `gitdream.toml` has at its top)."
+        "the default `gitdream.toml` has at its top; the stamp's three lines; two `-nt` "
+        "tests; one line appended to the hooks log)."
     )
+
+
+def _commit_repo(path: Path, env: dict[str, str]) -> Path:
+    """A repository with one agent, where `code.txt` is changed and committed again and again."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main", env=env)
+    (path / "agents" / "ops").mkdir(parents=True)
+    (path / "agents" / "ops" / "agent.md").write_text("# ops\n\nops keeps the pipeline healthy.\n")
+    (path / "code.txt").write_text("0\n")
+    git(path, "add", "-A", env=env)
+    git(path, "commit", "-q", "-m", "base", env=env)
+    return path
+
+
+def _commit_case(path: Path, env: dict[str, str], name: str = "code.txt"):
+    counter = [0]
+
+    def case() -> float:
+        counter[0] += 1
+        (path / name).write_text(f"{counter[0]}\n")
+        git(path, "add", name, env=env)
+        return _timed_git(path, env, "commit", "-q", "-m", f"change {counter[0]}")
+
+    return case
+
+
+def bench_pre_commit(settings: Settings, tmp: Path, env: dict[str, str], figure: Figure) -> None:
+    """Issue #17: a commit that stages no file `gitdream check` judges must not start Python."""
+    plain = _commit_repo(tmp / "commit-plain", env)
+    hooked = _commit_repo(tmp / "commit-hooked", env)
+    _install_hooks(hooked, env)
+    checked = _commit_repo(tmp / "commit-checked", env)
+    _install_hooks(checked, env)
+    cases = {
+        "plain": _commit_case(plain, env),
+        "hooked": _commit_case(hooked, env),
+        "checked": _commit_case(checked, env, "agents/ops/soul.md"),
+    }
+    runs = settings.reps(30, 1)
+    samples = interleave(cases, runs, warmup=settings.pick(3, 0))
+    figure.samples.update({f"commit:{k}": v for k, v in samples.items()})
+    med = {name: median(values) for name, values in samples.items()}
+    table = Table(
+        f"`git commit` of one staged file with gitdream's pre-commit hook installed, against the "
+        f"same commit without hooks; median of {runs} interleaved runs each:",
+        columns=("case", "median", "baseline (no hooks)", "added (ratio)", "target", ""),
+    )
+    added = med["hooked"] - med["plain"]
+    table.rows.append(
+        Row(
+            "commit of `code.txt` (nothing gitdream checks): sh only",
+            ms(med["hooked"]),
+            ms(med["plain"]),
+            f"{added * 1000:+.1f} ms ({ratio(med['hooked'], med['plain'])})",
+            "< 10 ms added",
+            added < TARGET_ADDED,
+        )
+    )
+    table.rows.append(
+        Row(
+            "commit of `agents/ops/soul.md`: `gitdream check --staged` runs",
+            ms(med["checked"]),
+            ms(med["plain"]),
+            f"{(med['checked'] - med['plain']) * 1000:+.1f} ms ({ratio(med['checked'], med['plain'])})",
+            "",
+        )
+    )
+    figure.tables.append(table)
 
 
 def _definitions() -> list[Path] | None:
@@ -272,5 +353,6 @@ def bench_check(settings: Settings, tmp: Path, env: dict[str, str], figure: Figu
 def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
     figure = Figure(NAME, TITLE)
     bench_hooks(settings, tmp, env, figure)
+    bench_pre_commit(settings, tmp, env, figure)
     bench_check(settings, tmp, env, figure)
     return figure

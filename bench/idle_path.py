@@ -9,7 +9,8 @@ scanned just now. Each command runs as a process, as the hooks and cron start it
 (`python -m gitdream run --auto --trigger post-merge`), with one of its gates closed:
 
 - time: the default `min_hours = 24` closes it after reading the state (no diff);
-- throttle: `GITDREAM_MIN_HOURS=0`, the scan throttle (10 min) closes it;
+- throttle: `GITDREAM_MIN_HOURS=0`; the sessions gate closes on the counts the scan
+  throttle (10 min) reuses, since nothing was committed since they were counted;
 - sessions: also `GITDREAM_SCAN_INTERVAL_MINUTES=0`, so the new sessions of all 50
   agents are counted (a tree diff per agent) — the most work a closed gate does;
 - `gitdream status`: every agent's sessions, watermark, lock, hooks, uncommitted raw files.
@@ -63,10 +64,17 @@ def build(settings: Settings, tmp: Path, env: dict[str, str]) -> tuple[Path, int
     from gitdream.trigger import state as state_mod
 
     now = clock.iso(clock.now())
+    head = git(repo, "rev-parse", "HEAD", env=env).strip()
     state = state_mod.State()
     for agent in repos.agent_ids(agents):
         state.agents[agent] = state_mod.AgentState(
-            last_attempt=now, last_run="bench", last_status="noop", last_scan=now, last_sessions=3
+            last_attempt=now,
+            last_run="bench",
+            last_status="ok",
+            last_dream=now,
+            last_scan=now,
+            last_sessions=3,
+            last_scan_key=state_mod.scan_key(head, mark),
         )
     state_mod.save(repo / ".git", state)
     return repo, agents, commits
@@ -85,7 +93,10 @@ def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
         if settings.quick and gate != "sessions":
             continue
         shown = json.loads(run_child([*auto, "--json"], repo, gate_env).stdout)
-        assert shown["gate"]["open"] is False and shown["gate"]["gate"] == gate, shown["gate"]
+        closed = "time" if gate == "time" else "sessions"
+        assert shown["gate"]["open"] is False and shown["gate"]["gate"] == closed, shown["gate"]
+        reused = "nothing committed since" in shown["gate"]["reason"]
+        assert reused == (gate == "throttle"), shown["gate"]
     if not settings.quick:
         status = run_child(gitdream_cmd("status", "--json"), repo, env)
         assert len(json.loads(status.stdout)["agents"]) == agents
@@ -113,7 +124,7 @@ def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
     )
     for label, name in (
         ("`run --auto`, time gate closed", "time"),
-        ("`run --auto`, scan throttle closed", "throttle"),
+        ("`run --auto`, sessions gate closed on the throttle's reused counts", "throttle"),
         (f"`run --auto`, sessions gate closed ({agents} agents' sessions counted)", "sessions"),
         ("`gitdream status`", "status"),
     ):

@@ -5,7 +5,7 @@ text, or one JSON document with `--json`). Errors: a `GitdreamError` prints
 `error: ...` / `hint: ...` on stderr (and `{"error": {...}}` on stdout with `--json`) and
 exits with its code; anything else is a bug: exit 3 and a crash log under the user log
 directory (set GITDREAM_RAISE_ERRORS=1 to get the traceback instead). Exit codes are in
-`gitdream.errors` and the README.
+`gitdream.errors` and docs/cli.md.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
 
 
 def json_option(func: F) -> F:
-    """`--json`: print one JSON document on stdout (documented shapes in the README)."""
+    """`--json`: print one JSON document on stdout (documented shapes in docs/json.md)."""
     return click.option(
         "--json",
         "json_",
@@ -156,18 +156,22 @@ def load_config(ctx: click.Context, root: Path | None, overrides: dict[str, Any]
 @json_option
 @click.pass_context
 def init_cmd(ctx: click.Context, agent_id: str | None, single: bool, commit: bool, json_: bool) -> None:
-    """Create gitdream.toml and an agent skeleton; never overwrite a file.
+    """Set the repository up for gitdream, creating only what is missing.
 
-    Writes gitdream.toml (every key, commented, at its default) unless it exists, and
-    agent.md, soul.md, SKILL.md and memory/MEMORY.md for the agent. If any agent file
-    already exists, nothing is written and the command exits 1. Paths are relative to
-    the repository root, whatever folder it runs in (`--json` keeps them so); the lines
-    printed name them as seen from the current folder.
+    Writes gitdream.toml unless it exists: every key documented and commented out at its
+    default, only what you chose set (`agents = ["."]` with --single), so your user
+    config and the defaults apply. A new agent gets a skeleton (agent.md, soul.md,
+    SKILL.md, memory/MEMORY.md); an existing agent is adopted: its files are kept and only
+    a missing memory index is added. Without --agent, a repository that already has agents
+    is adopted as it is. Nothing is ever overwritten. Paths are relative to the repository
+    root, whatever folder it runs in (`--json` keeps them so); the lines printed name them
+    as seen from the current folder.
 
     \b
     Examples:
-      gitdream init                        agents/assistant/, not committed
-      gitdream init --agent ops --commit   agents/ops/, committed
+      gitdream init                        an agents repository: adopt it; else agents/assistant/
+      gitdream init --agent kit            adopt agents/kit (or create it)
+      gitdream init --agent ops --commit   and commit what was created
       gitdream init --single               the repository root is the agent
     """
     from gitdream.commands.init import run_init
@@ -188,8 +192,20 @@ def init_cmd(ctx: click.Context, agent_id: str | None, single: bool, commit: boo
         output.out(f"Kept     {shown(path)} (exists)")
     for path in result.created:
         output.out(f"Created  {shown(path)}")
+    if result.adopted and result.agent_id is None:
+        count = len(result.adopted)
+        output.out(
+            f"Adopted {count} agent{'s' if count != 1 else ''}: {', '.join(result.adopted)} "
+            "(their files are kept as they are)"
+        )
+    elif result.adopted:
+        output.out(
+            f"Adopted agent {result.agent_id} ({shown(result.agent_dir or '.')}): its files are kept as they are"
+        )
     if result.commit:
         output.out(f"Committed {len(result.created)} files as {result.commit[:7]}")
+    elif not result.created:
+        output.out("Nothing to create: everything gitdream needs is there")
     else:
         output.out("Not committed: review the files, then `git add` and `git commit` them")
 
@@ -377,28 +393,41 @@ def run_cmd(
       gitdream run --auto --trigger schedule   what cron and the hooks run
 
     With --auto the gates decide first (enabled, repository state, min_hours since the
-    last run, the scan throttle, min_sessions new sessions, the lock); a closed gate exits
-    0 silently (--verbose or --json say which and why).
+    last dream that consolidated material, min_sessions new sessions, the lock); a closed
+    gate exits 0 silently (--verbose or --json say which and why; a hook's run also
+    writes it to the hooks log that `gitdream status` names).
     """
     from gitdream.commands.run import run
     from gitdream.dream.options import RunOptions
 
     if since and full:
         raise click.UsageError("--since and --full cannot be used together")
-    repo = open_repo(ctx)
-    cfg = load_config(ctx, repo.workdir, {"engine": (engine, "flag --engine")})
-    trigger = trigger or ("schedule" if auto else "manual")
-    opts = RunOptions(
-        trigger=trigger,
-        engine=engine,
-        dry_run=dry_run,
-        branch=branch,
-        since=since,
-        full=full,
-        estimate=estimate,
-    )
-    progress = _Progress(output.stderr_is_terminal() and not quiet and not json_)
-    result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+    hook = os.environ.get("_GITDREAM_HOOK") if auto else None  # set by gitdream's hook scripts
+    try:
+        repo = open_repo(ctx)
+        cfg = load_config(ctx, repo.workdir, {"engine": (engine, "flag --engine")})
+        trigger = trigger or ("schedule" if auto else "manual")
+        opts = RunOptions(
+            trigger=trigger,
+            engine=engine,
+            dry_run=dry_run,
+            branch=branch,
+            since=since,
+            full=full,
+            estimate=estimate,
+        )
+        progress = _Progress(output.stderr_is_terminal() and not quiet and not json_)
+        result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+    except errors.GitdreamError as exc:
+        if hook:  # the hooks log says why this firing did not dream
+            from gitdream.trigger import hooklog
+
+            hooklog.record(_start(ctx), hook, f"error: {exc.message}")
+        raise
+    if hook and not result.disabled:
+        from gitdream.trigger import hooklog
+
+        hooklog.record(repo.workdir, hook, hooklog.describe(result))
     if result.gate is not None and not result.gate.get("open"):
         if json_:
             output.json_out(result.to_json())
@@ -471,10 +500,13 @@ def demo_cmd(ctx: click.Context, directory: Path | None, json_: bool) -> None:
 def status_cmd(ctx: click.Context, json_: bool) -> None:
     """Show, per agent, the last dream and when the next one can start.
 
-    Per agent: last run (time, run id, status), when the time gate opens, new sessions
-    since the watermark against min_sessions, raw files not committed yet (the next dream
-    ignores them), back-off; for the repository: the lock holder, installed hooks, the
-    engine and whether it is usable. Reads only; rewrites the stamp the hooks read.
+    Per agent: last run (time, run id, status), NEXT — when `run --auto` (a hook, a
+    schedule) will dream it: "in 3.5 h" (time gate), "at 5 sessions", "now" — new
+    sessions since the watermark against min_sessions, raw files not committed yet (the
+    next dream ignores them), back-off; for the repository: the lock holder, installed
+    hooks, the hooks log and its last decision, the engine and whether it is usable.
+    Changes nothing in the repository; when gitdream is enabled it rewrites the
+    machine-local stamp the hooks read (the time the next dream may start).
 
     \b
     Examples:
@@ -517,17 +549,22 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
         output.out("hooks: " + ", ".join(f"{h['name']} {h['state']}" for h in hooks))
     else:
         output.out("hooks: not installed (gitdream hooks install)")
+    hooks_log = result.hooks_log
+    if hooks_log:
+        last_decision = hooks_log.get("last")
+        output.out(f"hooks log: {hooks_log['path']}")
+        if last_decision:
+            output.out(f"  last: {last_decision['time']} {last_decision['hook']}: {last_decision['message']}")
     output.out("")
     rows = []
     for agent in result.agents:
         last = agent["last_run"]
-        gate = agent["time_gate"]
         sessions = agent["sessions"]
         rows.append(
             [
                 agent["id"],
                 (last["time"] or "never") + (f" {last['status']}" if last["status"] else ""),
-                _next_dream(gate, sessions),
+                agent["next"],
                 f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}"
                 + (f" +{sessions['pending']} pending" if sessions["pending"] else ""),
                 str(agent["backoff"]["failures"]),
@@ -539,16 +576,6 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
     for agent in result.agents:
         for path in (agent["uncommitted_raw"] or [])[:10]:
             output.out(f"  {agent['id']}: not committed, ignored by the next dream: {path}")
-
-
-def _next_dream(gate: dict[str, Any], sessions: dict[str, Any]) -> str:
-    """The NEXT column of `status`: when `run --auto` would dream this agent — after the
-    time gate ("in 3.5 h"), else after more sessions ("at 5 sessions"), else "now"."""
-    if not gate["open"]:
-        return f"in {gate['hours_until_open']:.1f} h"
-    if not sessions["pending"] and sessions["new"] is not None and sessions["new"] < sessions["needed"]:
-        return f"at {sessions['needed']} sessions"
-    return "now"
 
 
 # --- review and undo: log, show, audit, revert -----------------------------------------------
@@ -1183,8 +1210,9 @@ def hooks_uninstall(ctx: click.Context, hooks: tuple[str, ...], allow_outside: b
 def hooks_status(ctx: click.Context, json_: bool) -> None:
     """Show where git runs hooks from and the state of each of gitdream's hooks.
 
-    States: installed, outdated, not-executable, broken, chained-by-other, foreign,
-    missing. Exit status 0 in every case.
+    States: installed, outdated, not-executable, broken, chained-by-other, chain-loop,
+    renamed-by-lefthook, dropped-by-husky, husky, foreign, missing; each that needs a fix
+    says which. Exit status 0 in every case.
 
     \b
     Examples:
@@ -1203,12 +1231,40 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
     output.out(f"hooks directory: {where.path} ({where.source})")
     rows = []
     for hook in result.hooks:
-        detail = describe_state(hook.state)
-        if hook.previous is not None:
+        detail = describe_state(hook.state, hook.name, hook.path)
+        if hook.previous is not None and hook.state in ("installed", "outdated", "chained-by-other"):
             detail += f"; runs {hook.previous.name} first"
         rows.append([hook.name, detail])
     for line in output.table(rows):
         output.out(line)
+
+
+@cli.command(
+    name="hook",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument(
+    "name", metavar="NAME", type=click.Choice(["pre-commit", "post-merge", "post-rewrite", "post-commit"])
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_cmd(name: str, args: tuple[str, ...]) -> None:
+    """Run gitdream's git hook NAME here, for hooks that are not gitdream's files.
+
+    The entry point for a tracked hooks folder (core.hooksPath), Husky's .husky/<hook>
+    and lefthook's lefthook.yml: it does exactly what the hook `gitdream hooks install`
+    writes does (the same sh script, its fast path and its log), with git's arguments
+    and standard input, and chains nothing. Exit status: the hook's (pre-commit: 1 when
+    the check blocks the commit; the others 0).
+
+    \b
+    Examples:
+      gitdream hook pre-commit               in .husky/pre-commit
+      exec gitdream hook post-merge "$@"     in .githooks/post-merge
+      run: gitdream hook post-merge {0}      in lefthook.yml
+    """
+    from gitdream.commands import hooks as hooks_cmd
+
+    hooks_cmd.run_hook(name, args)
 
 
 # --- schedule -----------------------------------------------------------------------------
@@ -1216,78 +1272,41 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
 
 @cli.group(name="schedule", cls=GitdreamGroup)
 def schedule_group() -> None:
-    """Run gitdream on a schedule: cron, a systemd user timer, or CI.
+    """Run gitdream on a schedule: cron, a systemd user timer, GitHub Actions or GitLab CI.
 
     A schedule only asks `gitdream run --auto --trigger schedule`; the gates decide.
     """
 
 
-@schedule_group.command(name="show")
-@click.option("--cron", "kind", flag_value="cron", help="Only the crontab entry.")
-@click.option("--systemd", "kind", flag_value="systemd", help="Only the systemd service and timer.")
-@click.option("--ci", "kind", flag_value="ci", help="Only the GitHub Actions workflow.")
-@json_option
-@click.pass_context
-def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
-    """Print the schedules for this repository; write nothing.
+def _schedule_kinds(verb: str) -> Callable[[F], F]:
+    helps = {
+        "cron": {
+            "install": "Add the entry to your crontab (and create its log folder).",
+            "uninstall": "Remove this repository's entry from your crontab.",
+        },
+        "systemd": {
+            "install": "Write a user service and timer.",
+            "uninstall": "Remove the user service, timer and its enable link.",
+        },
+        "github": {
+            "install": "Write .github/workflows/gitdream.yml (not committed).",
+            "uninstall": "Remove .github/workflows/gitdream.yml when it is gitdream's.",
+        },
+        "gitlab": {
+            "install": "Write .gitlab/gitdream.yml (not committed).",
+            "uninstall": "Remove .gitlab/gitdream.yml when it is gitdream's.",
+        },
+    }
 
-    \b
-    Examples:
-      gitdream schedule show
-      gitdream schedule show --cron
-      gitdream schedule show --ci > .github/workflows/gitdream.yml
-    """
-    from gitdream.commands import schedule as schedule_cmd
+    def decorate(func: F) -> F:
+        for kind in reversed(("cron", "systemd", "github", "gitlab")):
+            func = click.option(f"--{kind}", "kind", flag_value=kind, help=helps[kind][verb])(func)
+        return func
 
-    repo = open_repo(ctx)
-    shown = schedule_cmd.show(repo.workdir)
-    if json_:
-        output.json_out(shown.to_json())
-        return
-    if kind == "cron":
-        output.out(shown.cron.rstrip("\n"))
-        return
-    if kind == "ci":
-        output.out(shown.ci.rstrip("\n"))
-        return
-    parts = []
-    if kind is None:
-        parts.append(("crontab entry (crontab -e, or gitdream schedule install --cron)", shown.cron))
-    for name, content in shown.systemd.items():
-        parts.append((f"{shown.systemd_dir}/{name}", content))
-    if kind is None:
-        parts.append((shown.ci_path, shown.ci))
-    for index, (title, content) in enumerate(parts):
-        if index:
-            output.out()
-        output.out(f"# ==> {title} <==")
-        output.out(content.rstrip("\n"))
+    return decorate
 
 
-@schedule_group.command(name="install")
-@click.option("--cron", "kind", flag_value="cron", help="Add the entry to your crontab (crontab -l / -).")
-@click.option("--systemd", "kind", flag_value="systemd", help="Write a user service and timer.")
-@json_option
-@click.pass_context
-def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
-    """Install a schedule for this repository: --cron or --systemd.
-
-    --systemd writes <unit>.service and <unit>.timer (Persistent=true, a randomized
-    delay) into ~/.config/systemd/user (or $XDG_CONFIG_HOME/systemd/user) and prints
-    the systemctl commands to enable it. --cron adds one entry to your crontab and keeps
-    every other line. Installing again updates gitdream's own entry only.
-
-    \b
-    Examples:
-      gitdream schedule install --systemd
-      gitdream schedule install --cron
-    """
-    from gitdream.commands import schedule as schedule_cmd
-
-    if kind is None:
-        raise click.UsageError("choose --cron or --systemd")
-    repo = open_repo(ctx)
-    result = schedule_cmd.install(repo.workdir, kind)
+def _render_schedule_result(result: Any, json_: bool) -> None:
     if json_:
         output.json_out(result.to_json())
         return
@@ -1297,6 +1316,107 @@ def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
         output.out("next:")
         for step in result.next_steps:
             output.out(f"  {step}")
+
+
+@schedule_group.command(name="show")
+@click.option("--cron", "kind", flag_value="cron", help="Only the crontab entry.")
+@click.option("--systemd", "kind", flag_value="systemd", help="Only the systemd service and timer.")
+@click.option("--github", "--ci", "kind", flag_value="github", help="Only the GitHub Actions workflow.")
+@click.option("--gitlab", "kind", flag_value="gitlab", help="Only the GitLab CI job.")
+@json_option
+@click.pass_context
+def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Print the schedules for this repository; write nothing.
+
+    \b
+    Examples:
+      gitdream schedule show
+      gitdream schedule show --cron
+      gitdream schedule show --github > .github/workflows/gitdream.yml
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    repo = open_repo(ctx)
+    shown = schedule_cmd.show(repo.workdir)
+    if json_:
+        output.json_out(shown.to_json())
+        return
+    single = {"cron": shown.cron, "github": shown.ci, "gitlab": shown.gitlab}
+    if kind in single:
+        output.out(single[kind].rstrip("\n"))
+        return
+    parts = []
+    if kind is None:
+        parts.append(
+            (
+                f"crontab entry (crontab -e, or gitdream schedule install --cron); output in {shown.log}",
+                shown.cron,
+            )
+        )
+    for name, content in shown.systemd.items():
+        parts.append((f"{shown.systemd_dir}/{name}", content))
+    if kind is None:
+        parts.append((shown.ci_path, shown.ci))
+        parts.append((shown.gitlab_path, shown.gitlab))
+    for index, (title, content) in enumerate(parts):
+        if index:
+            output.out()
+        output.out(f"# ==> {title} <==")
+        output.out(content.rstrip("\n"))
+
+
+@schedule_group.command(name="install")
+@_schedule_kinds("install")
+@json_option
+@click.pass_context
+def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Install a schedule for this repository: --cron, --systemd, --github or --gitlab.
+
+    --systemd writes <unit>.service and <unit>.timer (Persistent=true, a randomized
+    delay; the service reads its environment, e.g. ANTHROPIC_API_KEY, from the file
+    `environment` next to your user config) into ~/.config/systemd/user (or
+    $XDG_CONFIG_HOME/systemd/user) and prints the systemctl and loginctl commands that
+    remain. --cron adds one entry to your crontab, keeping every other line, and creates
+    its log folder. --github and --gitlab write the pipeline into the working tree for you
+    to review and commit. Installing again updates gitdream's own entry or file only.
+
+    \b
+    Examples:
+      gitdream schedule install --systemd
+      gitdream schedule install --cron
+      gitdream schedule install --github
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    if kind is None:
+        raise click.UsageError("choose --cron, --systemd, --github or --gitlab")
+    repo = open_repo(ctx)
+    _render_schedule_result(schedule_cmd.install(repo.workdir, kind), json_)
+
+
+@schedule_group.command(name="uninstall")
+@_schedule_kinds("uninstall")
+@json_option
+@click.pass_context
+def schedule_uninstall(ctx: click.Context, kind: str | None, json_: bool) -> None:
+    """Remove a schedule of this repository: --cron, --systemd, --github or --gitlab.
+
+    Removes only what `schedule install` wrote (gitdream's crontab entry for this
+    repository, its unit files and enable link, its pipeline file) and says what is
+    left to do; anything else of that name is left alone (exit 1). Nothing to remove is
+    not an error.
+
+    \b
+    Examples:
+      gitdream schedule uninstall --systemd
+      gitdream schedule uninstall --cron
+    """
+    from gitdream.commands import schedule as schedule_cmd
+
+    if kind is None:
+        raise click.UsageError("choose --cron, --systemd, --github or --gitlab")
+    repo = open_repo(ctx)
+    _render_schedule_result(schedule_cmd.uninstall(repo.workdir, kind), json_)
 
 
 def main() -> None:

@@ -140,14 +140,16 @@ KEYS: tuple[Key, ...] = (
         "min_hours",
         "float",
         24.0,
-        "Auto mode: hours since the last dream before the next may start (stretched by failure back-off).",
+        "Auto mode: hours since the last dream (the last run that consolidated material) before "
+        "the next may start (stretched by failure back-off).",
         minimum=0,
     ),
     Key(
         "scan_interval_minutes",
         "float",
         10.0,
-        "Auto mode: minutes between two scans for new sessions.",
+        "Auto mode: minutes during which the last count of new sessions is reused instead of "
+        "counting again, as long as nothing was committed since.",
         minimum=0,
     ),
     Key(
@@ -235,10 +237,11 @@ KEYS: tuple[Key, ...] = (
         "required_sections",
         "list",
         [],
-        'Sections that must end within the prefix: "default" (the front matter if present, '
-        "then the opening section of the body: its first heading and text, or the prose before "
-        'the first heading), "front-matter", or a heading such as "## Role". Empty means '
-        '["default"].',
+        'Sections that must end within the prefix: "default" ("opening" and "role"), "opening" '
+        "(the front matter if present, then the opening section of the body: its first heading "
+        'and text, or the prose before the first heading), "role" (every section whose heading '
+        "names the role or purpose: Role, Purpose, Responsibilities, 역할, 角色, 职责, 役割, ...), "
+        '"front-matter", or a heading such as "## Role". Empty means ["default"].',
     ),
     # --- commits ------------------------------------------------------------------------------
     Key("author_name", "str", "gitdream", "Author name of dream commits."),
@@ -623,32 +626,44 @@ def _comment(text: str, width: int = 92) -> list[str]:
     return ["# " + line for line in textwrap.wrap(text, width - 2)]
 
 
-def render_default_toml() -> str:
-    """The commented gitdream.toml that `gitdream init` writes: every key at its default."""
+def render_default_toml(chosen: Mapping[str, Any] | None = None) -> str:
+    """The commented gitdream.toml that `gitdream init` writes: every key documented, at its
+    default and commented out, so that the user config and the defaults of later versions
+    apply; only the keys in `chosen` (`{dotted name: value}`, what the user chose) are set.
+    Raises ConfigError for an unknown key or bad value in `chosen`."""
+    chosen = dict(chosen or {})
+    for name, value in chosen.items():
+        chosen[name] = _check(_key_or_error(name, "gitdream init"), value, "gitdream init")
     lines = [
-        "# gitdream configuration. Every key is shown at its built-in default.",
+        "# gitdream configuration for this repository. Every key is listed with its built-in",
+        "# default, commented out: until you set it here, the user config",
+        "# (`gitdream config show` names it) or the default applies. Uncomment a line to set it",
+        "# for this repository (with its [table] line, for keys in a table).",
         "# Precedence: CLI flag > GITDREAM_* environment > this file > user config > default.",
-        "# `gitdream config show` prints the effective values and where each came from.",
         "",
     ]
+
+    def entry(key: Key, label: str) -> list[str]:
+        out = _comment(key.help)
+        if key.type == "enum":
+            out.append("# allowed: " + ", ".join(key.choices))
+        if key.name in chosen:
+            out.append(f"{label} = {_toml_value(chosen[key.name])}")
+        elif key.secret:
+            out.append(f'# {label} = ""')
+        else:
+            out.append(f"# {label} = {_toml_value(key.default)}")
+        return out
+
     for key in KEYS:
         if "." in key.name:
             continue
-        lines += _comment(key.help)
-        if key.type == "enum":
-            lines.append("# allowed: " + ", ".join(key.choices))
-        lines.append(f"{key.name} = {_toml_value(key.default)}")
+        lines += entry(key, key.name)
         lines.append("")
     for section in SECTIONS:
-        lines.append(f"[{section}]")
-        for key in KEYS:
-            if not key.name.startswith(section + "."):
-                continue
-            sub = key.name.split(".", 1)[1]
-            lines += _comment(key.help)
-            if key.secret:
-                lines.append(f'# {sub} = ""')
-            else:
-                lines.append(f"{sub} = {_toml_value(key.default)}")
+        members = [k for k in KEYS if k.name.startswith(section + ".")]
+        lines.append(f"[{section}]" if any(k.name in chosen for k in members) else f"# [{section}]")
+        for key in members:
+            lines += entry(key, key.name.split(".", 1)[1])
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -12,7 +12,7 @@ and never a traceback. Anything else that escapes is a bug: exit 3 and a crash l
 
 from __future__ import annotations
 
-# Exit codes (documented in the README, "Exit codes").
+# Exit codes (documented in docs/cli.md, "Exit codes").
 EXIT_OK = 0  # success, including a no-op run and a closed gate in --auto mode
 EXIT_FAILURE = 1  # a refusal or failure the user can fix
 EXIT_USAGE = 2  # bad command line (click's own code)

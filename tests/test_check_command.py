@@ -16,7 +16,7 @@ from gitdream.git.repo import Repo
 from tests.conftest import AGENT_MD
 from tests.helpers import SHARED, cli, commit_all, git, gitdream_env, run_gitdream, write
 
-BAD_AGENT_MD = "# ops\n\n" + "a" * 2100 + "\n\n## Role\n"
+BAD_AGENT_MD = "# ops\n\n" + "a" * 2100 + "\n\n## Notes\n"
 
 
 def _check(root: Path, *paths: str, **kwargs: object):
@@ -85,7 +85,7 @@ def test_cli_json_shape(agent_repo: Path) -> None:
                 ],
                 "warnings": [],
                 "prefix": {
-                    "length": 2117,
+                    "length": 2118,
                     "sections": [
                         {"name": "# ops", "start": 0, "end": 2107, "line": 1, "requirement": "default"}
                     ],
@@ -234,6 +234,8 @@ REAL_EXPECTED = {
     "agents/frontend-craftsman/agent.md": ["prefix-section"],
     "agents/playwright-test-healer/agent.md": ["prefix-section"],
     "agents/playwright-test-planner/agent.md": ["prefix-section"],
+    # its "## Your Role" section runs to character 2327: the role is guarded by default
+    "agents/product-owner/agent.md": ["prefix-section"],
     # OpenClaw's long-term memory: 543 lines, 51 KB
     "agents/kit/memory/MEMORY.md": ["memory-lines", "memory-bytes"],
 }
@@ -317,3 +319,31 @@ def test_an_index_line_linking_to_a_deleted_topic_is_a_warning(agent_repo: Path)
         "agents/ops/memory/MEMORY.md:6: index-link: links to deploys.md, which is not in the memory folder"
         in (printed.stdout + printed.stderr)
     )
+
+
+ROLE_LATE = (
+    "# ops\n\nops keeps the deployment pipeline healthy.\n\n## Background\n\n"
+    + "The pipeline has a long history. " * 66
+    + "\n\n## Role\n\n"
+    + "- Watch the pipeline, fix what breaks, and write down what it learned.\n" * 8
+    + "\n## Notes\n\nFree text.\n"
+)
+
+
+def test_check_fails_when_the_role_moved_past_the_window(agent_repo: Path) -> None:
+    """Acceptance of #17: `## Role` moved to characters 2280-2882 of agent.md; with the
+    default configuration `gitdream check` fails."""
+    start = ROLE_LATE.index("## Role")
+    assert 2200 < start < 2300
+    write(agent_repo, "agents/ops/agent.md", ROLE_LATE)
+    result = cli(agent_repo, "check", "agents/ops/agent.md")
+    assert result.exit_code == 1
+    end = ROLE_LATE.index("\n\n## Notes")
+    assert result.stdout.splitlines()[0] == (
+        f"agents/ops/agent.md:{ROLE_LATE.count(chr(10), 0, start) + 1}: prefix-section: section '## Role' "
+        f"ends at character {end}, past 2000: move it up or shorten what comes before it: it says what "
+        "the agent does, and planners read only the window (a heading that names the role or purpose is "
+        'required by default; required_sections = ["opening"] leaves it out)'
+    )
+    write(agent_repo, "gitdream.toml", 'required_sections = ["opening"]\n')
+    assert cli(agent_repo, "check", "agents/ops/agent.md").exit_code == 0  # configurable as before

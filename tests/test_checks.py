@@ -60,13 +60,43 @@ def test_memory_bytes_count_utf8() -> None:
     assert not check_text("MEMORY.md", "éééééé", limits, "index").ok
 
 
-def test_topic_front_matter_must_be_a_yaml_mapping() -> None:
+def test_a_topic_gitdream_created_must_have_a_yaml_mapping() -> None:
     assert check_text("t.md", "---\nname: t\ntype: note\n---\nbody\n", LIMITS, "topic").ok
     assert check_text("t.md", "no front matter\n", LIMITS, "topic").ok
-    (bad,) = check_text("t.md", "---\nname: a: b\n---\n", LIMITS, "topic").problems
-    assert (bad.rule, bad.line) == ("front-matter", 2)
-    (listy,) = check_text("t.md", "---\n- a\n- b\n---\n", LIMITS, "topic").problems
-    assert "not a mapping" in listy.message
+    (bad,) = check_text("t.md", "---\norigin: gitdream\nname: a: b\n---\n", LIMITS, "topic").problems
+    assert (bad.rule, bad.line) == ("front-matter", 3)
+    unterminated = check_text("t.md", "---\norigin: 'gitdream'\nname: t\n\nbody\n", LIMITS, "topic")
+    assert [p.rule for p in unterminated.problems] == ["front-matter"]
+
+
+def test_front_matter_gitdream_does_not_own_is_a_warning() -> None:
+    """Regression test for #17: invalid YAML front matter that Claude Code wrote in a topic
+    file gitdream does not own blocked the commit."""
+    for text in (
+        "---\nname: a: b\ndescription: it broke: badly\n---\nbody\n",
+        "---\n- a\n- b\n---\n",
+        "---\nname: t\n\nnever closed\n",
+    ):
+        result = check_text("t.md", text, LIMITS, "topic")
+        assert result.ok, text
+        (warning,) = result.warnings
+        assert warning.rule == "front-matter"
+        assert warning.hint.endswith(
+            "gitdream leaves this topic alone (not created by gitdream, so the commit is not blocked)"
+        )
+
+
+def test_metadata_nested_fields_are_read() -> None:
+    from gitdream.dream import memoryfiles
+    from gitdream.text import frontmatter
+
+    text = "---\nmetadata:\n  name: Deploys\n  description: how we ship\n  type: project\n---\n# Deploys\n"
+    topic = memoryfiles.read_topic("deploys", "m/deploys.md", text)
+    assert (topic.name, topic.description) == ("Deploys", "how we ship")
+    assert frontmatter.field({"type": "user", "metadata": {"type": "project"}}, "type") == "user"
+    assert frontmatter.field({"metadata": {"type": "project"}}, "type") == "project"
+    assert frontmatter.field({"metadata": "x"}, "type") is None
+    assert check_text("t.md", text, LIMITS, "topic").ok
 
 
 def test_definition_front_matter_yaml_error_is_only_a_warning() -> None:
@@ -124,6 +154,6 @@ def test_check_definition_counts_in_the_configured_unit() -> None:
 
 
 def test_bad_required_sections_entry_is_a_config_error() -> None:
-    cfg = config.defaults().with_overrides({"required_sections": (["Role"], "flag --x")})
+    cfg = config.defaults().with_overrides({"required_sections": (["Purpose"], "flag --x")})
     with pytest.raises(ConfigError, match="flag --x"):
         check_definition("agent.md", "# x\n", cfg)

@@ -10,7 +10,7 @@ import pytest
 
 from gitdream import __version__
 from gitdream.cli import cli as group
-from tests.helpers import PACKAGE_ROOT, cli, run_gitdream
+from tests.helpers import cli, run_gitdream
 
 
 def _commands(command: click.Command, prefix: str = "") -> list[tuple[str, click.Command]]:
@@ -42,12 +42,6 @@ def test_every_command_has_help_with_examples(tmp_path: Path) -> None:
         assert result.exit_code == 0, name
         if not isinstance(command, click.Group):
             assert "Examples:" in command.help, f"{name} help has no examples"
-
-
-def test_every_command_is_in_the_readme() -> None:
-    readme = (PACKAGE_ROOT / "README.md").read_text(encoding="utf-8")
-    for name, _command in _commands(group):
-        assert f"gitdream {name}" in readme, f"`gitdream {name}` is not documented in README.md"
 
 
 def test_bare_gitdream_prints_help(tmp_path: Path) -> None:

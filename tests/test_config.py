@@ -122,17 +122,30 @@ def test_env_lists_are_comma_separated(tmp_path: Path) -> None:
     assert cfg.list("agents") == ["a/*", "b/*"]
 
 
-def test_rendered_default_toml_parses_to_the_defaults() -> None:
+def test_rendered_default_toml_sets_nothing_but_documents_every_key() -> None:
+    """`gitdream init`'s file leaves every key to the user config and the defaults: each is
+    documented and commented out, and uncommenting it gives its default."""
     text = config.render_default_toml()
-    data = tomllib.loads(text)
-    flat = config._flatten(data, "rendered")
+    assert tomllib.loads(text) == {}
+    uncommented = "\n".join(
+        line[2:]
+        if line.startswith("# ")
+        and ("=" in line or line.startswith("# ["))
+        and not line.startswith("# allowed")
+        else line
+        for line in text.splitlines()
+    )
+    flat = config._flatten(tomllib.loads(uncommented), "rendered")
     for key in config.KEYS:
-        if key.secret:
-            assert key.name not in flat, "secrets are commented out in the template"
-            continue
-        assert flat[key.name] == key.default, key.name
-    for key in config.KEYS:
+        assert flat[key.name] == (key.default if not key.secret else ""), key.name
         assert key.help.split()[0] in text
+
+
+def test_rendered_toml_sets_the_chosen_keys_only() -> None:
+    text = config.render_default_toml({"agents": ["."], "anthropic.max_calls_per_run": 3})
+    assert tomllib.loads(text) == {"agents": ["."], "anthropic": {"max_calls_per_run": 3}}
+    with pytest.raises(ConfigError, match="unknown key"):
+        config.render_default_toml({"agent": ["."]})
 
 
 def test_config_show_reports_sources(git_repo: Path) -> None:

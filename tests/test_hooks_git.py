@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from gitdream.trigger import hookscripts
 from tests.conftest import AGENT_MD
 from tests.helpers import commit_all, git, gitdream_env, head, init_repo, write
 
-BAD_AGENT_MD = "# ops\n\n" + "a" * 2100 + "\n\n## Role\n"
+BAD_AGENT_MD = "# ops\n\n" + "a" * 2100 + "\n\n## Notes\n"
 SYSTEM_PATH = "/usr/bin:/bin"
 POST_HOOKS = ["post-merge", "post-rewrite", "post-commit"]
 
@@ -143,10 +144,13 @@ def pull(tmp_path: Path, fake_python: Path, record_dir: Path) -> Pull:
     return Pull(remote, upstream, local, env)
 
 
-def stamp(common_dir: Path, opens_in: int) -> None:
-    """Write the time-gate stamp (real clock: the hook is another process)."""
-    (common_dir / "gitdream").mkdir(exist_ok=True)
-    (common_dir / "gitdream" / "stamp").write_text(f"{int(time.time()) + opens_in}\n")
+def stamp(common_dir: Path, opens_in: int, worktree: Path | None = None) -> None:
+    """Write the time-gate stamp as gitdream does (real clock: the hook is another
+    process), for the worktree `worktree` (default: the one of `common_dir`)."""
+    from gitdream.trigger import state as state_mod
+
+    opening = datetime.fromtimestamp(int(time.time()) + opens_in, UTC)
+    state_mod.write_stamp(common_dir, opening, workdir=worktree or common_dir.parent, env={})
 
 
 # --- every kind of pull triggers exactly once ---------------------------------------------
@@ -156,7 +160,7 @@ def test_fast_forward_pull_triggers_once(pull: Pull, record_dir: Path) -> None:
     pull.push("a.md")
     pull.git("pull", "--no-rebase")
     (run,) = runs(record_dir)
-    assert run.argv == "-m gitdream run --auto --trigger post-merge"
+    assert run.argv == "-m gitdream run --auto --trigger post-merge --quiet"
     assert Path(run.cwd) == pull.local
 
 
@@ -174,7 +178,7 @@ def test_rebase_pull_with_local_commits_triggers_once(pull: Pull, record_dir: Pa
     pull.git("pull", "--rebase")
     assert git(pull.local, "log", "-1", "--format=%s").strip() == "local b.md"
     (run,) = runs(record_dir)  # post-rewrite rebase; the rebase's own picks ran post-commit
-    assert run.argv.endswith("--trigger post-merge")
+    assert run.argv.endswith("--trigger post-merge --quiet")
 
 
 def test_rebase_pull_with_nothing_to_replay_triggers_once(pull: Pull, record_dir: Path) -> None:
@@ -240,12 +244,52 @@ def test_plain_merge_of_a_branch_triggers_once(pull: Pull, record_dir: Path) -> 
 # --- fast path ----------------------------------------------------------------------------
 
 
-def test_closed_time_gate_starts_no_python(pull: Pull, record_dir: Path, isolate: Path) -> None:
+def test_closed_time_gate_starts_no_python_and_logs_why(pull: Pull, record_dir: Path, isolate: Path) -> None:
+    stamp(pull.local / ".git", 3600)
+    until = (pull.local / ".git" / "gitdream" / "stamp").read_text().split()[1]
+    pull.push("a.md")
+    pull.git("pull", "--no-rebase")
+    assert runs(record_dir) == []
+    (line,) = (isolate / "gitdream-home" / "logs" / "hooks.log").read_text().splitlines()
+    when, hook, where, decision = line.split("\t")
+    assert (hook, where) == ("post-merge", str(pull.local))
+    assert decision == f"gate 'time' closed until {until} (the stamp; no Python started)"
+    assert when[:4].isdigit() and when.endswith("Z")
+
+
+def test_a_configuration_change_reaches_the_hook_on_its_next_firing(pull: Pull, record_dir: Path) -> None:
+    """Regression test for #17: after `min_hours = 0` in gitdream.toml the hooks' stamp
+    stayed 24 h ahead until `gitdream status` rewrote it."""
     stamp(pull.local / ".git", 3600)
     pull.push("a.md")
     pull.git("pull", "--no-rebase")
     assert runs(record_dir) == []
-    assert not (isolate / "gitdream-home" / "logs").exists()
+    pull.push("gitdream.toml", "min_hours = 0\n")  # the pull brings the change itself
+    pull.git("pull", "--no-rebase")
+    assert len(runs(record_dir)) == 1
+
+
+def test_the_stamp_is_not_trusted_with_another_environment_or_worktree(
+    pull: Pull, record_dir: Path, tmp_path: Path
+) -> None:
+    stamp(pull.local / ".git", 3600)
+    pull.push("a.md")
+    pull.git("pull", "--no-rebase", GITDREAM_MIN_HOURS="0")
+    assert len(runs(record_dir)) == 1
+    stamp(pull.local / ".git", 3600, worktree=tmp_path)  # computed for another worktree
+    pull.push("b.md")
+    pull.git("pull", "--no-rebase")
+    assert len(runs(record_dir)) == 2
+
+
+def test_a_user_config_change_reaches_the_hook(pull: Pull, record_dir: Path, isolate: Path) -> None:
+    stamp(pull.local / ".git", 3600)
+    past = time.time() - 5
+    os.utime(pull.local / ".git" / "gitdream" / "stamp", (past, past))
+    write(isolate / "gitdream-home", "config.toml", "min_hours = 1\n")
+    pull.push("a.md")
+    pull.git("pull", "--no-rebase")
+    assert len(runs(record_dir)) == 1
 
 
 @pytest.mark.parametrize("content", ["0\n", "garbage\n", "", "99999999999999999999999\n"])
@@ -262,7 +306,7 @@ def test_stamp_of_the_common_dir_gates_a_linked_worktree(
 ) -> None:
     worktree = tmp_path / "wt"
     pull.git("worktree", "add", "-q", str(worktree), "-b", "wt")
-    stamp(pull.local / ".git", 3600)
+    stamp(pull.local / ".git", 3600, worktree)
     pull.push("a.md")
     proc = subprocess.run(
         ["git", "pull", "--no-rebase", "origin", "main"],
@@ -273,7 +317,7 @@ def test_stamp_of_the_common_dir_gates_a_linked_worktree(
     )
     assert proc.returncode == 0, proc.stderr
     assert runs(record_dir) == []
-    stamp(pull.local / ".git", -10)
+    stamp(pull.local / ".git", -10, worktree)
     pull.push("b.md")
     subprocess.run(
         ["git", "pull", "--no-rebase", "origin", "main"],
@@ -359,7 +403,7 @@ def test_gitdream_on_path_when_the_baked_interpreter_is_gone(
     pull.push("a.md")
     pull.git("pull", "--no-rebase", PATH=f"{bin_dir}:{SYSTEM_PATH}")
     (run,) = runs(record_dir)
-    assert run.argv == "run --auto --trigger post-merge"
+    assert run.argv == "run --auto --trigger post-merge --quiet"
 
 
 def test_git_environment_does_not_leak(pull: Pull, record_dir: Path, tmp_path: Path) -> None:
@@ -408,8 +452,8 @@ def test_open_gate_starts_a_detached_run(pull: Pull, record_dir: Path, isolate: 
     assert elapsed < 4, "the pull waited for the dream"
     (run,) = wait_for_runs(record_dir, 1)
     assert run.sid == run.pid, "not a new session"
-    log = (isolate / "gitdream-home" / "logs" / "hooks.log").read_text()
-    assert "post-merge: " in log and "-m gitdream run --auto --trigger post-merge" in log
+    assert "_GITDREAM_HOOK" in run.env  # the run writes its decision to the hooks log
+    assert (isolate / "gitdream-home" / "logs" / "hooks.log").exists()
 
 
 def test_detached_run_after_rebase_waits_for_the_rebase_to_finish(pull: Pull, record_dir: Path) -> None:
@@ -703,3 +747,86 @@ def test_coexists_with_the_pre_commit_framework(
     passed = commit(root, env, "-m", "now only pre-commit's hook runs")
     assert passed.returncode == 0, passed.stderr
     assert "Skipping `pre-commit`" in passed.stderr  # pre-commit's hook ran, and only it
+
+
+# --- pre-commit: Python only when something it checks is staged -----------------------------
+
+
+@pytest.fixture
+def gated_committer(tmp_path: Path, fake_python: Path, record_dir: Path) -> tuple[Path, dict[str, str]]:
+    """A repository whose pre-commit hook starts `fake_python` (which records each start),
+    with the path patterns written as `gitdream check --staged` writes them."""
+    from gitdream import config
+    from gitdream.trigger import state as state_mod
+
+    root = init_repo(tmp_path / "repo")
+    write(root, "agents/ops/agent.md", AGENT_MD)
+    commit_all(root, "initial")
+    state_mod.write_precommit_paths(root / ".git", root, config.load(root, env={}), env={})
+    hookscripts.install(Repo.open(root), hooks=["pre-commit"], python=str(fake_python))
+    return root, {**os.environ, "FAKE_RECORD_DIR": str(record_dir)}
+
+
+@pytest.mark.parametrize(
+    ("path", "checked"),
+    [
+        ("code.txt", False),
+        ("src/agents.py", False),
+        ("agents/ops/memory/logs/2026/03/2026-03-01.md", False),  # a raw log: not checked
+        ("agents/ops/sessions/s1.jsonl", False),
+        ("agents/ops/agent.md", True),
+        ("agents/ops/soul.md", True),
+        ("agents/new/SKILL.md", True),
+        ("agents/ops/memory/MEMORY.md", True),
+        ("agents/ops/memory/deploys.md", True),
+        ("gitdream.toml", True),
+        ("agents/ops/memory/\u9002\u5f53.md", True),  # non-ASCII names are compared as they are
+        ('agents/ops/memory/a"b.md', True),  # git quotes it: Python decides
+    ],
+)
+def test_pre_commit_starts_python_only_for_a_checked_path(
+    gated_committer: tuple[Path, dict[str, str]], record_dir: Path, path: str, checked: bool
+) -> None:
+    root, env = gated_committer
+    write(root, path, "# x\n")
+    git(root, "add", "-A")
+    proc = commit(root, env, "-m", f"add {path}")
+    assert proc.returncode == 0, proc.stderr
+    assert len(runs(record_dir)) == (1 if checked else 0)
+
+
+def test_pre_commit_deletion_only_starts_no_python(
+    gated_committer: tuple[Path, dict[str, str]], record_dir: Path
+) -> None:
+    root, env = gated_committer
+    git(root, "rm", "-q", "agents/ops/agent.md")
+    assert commit(root, env, "-m", "remove").returncode == 0
+    assert runs(record_dir) == []
+
+
+def test_pre_commit_asks_python_when_its_patterns_are_stale(
+    gated_committer: tuple[Path, dict[str, str]], record_dir: Path
+) -> None:
+    """A configuration change (a new definition file) must reach the hook at once."""
+    root, env = gated_committer
+    write(root, "gitdream.toml", 'definition_files = ["agent.md", "prompt.txt"]\n')
+    write(root, "agents/ops/prompt.txt", "x\n")
+    git(root, "add", "agents/ops/prompt.txt")
+    assert commit(root, env, "-m", "prompt").returncode == 0
+    assert len(runs(record_dir)) == 1  # gitdream.toml is newer than the patterns
+    assert commit(root, {**env, "GITDREAM_MEMORY_DIR": "mem"}, "--allow-empty", "-m", "e").returncode == 0
+    assert len(runs(record_dir)) == 2  # another environment
+
+
+def test_pre_commit_patterns_are_written_by_the_real_check(committer: tuple[Path, dict[str, str]]) -> None:
+    from gitdream.trigger import state as state_mod
+
+    root, env = committer
+    patterns = state_mod.precommit_path(root / ".git")
+    assert not patterns.exists()
+    write(root, "agents/ops/agent.md", AGENT_MD + "\nMore.\n")
+    git(root, "add", "-A")
+    assert commit(root, env, "-m", "x").returncode == 0
+    lines = patterns.read_text().splitlines()
+    assert lines[:3] == [str(root), "||", "+gitdream.toml"]
+    assert "+agents/*/agent.md" in lines and "-agents/*/memory/*/*" in lines

@@ -1,10 +1,13 @@
-"""`gitdream init`: creates only new files, refuses to overwrite, commits only its own files."""
+"""`gitdream init`: creates only what is missing, never overwrites, adopts existing agents,
+writes a gitdream.toml that sets only what the user chose, commits only its own files."""
 
 from __future__ import annotations
 
 import json
 import tomllib
 from pathlib import Path
+
+import pytest
 
 from gitdream import config
 from tests.helpers import cli, git, head, init_repo, snapshot, write
@@ -24,8 +27,8 @@ def test_init_writes_config_and_skeleton_without_committing(git_repo: Path) -> N
         "gitdream.toml",
     ]
     assert head(git_repo) == before
-    data = tomllib.loads((git_repo / "gitdream.toml").read_text())
-    assert data["agents"] == ["agents/*"]
+    assert tomllib.loads((git_repo / "gitdream.toml").read_text()) == {}  # every key commented out
+    assert '# agents = ["agents/*"]' in (git_repo / "gitdream.toml").read_text()
     assert "assistant" in (git_repo / "agents/assistant/agent.md").read_text()
 
 
@@ -47,13 +50,73 @@ def test_agent_md_prefix_holds_a_complete_role_section(git_repo: Path) -> None:
     assert role_end <= 2000, "the whole role section must lie within the first 2000 characters"
 
 
-def test_init_refuses_to_overwrite_and_writes_nothing(git_repo: Path) -> None:
+def test_init_adopts_an_existing_agent_and_overwrites_nothing(git_repo: Path) -> None:
     write(git_repo, "agents/ops/soul.md", "my soul\n")
+    write(git_repo, "agents/ops/agent.md", "# ops\n\nMine.\n")
+    before = {p: (git_repo / p).read_bytes() for p in ("agents/ops/soul.md", "agents/ops/agent.md")}
+    result = cli(git_repo, "init", "--agent", "ops", "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["adopted"] == ["ops"]
+    assert sorted(doc["created"]) == ["agents/ops/memory/MEMORY.md", "gitdream.toml"]
+    assert sorted(doc["kept"]) == ["agents/ops/agent.md", "agents/ops/soul.md"]
+    assert {p: (git_repo / p).read_bytes() for p in before} == before
+    assert not (git_repo / "agents/ops/SKILL.md").exists()  # definitions are the user's
+    again = cli(git_repo, "init", "--agent", "ops", "--commit", "--json")
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["created"] == [] and json.loads(again.stdout)["commit"] is None
+
+
+def test_init_without_agent_adopts_an_agents_repository(git_repo: Path) -> None:
+    write(git_repo, "agents/kit/agent.md", "# kit\n")
+    write(git_repo, "agents/critic/agent.md", "# critic\n")
     before = snapshot(git_repo)
-    result = cli(git_repo, "init", "--agent", "ops")
-    assert result.exit_code == 1
-    assert "refusing to overwrite existing files: agents/ops/soul.md" in result.stderr
-    assert snapshot(git_repo) == before
+    result = cli(git_repo, "init")
+    assert result.exit_code == 0, result.stderr
+    assert "Adopted 2 agents: critic, kit (their files are kept as they are)" in result.stdout
+    assert not (git_repo / "agents/assistant").exists()
+    after = snapshot(git_repo)
+    assert {k: v for k, v in after["files"].items() if k != "gitdream.toml"} == before["files"]
+
+
+def test_init_sets_only_what_the_user_chose(git_repo: Path, isolate: Path) -> None:
+    """Regression test for #17: every key was set explicitly, so the repository file
+    shadowed the user config and pinned today's model id."""
+    write(isolate / "gitdream-home", "config.toml", '[anthropic]\nmodel = "my-gateway-model"\n')
+    assert cli(git_repo, "init", "--single").exit_code == 0
+    text = (git_repo / "gitdream.toml").read_text()
+    assert tomllib.loads(text) == {"agents": ["."]}
+    shown = json.loads(cli(git_repo, "config", "show", "--json").stdout)["keys"]
+    assert shown["anthropic.model"]["value"] == "my-gateway-model"
+    assert shown["anthropic.model"]["source"].startswith("user config ")
+    assert shown["agents"] == {"value": ["."], "source": "gitdream.toml"}
+
+
+def test_init_agent_kit_in_a_real_agents_repository(tmp_path: Path, isolate: Path) -> None:
+    """Acceptance of #17 on the real Kit agent (../shared/realdata): `gitdream init --agent
+    kit` succeeds in an existing agents repository and `gitdream config show` still shows
+    the user config's `anthropic.model`."""
+    import subprocess
+    import sys
+
+    from tests.helpers import SHARED
+
+    tool = SHARED / "tools" / "make-real-repo"
+    if not tool.is_file():
+        pytest.skip(f"real-data tool not found at {tool} (../shared is absent)")
+    root = tmp_path / "real"
+    subprocess.run([sys.executable, str(tool), str(root)], check=True, capture_output=True)
+    write(isolate / "gitdream-home", "config.toml", '[anthropic]\nmodel = "claude-via-gateway"\n')
+    before = snapshot(root)
+    result = cli(root, "init", "--agent", "kit", "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["adopted"] == ["kit"] and doc["created"] == ["gitdream.toml"]
+    assert "agents/kit/agent.md" in doc["kept"] and "agents/kit/memory/MEMORY.md" in doc["kept"]
+    assert {k: v for k, v in snapshot(root)["files"].items() if k != "gitdream.toml"} == before["files"]
+    shown = json.loads(cli(root, "config", "show", "--json").stdout)["keys"]
+    assert shown["anthropic.model"]["value"] == "claude-via-gateway"
+    assert cli(root, "run", "--agent", "kit", "--dry-run").exit_code == 0
 
 
 def test_second_agent_keeps_existing_config(git_repo: Path) -> None:

@@ -1,4 +1,4 @@
-"""The agent.md prefix guard: pure text rules (DESIGN §7, README "gitdream check")."""
+"""The agent.md prefix guard: pure text rules (docs/check.md)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,74 @@ def rules(text: str, **kwargs: object) -> list[str]:
 
 
 def test_h1_and_its_text_within_the_window_passes() -> None:
-    text = "# ops\n\nKeeps the pipeline healthy.\n\n## Role\n\n" + "x" * 5000 + "\n"
+    text = "# ops\n\nKeeps the pipeline healthy.\n\n## Notes\n\n" + "x" * 5000 + "\n"
     result = check_prefix(text)
     assert result.ok
     assert [(s.name, s.start, s.end, s.line) for s in result.sections] == [("# ops", 0, 34, 1)]
 
 
+ROLE = "## Role\n\n- Watch the pipeline and fix what breaks.\n"
+
+
+def test_the_role_is_guarded_by_default() -> None:
+    """Regression test for #17: `## Role` moved to characters 2280-2882 of agent.md and
+    `gitdream check` said ok unless required_sections named it."""
+    text = "# ops\n\nKeeps the pipeline healthy.\n\n## Notes\n\n" + "n" * 2200 + "\n\n" + ROLE
+    result = check_prefix(text)
+    (problem,) = result.problems
+    assert problem.rule == "prefix-section"
+    assert problem.message == f"section '## Role' ends at character {len(text) - 1}, past 2000"
+    assert problem.hint.startswith("move it up or shorten what comes before it: it says what the agent does")
+    assert 'required_sections = ["opening"]' in problem.hint
+    assert [s.requirement for s in result.sections] == ["default", "role"]
+    assert check_prefix(text, required_sections=["opening"]).ok
+    assert rules(text, required_sections=["role"]) == ["prefix-section"]
+    moved = "# ops\n\nKeeps the pipeline healthy.\n\n" + ROLE + "\n## Notes\n\n" + "n" * 2200 + "\n"
+    assert check_prefix(moved).ok
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "## Role",
+        "## Your Role",
+        "### Purpose",
+        "## Core Responsibilities",
+        "## Mission",
+        "## Roles and duties",
+        "## 역할",
+        "## 역할 및 책임",
+        "## 角色",
+        "## 职责",
+        "## 役割",
+        "## 目的",
+        "## Rôle",
+        "## Aufgaben",
+    ],
+)
+def test_headings_that_name_the_role_or_purpose_in_the_languages_of_the_material(heading: str) -> None:
+    text = (
+        "# ops\n\nKeeps the pipeline healthy.\n\n## Notes\n\n" + "n" * 2000 + f"\n\n{heading}\n\nThe job.\n"
+    )
+    assert rules(text) == ["prefix-section"], heading
+
+
+@pytest.mark.parametrize(
+    "heading", ["## Rolling deploys", "## Notes", "## Controller", "## Purposeful pauses"]
+)
+def test_other_headings_are_not_the_role(heading: str) -> None:
+    text = "# ops\n\nKeeps the pipeline healthy.\n\n## Notes\n\n" + "n" * 2000 + f"\n\n{heading}\n\nText.\n"
+    assert check_prefix(text).ok, heading
+
+
+def test_a_role_section_includes_its_sub_headings() -> None:
+    text = "# ops\n\nSummary.\n\n## Role\n\n### Inputs\n\n" + "i" * 2100 + "\n\n## Notes\n"
+    (problem,) = check_prefix(text).problems
+    assert problem.message == "section '## Role' ends at character 2138, past 2000"
+
+
 def test_section_ending_past_the_window_names_offsets_and_fix() -> None:
-    text = "# ops\n\n" + "a" * 2100 + "\n\n## Role\n"
+    text = "# ops\n\n" + "a" * 2100 + "\n\n## Notes\n"
     result = check_prefix(text)
     (problem,) = result.problems
     assert problem.rule == "prefix-section"
@@ -43,8 +103,8 @@ def test_configured_section_example_from_the_issue() -> None:
 def test_section_end_is_its_last_non_blank_character() -> None:
     body = "# ops\n\n" + "a" * (2000 - 7)
     assert len(body) == 2000
-    assert check_prefix(body + "\n\n\n\n## Role\n").ok
-    assert rules(body + "b\n## Role\n") == ["prefix-section"]
+    assert check_prefix(body + "\n\n\n\n## Notes\n").ok
+    assert rules(body + "b\n## Notes\n") == ["prefix-section"]
 
 
 def test_window_size_is_configurable() -> None:
@@ -96,11 +156,12 @@ def test_leading_html_comment_is_not_the_opening() -> None:
 
 
 def test_setext_heading_is_a_heading() -> None:
-    text = "Ops agent\n=========\n\nSummary.\n\nRole\n----\n\n" + "r" * 3000
+    text = "Ops agent\n=========\n\nSummary.\n\nNotes\n-----\n\n" + "r" * 3000
     result = check_prefix(text)
     assert result.ok
     assert result.sections[0].name == "# Ops agent"
-    assert [(h.level, h.text) for h in headings(text)] == [(1, "Ops agent"), (2, "Role")]
+    assert [(h.level, h.text) for h in headings(text)] == [(1, "Ops agent"), (2, "Notes")]
+    assert rules(text.replace("Notes\n-----", "Role\n----")) == ["prefix-section"]  # a setext role
 
 
 def test_list_item_followed_by_dashes_is_no_heading() -> None:
@@ -108,9 +169,9 @@ def test_list_item_followed_by_dashes_is_no_heading() -> None:
 
 
 def test_headings_in_fenced_code_do_not_count() -> None:
-    text = "# ops\n\n```md\n## Not a heading\n```\n\n" + "a" * 2100 + "\n## Role\n"
-    assert rules(text) == ["prefix-section"]
-    assert [h.text for h in headings(text)] == ["ops", "Role"]
+    text = "# ops\n\n```md\n## Role\n```\n\n" + "a" * 2100 + "\n## Notes\n"
+    assert rules(text) == ["prefix-section"]  # the opening; the fenced "## Role" is no section
+    assert [h.text for h in headings(text)] == ["ops", "Notes"]
 
 
 def test_required_heading_matches_case_and_spaces_insensitively() -> None:
@@ -157,7 +218,7 @@ def test_block_before_end_of_last_required_section_breaks_order() -> None:
 
 
 def test_block_after_required_sections_is_fine_even_before_next_heading() -> None:
-    text = "# ops\n\nSummary.\n\n" + BEGIN + "- learned\n" + END + "\n## Role\n"
+    text = "# ops\n\nSummary.\n\n" + BEGIN + "- learned\n" + END + "\n## Notes\n"
     assert check_prefix(text).ok
 
 
@@ -208,6 +269,8 @@ def test_crlf_counts_two_characters_per_line_break() -> None:
 def test_bad_unit_and_bad_required_entry_are_value_errors() -> None:
     with pytest.raises(ValueError, match="unit"):
         check_prefix("# x\n", unit="bytes")
-    with pytest.raises(ValueError, match="Role"):
-        parse_required(["Role"])
-    assert [r.kind for r in parse_required([])] == ["default"]
+    with pytest.raises(ValueError, match="Purpose"):
+        parse_required(["Purpose"])
+    assert [r.kind for r in parse_required([])] == ["default", "role"]
+    assert [r.kind for r in parse_required(["opening"])] == ["default"]
+    assert [r.kind for r in parse_required(["role", "## Rules"])] == ["role", "heading"]

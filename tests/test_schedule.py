@@ -1,15 +1,16 @@
-"""`gitdream schedule show|install`: cron, systemd user timer, CI workflow."""
+"""`gitdream schedule show|install|uninstall`: cron, systemd user timer, CI pipelines
+(the CI templates themselves: tests/trigger/test_schedule_ci.py)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gitdream.trigger import schedule
 from gitdream.trigger.schedule import ScheduleError
@@ -34,8 +35,8 @@ def test_cron_line_runs_the_scheduled_trigger(git_repo: Path) -> None:
     marker, job = schedule.render_cron(t).splitlines()
     assert marker == f"# gitdream schedule: {git_repo}"
     assert job == (
-        f"{t.minute} * * * * cd {git_repo} && /venv/bin/python -m gitdream run --auto --trigger schedule "
-        f">>{t.log} 2>&1"
+        f"{t.minute} * * * * mkdir -p {t.log.parent} && cd {git_repo} && /venv/bin/python -m gitdream run "
+        f"--auto --trigger schedule >>{t.log} 2>&1"
     )
     assert 0 <= t.minute < 60
     assert schedule.job(git_repo).minute == t.minute  # stable per repository
@@ -80,21 +81,6 @@ def test_line_breaks_in_paths_are_refused(tmp_path: Path) -> None:
         schedule.render_cron(t)
 
 
-def test_ci_workflow_dreams_onto_a_review_branch_and_opens_a_pull_request() -> None:
-    workflow = yaml.safe_load(schedule.render_ci())
-    assert "schedule" in workflow[True]  # YAML 1.1 reads the key `on` as True
-    steps = workflow["jobs"]["dream"]["steps"]
-    assert steps[0]["uses"].startswith("actions/checkout@")
-    assert steps[0]["with"]["fetch-depth"] == 0
-    script = "\n".join(step.get("run", "") for step in steps)
-    assert 'pip install "$GITDREAM_PIP_SPEC"' in script
-    assert workflow["env"]["GITDREAM_PIP_SPEC"]
-    assert "gitdream run --auto --trigger schedule --branch" in script
-    assert 'git push origin "refs/heads/$BRANCH:refs/heads/$BRANCH"' in script
-    assert "gh pr create" in script
-    assert workflow["permissions"] == {"contents": "write", "pull-requests": "write"}
-
-
 def test_show_prints_everything_and_writes_nothing(git_repo: Path, isolate: Path) -> None:
     before = files_under(isolate)
     result = cli(git_repo, "schedule", "show")
@@ -106,8 +92,11 @@ def test_show_prints_everything_and_writes_nothing(git_repo: Path, isolate: Path
     only_cron = cli(git_repo, "schedule", "show", "--cron").stdout
     assert only_cron.startswith("# gitdream schedule: ") and only_cron.count("\n") == 2
     document = json.loads(cli(git_repo, "schedule", "show", "--json").stdout)
-    assert set(document) == {"repository", "python", "cron", "systemd", "ci"}
+    assert set(document) == {"repository", "python", "cron", "log", "systemd", "ci", "gitlab"}
     assert document["ci"]["path"] == ".github/workflows/gitdream.yml"
+    assert document["gitlab"]["path"] == ".gitlab/gitdream.yml"
+    assert document["log"] == str(isolate / "gitdream-home" / "logs" / "schedule.log")
+    assert document["systemd"]["environment_file"] == str(isolate / "gitdream-home" / "environment")
     assert document["systemd"]["dir"] == str(isolate / "xdg_config_home" / "systemd" / "user")
 
 
@@ -183,5 +172,109 @@ def test_cli_install_cron(git_repo: Path, crontab: Path) -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "created    crontab\n"
+    assert proc.stdout.splitlines()[:3] == [
+        "created    crontab",
+        "next:",
+        f"  its output goes to {Path(os.environ['GITDREAM_HOME']) / 'logs' / 'schedule.log'}",
+    ]
     assert "--trigger schedule" in crontab.read_text()
+
+
+def test_the_cron_job_creates_its_log_folder_on_a_fresh_account(git_repo: Path, tmp_path: Path) -> None:
+    """Regression test for #17: the cron job died on a fresh account ("Directory
+    nonexistent"): its log folder was never created. Run the line as cron does."""
+    fresh = tmp_path / "fresh-home"
+    t = schedule.Job(git_repo, sys.executable, fresh / ".local/state/gitdream/log/schedule.log", "u", 1)
+    command = schedule.render_cron(t).splitlines()[1].split(" ", 5)[5].replace("\\%", "%")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(fresh),
+        "GITDREAM_HOME": str(tmp_path / "gd"),
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+    proc = subprocess.run(["/bin/sh", "-c", command], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert t.log.parent.is_dir()
+
+
+def test_install_cron_creates_the_log_folder_and_uninstall_removes_only_its_entry(
+    git_repo: Path, crontab: Path, isolate: Path
+) -> None:
+    t = schedule.job(git_repo, sys.executable)
+    assert not t.log.parent.exists()
+    schedule.install_cron(t)
+    assert t.log.parent.is_dir()
+    crontab.write_text("MAILTO=me\n" + crontab.read_text() + "5 5 * * * other\n")
+    assert schedule.uninstall_cron(t).action == "removed"
+    assert crontab.read_text() == "MAILTO=me\n5 5 * * * other\n"
+    assert schedule.uninstall_cron(t).action == "absent"
+    result = cli(git_repo, "schedule", "uninstall", "--cron", "--json")
+    assert json.loads(result.stdout)["written"] == [{"path": "crontab", "action": "absent"}]
+
+
+def test_systemd_service_reads_an_environment_file_and_the_timer_names_linger(
+    git_repo: Path, isolate: Path
+) -> None:
+    t = schedule.job(git_repo, "/venv/bin/python")
+    units = schedule.render_systemd(t)
+    environment = isolate / "gitdream-home" / "environment"
+    assert f"EnvironmentFile=-{environment}\n" in units[f"{t.unit}.service"]
+    assert "ANTHROPIC_API_KEY" in units[f"{t.unit}.service"]
+    assert "loginctl enable-linger $USER" in units[f"{t.unit}.timer"]
+    result = cli(git_repo, "schedule", "install", "--systemd")
+    assert (
+        '  loginctl enable-linger "$USER"  (so the timer runs while you are not logged in)' in result.stdout
+    )
+    assert f"  put ANTHROPIC_API_KEY=... in {environment} (mode 600)" in result.stdout
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+def test_systemd_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "a 50% repo")
+    t = schedule.job(repo, sys.executable)
+    for name, content in schedule.render_systemd(t).items():
+        (tmp_path / name).write_text(content)
+    proc = subprocess.run(
+        ["systemd-analyze", "verify", str(tmp_path / f"{t.unit}.service"), str(tmp_path / f"{t.unit}.timer")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if "Failed to initialize manager" in proc.stderr:
+        pytest.skip(f"systemd-analyze cannot run here: {proc.stderr.strip()}")
+    assert (proc.returncode, proc.stderr) == (0, "")
+
+
+def test_uninstall_systemd_removes_the_units_and_their_enable_link(git_repo: Path, isolate: Path) -> None:
+    t = schedule.job(git_repo, sys.executable)
+    schedule.install_systemd(t)
+    folder = schedule.systemd_user_dir()
+    wants = folder / "timers.target.wants"
+    wants.mkdir()
+    (wants / f"{t.unit}.timer").symlink_to(folder / f"{t.unit}.timer")  # what `systemctl enable` makes
+    (folder / "other.service").write_text("[Service]\n")
+    result = cli(git_repo, "schedule", "uninstall", "--systemd")
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in folder.rglob("*")) == ["other.service", "timers.target.wants"]
+    assert f"systemctl --user stop {t.unit}.timer" in result.stdout
+    (folder / f"{t.unit}.timer").write_text("mine\n")
+    refused = cli(git_repo, "schedule", "uninstall", "--systemd")
+    assert refused.exit_code == 1 and "is not gitdream's schedule" in refused.stderr
+    assert (folder / f"{t.unit}.timer").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(
+    ("kind", "target"), [("github", ".github/workflows/gitdream.yml"), ("gitlab", ".gitlab/gitdream.yml")]
+)
+def test_ci_install_and_uninstall_write_only_gitdreams_file(git_repo: Path, kind: str, target: str) -> None:
+    result = cli(git_repo, "schedule", "install", f"--{kind}")
+    assert result.exit_code == 0, result.stderr
+    assert (git_repo / target).read_text() == schedule.render_ci(kind)
+    assert f"review and commit {target}" in result.stdout
+    assert cli(git_repo, "schedule", "install", f"--{kind}").stdout.startswith("unchanged")
+    assert cli(git_repo, "schedule", "uninstall", f"--{kind}").stdout.startswith("removed")
+    assert not (git_repo / target).exists()
+    (git_repo / target).write_text("name: mine\n")
+    assert cli(git_repo, "schedule", "install", f"--{kind}").exit_code == 1
+    assert cli(git_repo, "schedule", "uninstall", f"--{kind}").exit_code == 1
+    assert (git_repo / target).read_text() == "name: mine\n"

@@ -272,10 +272,16 @@ def check_agents(
     differs from HEAD are judged (what the pre-commit hook wants: a file committed
     earlier with a problem does not block unrelated commits).
 
+    With `staged` (and gitdream enabled) it also rewrites the patterns the pre-commit
+    hook reads (`gitdream.trigger.state.write_precommit_paths`).
+
     Returns a CheckResult. Raises GitdreamError when a given path does not exist (in the
     index, with `staged`), ConfigError for bad configuration, RepoStateError when the
     index cannot be read.
     """
+    from gitdream import clock
+
+    config_seen = clock.epoch()
     limits = Limits.from_config(cfg)
     filters = [p.strip("/") if p not in ("", ".") else "" for p in paths]
     warnings: list[str] = []
@@ -348,6 +354,11 @@ def check_agents(
     for checked in files:
         if checked.kind == KIND_INDEX and checked.agent is not None:
             checked.warnings.extend(_dangling_links(contents[checked.path], topics.get(checked.agent, set())))
+    if staged and cfg.bool("enabled"):
+        # What lets the next pre-commit hook tell in sh that a commit stages nothing to check.
+        from gitdream.trigger import state as state_mod
+
+        state_mod.write_precommit_paths(repo.common_dir, repo.workdir, cfg, config_seen=config_seen)
     return CheckResult(
         files=files,
         mode="staged" if staged else "worktree",

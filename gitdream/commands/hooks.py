@@ -6,12 +6,14 @@ disabled gitdream's hooks exit at once without starting Python.
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from gitdream.trigger import hookscripts
 from gitdream.trigger.hookscripts import HOOK_NAMES, HooksResult, HooksStatus
 
-__all__ = ["HOOK_NAMES", "install", "status", "uninstall"]
+__all__ = ["HOOK_NAMES", "install", "run_hook", "status", "uninstall"]
 
 
 def install(
@@ -38,3 +40,16 @@ def uninstall(
 def status(repo: Any) -> HooksStatus:
     """The state of each hook."""
     return hookscripts.status(repo)
+
+
+def run_hook(name: str, args: Sequence[str]) -> NoReturn:
+    """`gitdream hook NAME [ARGS]...`: do what gitdream's installed hook `name` does, for a
+    hook that is not gitdream's file — a tracked hooks folder, Husky's `.husky/<hook>`,
+    lefthook's `lefthook.yml`. Replaces this process with `/bin/sh` running the same
+    script `hooks install` writes (the interpreter baked in is this one), with git's
+    arguments, standard input and environment; `_GITDREAM_ENTRY=1` tells it that it
+    chains no previous hook. Its exit status is the hook's (pre-commit: 1 blocks the
+    commit). Raises HookInstallError for an unknown hook name."""
+    script = hookscripts.render(name).decode("utf-8", "surrogateescape")
+    env = dict(os.environ, _GITDREAM_ENTRY="1")
+    os.execve("/bin/sh", ["sh", "-c", script, name, *args], env)

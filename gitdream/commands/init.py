@@ -1,4 +1,19 @@
-"""`gitdream init`: write gitdream.toml and an agent skeleton, never overwriting a file."""
+"""`gitdream init`: set a repository up for gitdream, creating only what is missing.
+
+- A new agent (its folder does not exist yet) gets the skeleton from `templates/agent/`:
+  agent.md, soul.md, SKILL.md, memory/MEMORY.md.
+- An existing agent is **adopted**: its files are kept as they are and only the memory
+  index gitdream maintains is created when it is missing. Definitions are the user's;
+  gitdream invents none.
+- Without `--agent`, a repository that already has agents (by the `agents` globs) is
+  adopted as a whole: nothing is added to any agent.
+- `gitdream.toml` is written unless it exists, with every key commented out at its
+  default: only what the user chose on the command line is set (`agents = ["."]` for
+  `--single`), so the user config and the defaults of later versions apply.
+
+Nothing is ever overwritten: every path is checked by the write gate first, and each
+file is created exclusively.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +21,11 @@ import os
 import re
 import string
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitdream import config, resources
-from gitdream.agents import join, make_agent
-from gitdream.errors import ConfigError, WriteRefused
+from gitdream.agents import Agent, join, list_agents, make_agent
+from gitdream.errors import ConfigError
 from gitdream.git import commitbuilder
 from gitdream.git.repo import Repo
 from gitdream.globs import any_match
@@ -17,25 +33,30 @@ from gitdream.globs import any_match
 DEFAULT_AGENT_ID = "assistant"
 # Letters (any script), digits, "-", "_" and "."; not starting with "." or "-".
 _ID = re.compile(r"[^\W_][\w.-]{0,99}|_[\w.-]{0,99}")
+_INDEX_TEMPLATE = "memory/MEMORY.md"
 
 
 @dataclass
 class InitResult:
     """What init did: files created (repository-relative), files it kept because they
-    already existed and are not part of the agent (gitdream.toml), the agent id and
-    directory, the commit id (None without --commit) and warnings."""
+    already existed, the agent id and directory, `adopted` (agent ids whose existing
+    files were kept: an agent adopted, or every agent of a repository adopted without
+    --agent), the commit id (None without --commit or when nothing was created) and
+    warnings."""
 
     created: list[str]
     kept: list[str]
-    agent_id: str
-    agent_dir: str
+    agent_id: str | None
+    agent_dir: str | None
+    adopted: list[str] = field(default_factory=list)
     commit: str | None = None
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
             "agent": self.agent_id,
-            "agent_dir": self.agent_dir or ".",
+            "agent_dir": None if self.agent_dir is None else self.agent_dir or ".",
+            "adopted": self.adopted,
             "created": self.created,
             "kept": self.kept,
             "commit": self.commit,
@@ -61,71 +82,95 @@ def _agent_files(agent_id: str, agent_dir: str, cfg: config.Config) -> dict[str,
     return files
 
 
-def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> InitResult:
-    """Create gitdream.toml (unless it exists) and the skeleton of one agent.
+def _exists(repo: Repo, rel: str) -> bool:
+    return os.path.lexists(repo.workdir / rel)
 
-    The agent lives in `agents/<id>/` (default id "assistant"), or at the repository root
-    with `single` (and `agents = ["."]`). Refuses (WriteRefused, nothing written) when
-    any agent file exists or is otherwise not writable. With `commit`, commits exactly
-    the created files through the commit builder (works on a repository with no
-    commits); otherwise writes them to the working tree only.
+
+def _has_files(repo: Repo, agent: Agent) -> bool:
+    """True when the agent's folder already holds a definition file or a memory folder:
+    a real agent, to be adopted rather than given a skeleton."""
+    return any(_exists(repo, p) for p in agent.definition_files) or (
+        bool(agent.memory_dir) and _exists(repo, agent.memory_dir)
+    )
+
+
+def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> InitResult:
+    """Set the repository up: gitdream.toml (unless it exists) and one agent, creating only
+    what is missing (see the module docstring).
+
+    `agent_id` None means: adopt the repository's existing agents, or, when it has none,
+    create agent "assistant". `single` puts the agent at the repository root (and sets
+    `agents = ["."]`). With `commit`, commits exactly the created files through the
+    commit builder (works on a repository with no commits); otherwise writes them to the
+    working tree only. Raises ConfigError for an invalid id or configuration,
+    WriteRefused when a path to create is not writable (nothing is written then).
     """
+    named = agent_id is not None
     agent_id = DEFAULT_AGENT_ID if agent_id is None else agent_id
-    defaults = config.defaults()
-    probe = make_agent(f"agents/{agent_id}", defaults)
     import pygit2
 
+    probe = make_agent(f"agents/{agent_id}", config.defaults())
     if not _ID.fullmatch(agent_id) or not pygit2.reference_is_valid_name(probe.watermark_ref):
         raise ConfigError(
             f"'{agent_id}' cannot be an agent id",
             hint="use letters, digits, '-', '_' or '.'; no '/', spaces or '..'",
         )
+    chosen: dict[str, Any] = {"agents": ["."]} if single else {}
     toml_path = repo.workdir / config.REPO_FILE
     kept: list[str] = []
     files: dict[str, bytes] = {}
-    if single:
-        agent_dir = ""
-        toml_text = config.render_default_toml().replace('agents = ["agents/*"]', 'agents = ["."]')
-    else:
-        agent_dir = f"agents/{agent_id}"
-        toml_text = config.render_default_toml()
     warnings: list[str] = []
     if toml_path.exists() or toml_path.is_symlink():
         kept.append(config.REPO_FILE)
-        effective = config.load(repo.workdir)
-        globs = effective.list("agents")
+        cfg = config.load(repo.workdir)
+        globs = cfg.list("agents")
+    else:
+        files[config.REPO_FILE] = config.render_default_toml(chosen).encode("utf-8")
+        cfg = config.load(repo.workdir).with_overrides({k: (v, "gitdream init") for k, v in chosen.items()})
+        globs = list(chosen.get("agents", cfg.list("agents")))
+    result = InitResult([], kept, None, None, warnings=warnings)
+
+    found = [] if named or single else list_agents(repo.workdir, cfg, warnings)
+    if found:
+        # An agents repository: gitdream.toml is all it needs; every agent is adopted as is.
+        result.adopted = [a.id for a in found]
+    else:
+        agent_dir = "" if single else f"agents/{agent_id}"
+        agent = make_agent(agent_dir, cfg)
+        result.agent_id = agent_id if not single else "default"
+        result.agent_dir = agent_dir
         if not any(
             p.strip() in (".", "./", "") if not agent_dir else any_match([p], agent_dir) for p in globs
         ):
             warnings.append(
                 f"{agent_dir or '.'} is not matched by agents = {globs} in gitdream.toml; "
-                "add it there so gitdream sees the new agent"
+                "add it there so gitdream sees the agent"
             )
-        cfg = effective
-    else:
-        files[config.REPO_FILE] = toml_text.encode("utf-8")
-        cfg = defaults
-    files.update(_agent_files(agent_id, agent_dir, cfg))
-
-    existing = [p for p in files if p not in kept and os.path.lexists(repo.workdir / p)]
-    if existing:
-        raise WriteRefused(
-            "refusing to overwrite existing files: " + ", ".join(existing),
-            hint="gitdream init creates only new files; pick another --agent id, or move those files away",
-            paths=existing,
+        skeleton = _agent_files(agent_id, agent_dir, cfg)
+        if _has_files(repo, agent):
+            result.adopted = [result.agent_id]
+            index = join(agent.memory_dir, "MEMORY.md")
+            wanted = {index: skeleton[index]} if index in skeleton else {}
+        else:
+            wanted = skeleton
+        for rel, data in wanted.items():
+            if _exists(repo, rel):
+                kept.append(rel)
+            else:
+                files[rel] = data
+        kept.extend(
+            p for p in agent.definition_files if p not in kept and p not in files and _exists(repo, p)
         )
-    created = list(files)
-    result = InitResult(created, kept, agent_id if not single else "default", agent_dir, None, warnings)
+    result.created = list(files)
+    if not files:
+        return result
     if commit:
         changes = [commitbuilder.Change(p, data) for p, data in files.items()]
         name = repo.config_value("user.name") or cfg.str("author_name")
         email = repo.config_value("user.email") or cfg.str("author_email")
         ident = commitbuilder.Identity((name, email), (name, email))
-        message = commitbuilder.format_message(
-            f"gitdream init: agent {result.agent_id}",
-            "Adds " + ", ".join(created) + ".",
-            [],
-        )
+        subject = f"gitdream init: agent {result.agent_id}" if result.agent_id else "gitdream init"
+        message = commitbuilder.format_message(subject, "Adds " + ", ".join(result.created) + ".", [])
         done = commitbuilder.commit(repo, None, "new", changes, message, ident)
         result.commit = done.oid
         result.warnings.extend(done.warnings)
@@ -134,7 +179,7 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
     # then create each file exclusively, so nothing is ever overwritten.
     from gitdream.git import writegate
 
-    writegate.require(repo, None, created, writegate.NEW_FILES)
+    writegate.require(repo, None, result.created, writegate.NEW_FILES)
     for rel, data in files.items():
         target = repo.workdir / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -144,5 +189,5 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
 
 
 def agent_skeleton_paths(agent_dir: str) -> list[str]:
-    """The agent paths init would create (for docs and tests)."""
+    """The agent paths init would create for a new agent (for docs and tests)."""
     return list(_agent_files("x", agent_dir, config.defaults()))

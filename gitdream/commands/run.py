@@ -83,6 +83,7 @@ def run(
     from gitdream.trigger import state as state_mod
 
     result = RunResult()
+    config_seen = clock.epoch()  # the stamp is valid for the configuration as read by now
     if not cfg.bool("enabled"):
         result.disabled = cfg.source("enabled")
         return result
@@ -108,7 +109,7 @@ def run(
     if auto:
         verdict = gates.evaluate(repo, cfg, agents, state)
         if writes:
-            _save(repo, cfg, state, ids_all)
+            _save(repo, cfg, state, ids_all, config_seen)
         if not verdict.open:
             result.gate = verdict.to_json()
             return result
@@ -171,7 +172,7 @@ def run(
                 result.outcomes.append(outcome)
                 if writes:
                     state_mod.record_run(state, agent.id, run_id, outcome.status, started)
-                    _save(repo, cfg, state, ids_all)
+                    _save(repo, cfg, state, ids_all, config_seen)
                 if outcome.status == "aborted":
                     break
     finally:
@@ -247,12 +248,11 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
     return engine
 
 
-def _save(repo: Repo, cfg: config.Config, state: Any, agent_ids: list[str]) -> None:
-    """Persist the state and rewrite the stamp the hooks read."""
+def _save(repo: Repo, cfg: config.Config, state: Any, agent_ids: list[str], config_seen: float) -> None:
+    """Persist the state and rewrite the stamp the hooks read (for the configuration as
+    read at `config_seen`, an epoch second)."""
     from gitdream.trigger import state as state_mod
 
     state_mod.save(repo.common_dir, state)
-    opening = state_mod.next_opening(
-        state, agent_ids, cfg.float("min_hours"), cfg.float("scan_interval_minutes")
-    )
-    state_mod.write_stamp(repo.common_dir, opening)
+    opening = state_mod.next_opening(state, agent_ids, cfg.float("min_hours"))
+    state_mod.write_stamp(repo.common_dir, opening, workdir=repo.workdir, config_seen=config_seen)

@@ -1,9 +1,13 @@
 """`gitdream status`: per agent, when it last dreamed and when it will dream next.
 
-On the idle path: reads refs, the state file, the lock and the working tree of the
-agents' folders; imports neither the engines nor the anthropic SDK. When gitdream is
-enabled it rewrites the stamp the hooks read (DESIGN: "rewritten by every run and by
-status"); when disabled it writes nothing at all.
+On the idle path: reads refs, the state file, the lock, the hooks log and the working
+tree of the agents' folders; imports neither the engines nor the anthropic SDK. When
+gitdream is enabled it rewrites the stamp the hooks read (DESIGN: "rewritten by every run
+and by status"); when disabled it writes nothing at all. NEXT (`next` in JSON) comes from
+`gitdream.trigger.gates.next_dream`, the same rules `run --auto` applies: the time gate
+from the last dream that consolidated material, then the session count (which the throttle
+never hides once something was committed), then what blocks every dream (repository
+state, a held lock).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ class StatusResult:
     hooks: dict[str, Any] = field(default_factory=dict)
     agents: list[dict[str, Any]] = field(default_factory=list)
     stamp: int | None = None
+    hooks_log: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -46,6 +51,7 @@ class StatusResult:
             "hooks": self.hooks,
             "agents": self.agents,
             "stamp": self.stamp,
+            "hooks_log": self.hooks_log,
             "warnings": self.warnings,
         }
 
@@ -97,12 +103,14 @@ def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
 def status(repo: Repo, cfg: Config) -> StatusResult:
     """Collect the status of every agent. Writes only the stamp (when enabled)."""
     from gitdream.dream import material
-    from gitdream.trigger import dreamlock, gates
+    from gitdream.trigger import dreamlock, gates, hooklog
     from gitdream.trigger import state as state_mod
 
+    config_seen = clock.epoch()
     result = StatusResult(cfg.bool("enabled"), cfg.source("enabled"))
     head = repo.head()
-    problem = repo.state_problem() or repo.index_problem()
+    state_problem = repo.state_problem()  # what closes the repository gate of run --auto
+    problem = state_problem or repo.index_problem()
     result.repository = {
         "workdir": str(repo.workdir),
         "common_dir": str(repo.common_dir),
@@ -123,6 +131,16 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
             "stale": dreamlock.stale_reason(holder, cfg.float("lock_ttl_minutes")),
         }
     result.hooks = _hooks(repo)
+    decision = hooklog.last(repo.workdir)
+    result.hooks_log = {
+        "path": str(hooklog.log_path()),
+        "last": decision.to_json() if decision is not None else None,
+    }
+    blocked = None
+    if state_problem is not None:
+        blocked = "the repository is fixed"
+    elif result.lock is not None and not result.lock["stale"]:
+        blocked = "the running dream"
     state = state_mod.load(repo.common_dir)
     base_hours = cfg.float("min_hours")
     now = clock.now()
@@ -146,6 +164,8 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
             except GitdreamError as exc:  # a status must still print; the run reports it properly
                 sessions_error = exc.message
         opens = state_mod.time_gate_opens(entry, base_hours)
+        pending = gates.pending_paths(repo, agent) if head.oid is not None else 0
+        needed = cfg.int("min_sessions")
         result.agents.append(
             {
                 "id": agent.id,
@@ -156,6 +176,8 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                     "time": entry.last_attempt,
                     "status": entry.last_status,
                 },
+                "last_dream": entry.last_dream,
+                "next": gates.next_dream(opens, sessions, needed, pending, blocked=blocked, now=now),
                 "time_gate": {
                     "open": opens is None or opens <= now,
                     "opens": clock.iso(opens) if opens else None,
@@ -165,8 +187,8 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                 },
                 "sessions": {
                     "new": sessions,
-                    "needed": cfg.int("min_sessions"),
-                    "pending": gates.pending_paths(repo, agent) if head.oid is not None else 0,
+                    "needed": needed,
+                    "pending": pending,
                     "error": sessions_error,
                 },
                 "uncommitted_raw": None if changed is None else _uncommitted_sources(repo, agent, changed),
@@ -177,10 +199,8 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
             }
         )
     if result.enabled:
-        opening = state_mod.next_opening(
-            state, [a.id for a in agents], base_hours, cfg.float("scan_interval_minutes")
-        )
-        state_mod.write_stamp(repo.common_dir, opening)
+        opening = state_mod.next_opening(state, [a.id for a in agents], base_hours)
+        state_mod.write_stamp(repo.common_dir, opening, workdir=repo.workdir, config_seen=config_seen)
         result.stamp = state_mod.read_stamp(repo.common_dir)
     return result
 

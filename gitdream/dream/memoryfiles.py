@@ -149,7 +149,7 @@ class Topic:
 
     @property
     def name(self) -> str | None:
-        value = (self.meta or {}).get("name")
+        value = frontmatter.field(self.meta, "name")
         return str(value) if isinstance(value, str | int | float) and str(value).strip() else None
 
     @property
@@ -163,7 +163,7 @@ class Topic:
 
     @property
     def description(self) -> str:
-        value = (self.meta or {}).get("description")
+        value = frontmatter.field(self.meta, "description")
         return " ".join(str(value).split()) if value is not None else ""
 
     @property

@@ -3,7 +3,7 @@
 Notes live under `refs/notes/gitdream` (DESIGN §4) and travel with push/fetch like any
 ref. Several runs (of several agents, or a failed run and its retry) can share an input
 commit, so a note holds JSON Lines: one object per line, appended, never rewritten. Each
-object has a `type`: "receipt" (a run; shape documented in the README) or "annotation"
+object has a `type`: "receipt" (a run; shape documented in docs/json.md) or "annotation"
 (a later fact about a run, e.g. `{"type": "annotation", "run": R, "reverted_by": S}`).
 
 The notes ref moves by compare-and-swap: libgit2 builds the notes commit on the ref's

@@ -2,7 +2,16 @@
 
 It runs on every unit of every engine, before any model screener, and sees only the
 unit's text (title, body, topic). A unit with a finding is rejected with the rule's name
-and a *masked* excerpt — the receipt must not become the leak it prevents.
+and the secret's length (`[REDACTED github-token, 40 chars]`), never a character of the
+secret — the receipt must not become the leak it prevents.
+
+Text is scanned as written and again after Unicode normalisation (each character NFKC,
+format and other invisible characters removed), so a zero-width space or soft hyphen
+inside a token, or a token in fullwidth letters, is found and masked where it stands;
+base64 runs that decode to text are scanned decoded too. Two rule tables: gitdream's own
+(`RULES`, tuned on ordinary notes) first, then the rules generated from gitleaks' rule set
+(`screen_gitleaks`, applied as gitleaks applies them: keywords, secret group, entropy
+floor, allowlists); overlapping findings merge, so a mask covers the union.
 
 Rules (`RULES`, each with the documentation it follows) cover API keys and tokens of
 common providers, private-key blocks, credentials in URLs, `.env`-style secret
@@ -24,10 +33,14 @@ text — a finding that matches one is dropped (e.g. `@corp\\.example$`, `^/home
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gitdream.config import Config
@@ -56,19 +69,22 @@ class Rule:
     """A scanner rule: `name`, a compiled `pattern` (group `secret` marks the part to
     report, else the whole match), an optional `accept(match) -> bool` filter that can
     veto a match (placeholders, low entropy), and `source` — where the format is
-    documented."""
+    documented, and optional `keywords`."""
 
     name: str
     pattern: re.Pattern[str]
     source: str
     accept: Callable[[re.Match[str]], bool] | None = None
+    keywords: tuple[str, ...] = ()
+    """When given, the rule runs only on text whose lower-cased form holds one of them
+    (a cheap prefilter, as gitleaks' keywords)."""
 
 
-def mask(secret: str) -> str:
-    """A safe excerpt of `secret`: at most its first 4 characters (a quarter of it when
-    shorter than 16), an ellipsis and the length, e.g. `ghp_… (40 chars)`."""
-    keep = min(4, len(secret) // 4)
-    return f"{secret[:keep]}… ({len(secret)} chars)"
+def mask(secret: str, rule: str = "secret") -> str:
+    """What stands for `secret` wherever gitdream prints or records it: the rule's name and
+    the length, never a character of the secret (a prefix narrows a guess and identifies
+    the key), e.g. `[REDACTED github-token, 40 chars]`."""
+    return f"[REDACTED {rule}, {len(secret)} chars]"
 
 
 def entropy(text: str) -> float:
@@ -182,6 +198,30 @@ def _personal_email(match: re.Match[str]) -> bool:
     return not re.fullmatch(r"\d+x\.(?:png|jpe?g|gif|svg|webp)", domain, re.IGNORECASE)
 
 
+def _decoded(value: str) -> str | None:
+    """`value` decoded from base64 (standard or URL-safe, padding optional) when it is
+    UTF-8 text of printable characters, else None."""
+    raw = value.strip().replace("\n", "").replace("\r", "")
+    padded = raw + "=" * (-len(raw) % 4)
+    try:
+        data = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+        text = data.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    if not text or sum(c.isprintable() or c in "\n\r\t" for c in text) < len(text) * 0.95:
+        return None
+    return text
+
+
+def _base64_line(value: str) -> bool:
+    """A line of base64 that is key material, not a word, a hex digest or an identifier."""
+    body = value.rstrip("=")
+    if re.fullmatch(r"[0-9a-fA-F]+", body):
+        return False
+    kinds = sum(bool(re.search(p, body)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
+    return kinds == 3 and entropy(body) >= 4.0
+
+
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
@@ -213,6 +253,17 @@ RULES: tuple[Rule, ...] = (
         "RFC 7468 (PKCS#8, RSA, EC, OPENSSH, ENCRYPTED), RFC 4880 (PGP PRIVATE KEY BLOCK)",
     ),
     Rule(
+        "base64-block",
+        # A PEM key's body without its BEGIN line: blank lines split an encrypted key's
+        # headers, body and END line into paragraphs of their own (a Markdown log reads
+        # each as one entry), and a key pasted with blank lines between its lines leaves
+        # one body line per paragraph. A line of nothing but 40+ base64 characters, mixed
+        # case and digits (not hex: a SHA-256 stays), is key material or an encoded secret.
+        _r(r"(?m)^[ \t>]*(?P<secret>[A-Za-z0-9+/]{40,}={0,2})[ \t]*\r?$"),
+        "RFC 7468 §2: PEM bodies are base64 lines of 64 characters",
+        lambda m: _base64_line(m["secret"]),
+    ),
+    Rule(
         "aws-access-key-id",
         _r(rf"{_START}(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}){_END}"),
         "AWS IAM unique identifier prefixes (IAM User Guide, 'Unique identifiers')",
@@ -224,6 +275,7 @@ RULES: tuple[Rule, ...] = (
             r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
         "AWS secret access key: 40 base64 characters, assigned to an aws…secret name",
+        keywords=("aws",),
     ),
     Rule(
         "azure-storage-key",
@@ -232,6 +284,13 @@ RULES: tuple[Rule, ...] = (
             r"(?P<secret>[A-Za-z0-9+/]{20,}={0,2})(?![A-Za-z0-9+/=])"
         ),
         "Azure storage and Service Bus/Event Hubs connection strings (AccountKey=…, SharedAccessKey=…)",
+        keywords=("key",),
+    ),
+    Rule(
+        "azure-sas-token",
+        _r(r"(?i)(?<![A-Za-z0-9])sig=(?P<secret>[A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})(?![A-Za-z0-9%+/=])"),
+        "Azure shared access signatures: the base64 HMAC in the sig= query parameter",
+        keywords=("sig=",),
     ),
     Rule(
         "gcp-api-key",
@@ -257,8 +316,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "slack-token",
-        _r(rf"{_START}(?P<secret>xox[abprse]-[A-Za-z0-9\-]{{10,}}){_END}"),
-        "Slack token types (xoxb, xoxp, xoxa, xoxr, xoxs, xoxe)",
+        _r(rf"{_START}(?P<secret>(?:xox[abprse]|xapp)-[A-Za-z0-9\-]{{10,}}){_END}"),
+        "Slack token types (xoxb, xoxp, xoxa, xoxr, xoxs, xoxe, app-level xapp)",
     ),
     Rule(
         "slack-webhook",
@@ -336,6 +395,26 @@ RULES: tuple[Rule, ...] = (
         _r(r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/\-]{20,}=*)"),
         "HTTP Authorization: Bearer credentials (RFC 6750)",
         _mixed("secret", 3.0),
+        keywords=("bearer",),
+    ),
+    Rule(
+        "basic-auth",
+        _r(r"(?i)\bbasic\s+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"),
+        "HTTP Basic credentials (RFC 7617): base64 of user:password after 'Basic'",
+        lambda m: ":" in (_decoded(m["secret"]) or ""),
+        keywords=("basic",),
+    ),
+    Rule(
+        "command-line-credentials",
+        _r(
+            r"(?i)(?:\b(?:curl|wget|http|https|xh)\b[^\n]*?\s(?:-u|--user|--proxy-user)(?:\s+|=)"
+            r"(?P<q>['\"]?)(?P<user>[^\s:'\"]+):(?P<secret>[^\s'\"]{3,})(?P=q)"
+            r"|(?:--(?:http-|proxy-|ftp-)?password|--passwd|\bsshpass\s+-p)(?:\s*=\s*|\s+)"
+            r"(?P<q2>['\"]?)(?P<secret2>[^\s'\"]{4,})(?P=q2))"
+        ),
+        "credentials on a command line: curl/wget -u user:password, --password=…, sshpass -p",
+        lambda m: not _PLACEHOLDER_VALUE.match(m["secret"] or m["secret2"]),
+        keywords=("curl", "wget", "http", "xh", "passw", "sshpass"),
     ),
     Rule(
         "url-credentials",
@@ -345,6 +424,7 @@ RULES: tuple[Rule, ...] = (
         ),
         "userinfo in URIs (RFC 3986 §3.2.1: user:password@host is deprecated)",
         _not_placeholder("secret"),
+        keywords=("://",),
     ),
     Rule(
         "secret-assignment",
@@ -354,6 +434,7 @@ RULES: tuple[Rule, ...] = (
         ),
         ".env files (dotenv): NAME=value with a secret-ish name (PASSWORD, SECRET, TOKEN, API_KEY…)",
         _secret_value,
+        keywords=("pass", "pwd", "secret", "token", "key", "credential"),
     ),
     Rule(
         "high-entropy-secret",
@@ -363,6 +444,18 @@ RULES: tuple[Rule, ...] = (
         ),
         "a long random value (>= 32 chars, >= 3.5 bits/char) right after a secret-ish name and ':' or '='",
         _mixed("secret", 3.5),
+        keywords=("pass", "pwd", "secret", "token", "key", "credential"),
+    ),
+    Rule(
+        "quoted-secret-assignment",
+        # A quoted value may hold spaces (a passphrase): PASSWORD="correct horse X staple".
+        _r(
+            rf"(?im)(?<![A-Za-z0-9_])(?:export\s+)?(?:(?P<name>{_SECRET_NAME})\s*=|[\"'](?P<key>{_SECRET_NAME})[\"']\s*:)"
+            r"\s*(?P<q>['\"])(?P<secret>[^'\"\n]{4,200}?)(?P=q)"
+        ),
+        ".env files and JSON/YAML: a quoted value, spaces included, assigned to a secret-ish name",
+        _secret_value,
+        keywords=("pass", "pwd", "secret", "token", "key", "credential"),
     ),
     Rule(
         "email-address",
@@ -373,6 +466,7 @@ RULES: tuple[Rule, ...] = (
         ),
         "e-mail addresses (RFC 5322 addr-spec, common subset)",
         _personal_email,
+        keywords=("@",),
     ),
     Rule(
         "home-path",
@@ -382,6 +476,7 @@ RULES: tuple[Rule, ...] = (
         ),
         "home directories on Linux (/home/NAME), macOS (/Users/NAME), Windows (C:\\Users\\NAME)",
         _personal_home,
+        keywords=("/home", "/users", "\\users"),
     ),
 )
 
@@ -399,11 +494,221 @@ def _compile_user(patterns: Iterable[str], key: str) -> list[re.Pattern[str]]:
     return compiled
 
 
+@dataclass(frozen=True)
+class _GitleaksRule:
+    """One rule of `screen_gitleaks.RULES`, compiled (see that module)."""
+
+    name: str
+    pattern: re.Pattern[str]
+    group: int
+    entropy: float
+    keywords: tuple[str, ...]
+    allow: tuple[tuple[str, tuple[re.Pattern[str], ...], tuple[str, ...], str], ...]
+
+
+@dataclass(frozen=True)
+class _GitleaksTable:
+    rules: tuple[_GitleaksRule, ...]
+    by_keyword: dict[str, tuple[int, ...]]  # keyword -> indexes of the rules it opens
+    always: tuple[int, ...]  # rules without keywords
+    allow: tuple[re.Pattern[str], ...]
+    stopwords: tuple[str, ...]
+
+
+@functools.cache
+def _gitleaks() -> _GitleaksTable:
+    """The generated gitleaks rules, compiled once (ASCII classes, as RE2's `\\w`, `\\b`)."""
+    from gitdream.dream import screen_gitleaks as table
+
+    rules = tuple(
+        _GitleaksRule(
+            name,
+            re.compile(regex, re.ASCII),
+            group,
+            floor,
+            keywords,
+            tuple(
+                (target, tuple(re.compile(a, re.ASCII) for a in regexes), stopwords, condition)
+                for target, regexes, stopwords, condition in allow
+            ),
+        )
+        for name, regex, group, floor, keywords, allow in table.RULES
+    )
+    by_keyword: dict[str, list[int]] = {}
+    for index, rule in enumerate(rules):
+        for keyword in rule.keywords:
+            by_keyword.setdefault(keyword, []).append(index)
+    return _GitleaksTable(
+        rules,
+        {k: tuple(v) for k, v in by_keyword.items()},
+        tuple(i for i, r in enumerate(rules) if not r.keywords),
+        tuple(re.compile(a, re.ASCII) for a in table.ALLOW_REGEXES),
+        table.STOPWORDS,
+    )
+
+
+def _gitleaks_allowed(rule: _GitleaksRule, secret: str, match: re.Match[str], line: str) -> bool:
+    """gitleaks' allowlists (detect.go): a rule's own — regexes on the secret, the match or
+    the line, stopwords in the secret, all or any of them — then the global one."""
+    lowered = secret.lower()
+    for target, regexes, stopwords, condition in rule.allow:
+        where = {"secret": secret, "match": match[0], "line": line}[target]
+        checks = []
+        if regexes:
+            checks.append(any(r.search(where) for r in regexes))
+        if stopwords:
+            checks.append(any(s in lowered for s in stopwords))
+        if checks and (all(checks) if condition == "AND" else any(checks)):
+            return True
+    table = _gitleaks()
+    return any(r.search(secret) for r in table.allow) or any(s in lowered for s in table.stopwords)
+
+
+def _scan_gitleaks(text: str) -> list[Finding]:
+    """Findings of the gitleaks rules; a rule runs only when one of its keywords occurs
+    in the lower-cased text (gitleaks' prefilter)."""
+    table = _gitleaks()
+    lowered = text.lower()
+    wanted = set(table.always)
+    for keyword, indexes in table.by_keyword.items():
+        if keyword in lowered:
+            wanted.update(indexes)
+    found = []
+    for rule in (table.rules[i] for i in sorted(wanted)):
+        for match in rule.pattern.finditer(text):
+            group = rule.group
+            if not group:  # gitleaks: the first capture group that matched, else the match
+                group = next((i for i in range(1, (match.re.groups or 0) + 1) if match[i]), 0)
+            start, end = match.span(group)
+            secret = match[group]
+            if not secret or (rule.entropy and entropy(secret) <= rule.entropy):
+                continue
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", end)
+            line = text[line_start : line_end if line_end >= 0 else len(text)]
+            if _gitleaks_allowed(rule, secret, match, line):
+                continue
+            found.append(Finding(rule.name, start, end, secret, mask(secret, rule.name)))
+    return found
+
+
+def _secret_span(rule: Rule, match: re.Match[str]) -> tuple[int, int]:
+    for name in ("secret", "secret2"):
+        if name in rule.pattern.groupindex and match.start(name) >= 0:
+            return match.span(name)
+    return match.span(0)
+
+
+def _scan_rules(text: str, deny: Sequence[re.Pattern[str]]) -> list[Finding]:
+    """Findings of gitdream's rules, then gitleaks', then `deny`, in that order."""
+    found: list[Finding] = []
+    lowered = text.lower()
+    for rule in RULES:
+        if rule.keywords and not any(k in lowered for k in rule.keywords):
+            continue
+        for match in rule.pattern.finditer(text):
+            if rule.accept is not None and not rule.accept(match):
+                continue
+            start, end = _secret_span(rule, match)
+            found.append(Finding(rule.name, start, end, text[start:end], mask(text[start:end], rule.name)))
+    found += _scan_gitleaks(text)
+    for index, pattern in enumerate(deny):
+        for match in pattern.finditer(text):
+            if match.end() > match.start():
+                name = f"deny[{index}]"
+                found.append(Finding(name, match.start(), match.end(), match[0], mask(match[0], name)))
+    return found
+
+
+# Invisible characters a token can hold without changing how it looks: format characters
+# (Cf: zero-width space, joiners, soft hyphen, bidi controls, BOM), variation selectors,
+# the combining grapheme joiner, Hangul fillers, and control characters other than
+# whitespace.
+_INVISIBLE_EXTRA = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
+
+
+def _invisible(char: str) -> bool:
+    if char in "\n\r\t":
+        return False
+    category = unicodedata.category(char)
+    return (
+        category in ("Cf", "Cc")
+        or char in _INVISIBLE_EXTRA
+        or "\ufe00" <= char <= "\ufe0f"
+        or "\U000e0100" <= char <= "\U000e01ef"
+    )
+
+
+def normalize(text: str) -> tuple[str, list[int]] | None:
+    """`text` as the scanner reads it a second time — each character NFKC-normalised
+    (fullwidth `ｇｈｐ＿` is `ghp_`, ligatures are their letters), invisible characters
+    removed — and, for each character of the result, the offset of the character of
+    `text` it came from. None when that changes nothing (ASCII text always)."""
+    if text.isascii() or (
+        unicodedata.is_normalized("NFKC", text) and not any(_invisible(c) for c in text if not c.isascii())
+    ):
+        return None
+    out: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if not char.isascii():
+            if _invisible(char):
+                continue
+            char = unicodedata.normalize("NFKC", char)
+            char = "".join(c for c in char if not _invisible(c))
+        out.append(char)
+        origin.extend([index] * len(char))
+    return "".join(out), origin
+
+
+# Runs of base64 (standard or URL-safe alphabet) long enough to hide a key, possibly
+# wrapped over several lines.
+_BASE64_RUN = re.compile(
+    r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{24,}={0,2}(?:\r?\n[A-Za-z0-9+/_-]{16,}={0,2})*"
+)
+_DECODE_DEPTH = 2
+
+
+def _scan_decoded(text: str, deny: Sequence[re.Pattern[str]], depth: int) -> list[Finding]:
+    """Findings inside base64 runs of `text` that decode to text: each covers the whole
+    run, named after the rule that fired on the decoded text plus " (base64)"."""
+    found = []
+    for match in _BASE64_RUN.finditer(text):
+        decoded = _decoded(match[0])
+        if decoded is None:
+            continue
+        inner = _scan_all(decoded, deny, depth + 1)
+        if inner:
+            name = inner[0].rule if inner[0].rule.endswith("(base64)") else inner[0].rule + " (base64)"
+            found.append(Finding(name, match.start(), match.end(), match[0], mask(match[0], name)))
+    return found
+
+
+def _scan_all(text: str, deny: Sequence[re.Pattern[str]], depth: int = 0) -> list[Finding]:
+    """Raw findings (overlaps included) of `text` as written, normalised (mapped back to
+    offsets in `text`) and base64-decoded."""
+    found = _scan_rules(text, deny)
+    normalized = normalize(text)
+    if normalized is not None:
+        norm, origin = normalized
+        for finding in _scan_rules(norm, deny):
+            start = origin[finding.start]
+            end = origin[finding.end - 1] + 1
+            found.append(replace(finding, start=start, end=end, masked=mask(text[start:end], finding.rule)))
+    if depth < _DECODE_DEPTH:
+        found += _scan_decoded(text, deny, depth)
+    return found
+
+
 def scan_text(
     text: str, *, allow: Sequence[str | re.Pattern[str]] = (), deny: Sequence[str | re.Pattern[str]] = ()
 ) -> list[Finding]:
-    """All findings in `text`, sorted by position; of overlapping findings only the one of
-    the earlier rule (built-in rules in `RULES` order, then `deny`) is kept.
+    """All findings in `text`, sorted by position. Findings that overlap are merged into
+    one that covers them all and keeps the name of the earliest rule (gitdream's rules in
+    `RULES` order, then gitleaks', then `deny`), so masking the result masks every part.
+    `text` is scanned as written, after `normalize` and inside base64 (see the module
+    docstring); a finding's `start`/`end` are offsets in `text` as written, its `text` the
+    secret as the rule matched it.
 
     `deny` are extra regular expressions (each match is a finding named `deny[i]`);
     `allow` are regular expressions searched in each finding's matched text — a match
@@ -411,25 +716,24 @@ def scan_text(
     """
     allow_re = [p if isinstance(p, re.Pattern) else _compile_user([p], "screen.allow")[0] for p in allow]
     deny_re = [p if isinstance(p, re.Pattern) else _compile_user([p], "screen.deny")[0] for p in deny]
-    found: list[Finding] = []
-    for rule in RULES:
-        for match in rule.pattern.finditer(text):
-            if rule.accept is not None and not rule.accept(match):
-                continue
-            group = "secret" if "secret" in rule.pattern.groupindex else 0
-            start, end = match.span(group)
-            found.append(Finding(rule.name, start, end, match[group], mask(match[group])))
-    for index, pattern in enumerate(deny_re):
-        for match in pattern.finditer(text):
-            if match.end() > match.start():
-                found.append(Finding(f"deny[{index}]", match.start(), match.end(), match[0], mask(match[0])))
-    found = [f for f in found if not any(a.search(f.text) for a in allow_re)]
+    found = [f for f in _scan_all(text, deny_re) if not any(a.search(f.text) for a in allow_re)]
     # Overlaps go to the earlier rule (RULES is ordered from specific to generic), so the
-    # password of `postgres://u:pw@host` is url-credentials, not an e-mail address.
+    # password of `postgres://u:pw@host` is url-credentials, not an e-mail address; the
+    # span grows to cover the later finding too.
     kept: list[Finding] = []
     for finding in found:
-        if not any(finding.start < k.end and k.start < finding.end for k in kept):
+        overlapping = [k for k in kept if finding.start < k.end and k.start < finding.end]
+        if not overlapping:
             kept.append(finding)
+            continue
+        first = overlapping[0]
+        start = min(finding.start, *(k.start for k in overlapping))
+        end = max(finding.end, *(k.end for k in overlapping))
+        if (start, end) != (first.start, first.end):
+            merged = replace(first, start=start, end=end, masked=mask(text[start:end], first.rule))
+            kept = [merged if k is first else k for k in kept if k is first or k not in overlapping]
+        else:
+            kept = [k for k in kept if k is first or k not in overlapping]
     kept.sort(key=lambda f: f.start)
     return kept
 
@@ -445,8 +749,9 @@ def user_patterns(cfg: Config) -> tuple[list[re.Pattern[str]], list[re.Pattern[s
 def redact(
     text: str, *, allow: Sequence[str | re.Pattern[str]] = (), deny: Sequence[str | re.Pattern[str]] = ()
 ) -> str:
-    """`text` with every finding replaced by its masked excerpt (`ghp_… (40 chars)`): for
-    text that is recorded or shown (receipts, warnings, errors), never written as memory."""
+    """`text` with every finding replaced by its mask (`[REDACTED github-token, 40
+    chars]`): for text that is recorded or shown (receipts, warnings, errors, material
+    sent to a model), never written as memory."""
     for finding in reversed(scan_text(text, allow=allow, deny=deny)):
         text = text[: finding.start] + finding.masked + text[finding.end :]
     return text
@@ -459,14 +764,16 @@ def elide_tokens(text: str) -> str:
     """`text` with every long run of ASCII without spaces (20 characters or more, letters
     and digits mixed) masked like a finding: for titles and topic names an engine made up
     and nothing vouched for, which may hold a secret the scanner cannot recognise (cut
-    short, lower-cased)."""
+    short, lower-cased). The text is normalised first (`normalize`), so fullwidth letters
+    or a zero-width space cannot keep a run apart."""
 
     def mask_run(match: re.Match[str]) -> str:
         run = match[0]
         mixed = any(c.isdigit() for c in run) and any(c.isalpha() for c in run)
-        return mask(run) if mixed else run
+        return mask(run, "token") if mixed else run
 
-    return _LONG_TOKEN.sub(mask_run, text)
+    normalized = normalize(text)
+    return _LONG_TOKEN.sub(mask_run, normalized[0] if normalized is not None else text)
 
 
 def redact_json(

@@ -116,10 +116,18 @@ class Parsed:
         seen[1] += 1
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z_.:-]{0,31}")
+
+
 def _name(value: object) -> str:
-    """A short, printable name for a type or role value found in a record."""
+    """A short, printable name for a type or role value found in a record: the value when
+    it is a plain word (letters, `_ . : -`), else only its length — a warning must not
+    print a piece of whatever a transcript holds there (issue 16: a token clipped to 39
+    characters was no longer a token the scanner could mask)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=True)
-    return repr(text if len(text) <= 40 else text[:39] + "…")
+    if _PLAIN_NAME.fullmatch(text):
+        return repr(text)
+    return f"(a {type(value).__name__} value of {len(text)} characters)"
 
 
 def _texts(content: object, parsed: Parsed) -> list[str]:

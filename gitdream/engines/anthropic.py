@@ -441,7 +441,7 @@ def _index_text(memory_files: dict[str, str], agent: Agent, budget_tokens: int) 
 def _masked(entries: Sequence[Entry], cfg: Config) -> tuple[list[Entry], int]:
     """`entries` as they are sent to the model: every secret the deterministic scanner
     finds in an entry's text or heading context (with `screen.allow`/`screen.deny`) is
-    replaced by its masked excerpt (`ghp_… (40 chars)`), so a key in a log never leaves
+    replaced by its mask (`[REDACTED github-token, 40 chars]`), so a key in a log never leaves
     the machine. Ids, dates and tags are kept, so units still cite the real entries.
     Returns the entries and how many were changed."""
     from gitdream.dream.screen import redact, user_patterns

@@ -10,9 +10,11 @@ Which rules apply depends on the file's *kind*:
 |              |                                        | `memory_max_bytes` bytes (UTF-8)               |
 | `topic`      | other `*.md` directly in `<memory_dir>`| blocks; front matter, if any, is a YAML mapping|
 
-Every kind must be UTF-8 (`encoding`). Front matter of `agent`/`definition` files that is
-not valid YAML is a *warning*, not a problem: Claude Code reads such files leniently,
-while gitdream itself parses topic front matter and needs it to be valid.
+Every kind must be UTF-8 (`encoding`). Front matter that is not valid YAML (or, in a topic,
+not a mapping) is a *warning*, not a problem, in every file gitdream does not own: Claude
+Code reads such files leniently and writes some itself, and gitdream never writes a topic
+whose front matter it cannot read. Only a topic gitdream created (`origin: gitdream`)
+must have valid front matter, since gitdream rewrites it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ KIND_INDEX = "index"
 KIND_TOPIC = "topic"
 KINDS = (KIND_AGENT, KIND_DEFINITION, KIND_INDEX, KIND_TOPIC)
 
+ORIGIN_GITDREAM = "gitdream"  # `origin:` of the topics gitdream creates (dream.memoryfiles)
 RULE_LINES = "memory-lines"
 RULE_BYTES = "memory-bytes"
 RULE_ENCODING = "encoding"
@@ -62,7 +65,7 @@ class Limits:
         except ValueError as exc:
             raise ConfigError(
                 f"{cfg.source('required_sections')}: {exc}",
-                hint='use "default", "front-matter" or headings such as "## Role"',
+                hint='use "default", "opening", "role", "front-matter" or headings such as "## Role"',
             ) from None
         return cls(
             prefix_chars=cfg.int("prefix_chars"),
@@ -141,6 +144,20 @@ def _front_matter_problem(exc: frontmatter.FrontMatterError) -> Problem:
     return Problem(prefix.RULE_FRONT_MATTER, exc.message, exc.hint or "", None, None, exc.line)
 
 
+def _not_owned(problem: Problem) -> Problem:
+    """A topic front-matter problem in a file gitdream did not create: a warning saying
+    that gitdream leaves the file alone (its dreams neither read its name nor write it)."""
+    return Problem(
+        problem.rule,
+        problem.message,
+        (problem.hint + "; " if problem.hint else "")
+        + "until then gitdream leaves this topic alone (not created by gitdream, so the commit is not blocked)",
+        problem.start,
+        problem.end,
+        problem.line,
+    )
+
+
 def _count_lines(text: str) -> int:
     if not text:
         return 0
@@ -182,24 +199,28 @@ def check_text(path: str, text: str, limits: Limits, kind: str, *, agent: str | 
             data, _body = frontmatter.load(text)
         except frontmatter.FrontMatterError as exc:
             problem = _front_matter_problem(exc)
-            if kind == KIND_TOPIC:
+            if kind == KIND_TOPIC and frontmatter.claims_origin(text, ORIGIN_GITDREAM):
                 result.problems.append(problem)
+            elif kind == KIND_TOPIC:
+                result.warnings.append(_not_owned(problem))
             elif kind == KIND_DEFINITION or not any(
                 p.rule == prefix.RULE_FRONT_MATTER for p in result.problems
             ):
                 result.warnings.append(problem)
         else:
             if kind == KIND_TOPIC and data is not None and not isinstance(data, dict):
-                result.problems.append(
-                    Problem(
-                        prefix.RULE_FRONT_MATTER,
-                        f"front matter is a YAML {type(data).__name__}, not a mapping of keys",
-                        "write it as 'key: value' lines (name, description, type)",
-                        None,
-                        None,
-                        2,
-                    )
+                problem = Problem(
+                    prefix.RULE_FRONT_MATTER,
+                    f"front matter is a YAML {type(data).__name__}, not a mapping of keys",
+                    "write it as 'key: value' lines (name, description, type)",
+                    None,
+                    None,
+                    2,
                 )
+                if frontmatter.claims_origin(text, ORIGIN_GITDREAM):
+                    result.problems.append(problem)
+                else:
+                    result.warnings.append(_not_owned(problem))
 
     if kind == KIND_INDEX:
         lines = _count_lines(text)

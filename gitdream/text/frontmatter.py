@@ -180,3 +180,31 @@ def load(text: str) -> tuple[Any, str]:
         return None, body
     first_line = text.count("\n", 0, found.yaml_start) + 1
     return parse_yaml(found.yaml_text(text), first_line=first_line), body
+
+
+_ORIGIN_LINE = re.compile(r"^[ \t]*origin[ \t]*:[ \t]*['\"]?([^'\"#\s]+)['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
+NESTED_KEY = "metadata"
+
+
+def claims_origin(text: str, origin: str) -> bool:
+    """True when the front matter of `text` has a line `origin: <origin>`, read from the
+    raw lines so that it answers even when the YAML is invalid or unterminated (then the
+    whole text is searched up to the first blank line after the opening `---`)."""
+    opening = _OPEN.match(text)
+    if opening is None:
+        return False
+    closing = _CLOSE.search(text, opening.end())
+    block = text[opening.end() : closing.start()] if closing else text[opening.end() :].split("\n\n", 1)[0]
+    return any(m.group(1) == origin for m in _ORIGIN_LINE.finditer(block))
+
+
+def field(data: Any, key: str) -> Any:
+    """The front-matter value of `key` in parsed front matter `data`: the top-level key,
+    else the same key inside a `metadata:` mapping (newer Claude Code memory files nest
+    `type` and others there), else None."""
+    if not isinstance(data, dict):
+        return None
+    if key in data:
+        return data[key]
+    nested = data.get(NESTED_KEY)
+    return nested.get(key) if isinstance(nested, dict) else None

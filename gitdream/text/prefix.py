@@ -9,15 +9,20 @@ they need inside that window:
 - **order** — no gitdream managed block starts before the end of the last required
   section, so a block gitdream grows can never push a required section out of the window.
 
-Required sections (`required_sections`; the README has examples):
-- `[]` or `["default"]` — the front matter if the file has one, then the *opening section*
-  of the body: its first heading and the text up to the next heading (of any level), or,
-  when the body starts with text rather than a heading (a Claude Code subagent: front
-  matter, then prose), that text up to the first heading. In the usual layout (`# Name`,
-  then a summary) this is DESIGN §7's "first H1 and its text". An H1 further down (an
-  appended `# Persistent Agent Memory` chapter, say) is not the opening and is not
-  required; name it explicitly to require it. One-line HTML comments before the opening
-  are skipped;
+Required sections (`required_sections`; docs/check.md has examples):
+- `[]` or `["default"]` — `"opening"` and `"role"` together;
+- `"opening"` — the front matter if the file has one, then the *opening section* of the
+  body: its first heading and the text up to the next heading (of any level), or, when
+  the body starts with text rather than a heading (a Claude Code subagent: front matter,
+  then prose), that text up to the first heading. In the usual layout (`# Name`, then a
+  summary) this is DESIGN §7's "first H1 and its text". An H1 further down (an appended
+  `# Persistent Agent Memory` chapter, say) is not the opening; name it explicitly to
+  require it. One-line HTML comments before the opening are skipped;
+- `"role"` — every section whose heading names the agent's role or purpose
+  (`ROLE_WORDS`, `ROLE_TERMS`: "Role", "Your Role", "Purpose", "Core Responsibilities",
+  "Mission", "역할", "角色", "职责", "役割", ...), with its sub-headings up to the next
+  heading of the same or a higher level: the 29-DREAM seed's rule is that the window
+  still says what the agent does. A file without such a heading has none to require;
 - `"front-matter"` — the YAML front matter, which must exist;
 - `"## Role"` — the first heading of that level whose text equals `Role` (case and runs
   of spaces ignored), with its text and sub-headings up to the next heading of the same or
@@ -61,6 +66,58 @@ _NOT_PARAGRAPH = re.compile(
 )
 _COMMENT_LINE = re.compile(r"^[ \t]*<!--.*-->[ \t]*$")
 _REQUIRED_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S.*?)[ \t]*$")
+_WORD = re.compile(r"\w+")
+
+# Words that make a heading name the agent's role or purpose, matched against the
+# heading's words (case-folded): English, French, Spanish, Portuguese, German.
+ROLE_WORDS = frozenset(
+    [
+        "role",
+        "roles",
+        "purpose",
+        "purposes",
+        "responsibility",
+        "responsibilities",
+        "mission",
+        "duties",
+        "rôle",
+        "rol",
+        "papel",
+        "propósito",
+        "finalidad",
+        "responsabilidades",
+        "responsabilités",
+        "responsabilidad",
+        "rolle",
+        "aufgabe",
+        "aufgaben",
+        "zweck",
+        "verantwortung",
+        "verantwortlichkeiten",
+    ]
+)
+# The same for scripts without spaces between words, matched as substrings: Korean,
+# Chinese (simplified and traditional), Japanese.
+ROLE_TERMS = frozenset(
+    [
+        "역할",
+        "책임",
+        "임무",
+        "목적",
+        "角色",
+        "职责",
+        "職責",
+        "职能",
+        "職能",
+        "使命",
+        "任务",
+        "任務",
+        "目的",
+        "役割",
+        "責務",
+        "役目",
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -101,7 +158,8 @@ class Section:
     """A required section as found: `name` ("front matter", "# ops", "## Role", or
     "first body section"), `start`/`end` in the result's unit (end exclusive, after the
     last non-blank character), `line` of its first line, and the `requirement` entry that
-    asked for it ("default", "front-matter" or the heading string)."""
+    asked for it ("default", "opening", "front-matter", the heading string, or "role" for
+    a section required because its heading names the role or purpose)."""
 
     name: str
     start: int
@@ -149,8 +207,8 @@ class Heading:
 
 @dataclass(frozen=True)
 class Requirement:
-    """One parsed `required_sections` entry: kind "default", "front-matter" or
-    "heading" (then `level` and `text`); `raw` is the entry as written."""
+    """One parsed `required_sections` entry: kind "default" (the opening), "role",
+    "front-matter" or "heading" (then `level` and `text`); `raw` is the entry as written."""
 
     kind: str
     raw: str
@@ -162,27 +220,42 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def parse_required(entries: list[str] | tuple[str, ...]) -> list[Requirement]:
-    """Parse `required_sections` entries; `[]` means `["default"]`.
+def names_role(heading: str) -> bool:
+    """True when a heading's text names the agent's role or purpose (ROLE_WORDS among its
+    words, or a ROLE_TERMS term in it): "Role", "Your Role", "Purpose", "역할", "职责"."""
+    folded = heading.casefold()
+    return any(word in ROLE_WORDS for word in _WORD.findall(folded)) or any(
+        term in folded for term in ROLE_TERMS
+    )
 
-    Raises ValueError naming the first entry that is none of "default", "front-matter"
-    or a heading such as "## Role".
+
+def parse_required(entries: list[str] | tuple[str, ...]) -> list[Requirement]:
+    """Parse `required_sections` entries; `[]` means `["default"]`, and "default" means
+    "opening" and "role" (see the module docstring).
+
+    Raises ValueError naming the first entry that is none of "default", "opening",
+    "role", "front-matter" or a heading such as "## Role".
     """
     if not entries:
-        return [Requirement("default", "default")]
+        entries = ["default"]
     out = []
     for entry in entries:
         stripped = entry.strip()
         if stripped.lower() == "default":
             out.append(Requirement("default", entry))
+            out.append(Requirement("role", entry))
+        elif stripped.lower() == "opening":
+            out.append(Requirement("default", entry))
+        elif stripped.lower() == "role":
+            out.append(Requirement("role", entry))
         elif stripped.lower() in ("front-matter", "front matter", "frontmatter"):
             out.append(Requirement("front-matter", entry))
         else:
             match = _REQUIRED_HEADING.match(stripped)
             if match is None:
                 raise ValueError(
-                    f"required_sections entry {entry!r} is not 'default', 'front-matter' or a "
-                    "heading such as '## Role'"
+                    f"required_sections entry {entry!r} is not 'default', 'opening', 'role', "
+                    "'front-matter' or a heading such as '## Role'"
                 )
             out.append(Requirement("heading", entry, len(match.group(1)), match.group(2).rstrip("# \t")))
     return out
@@ -433,6 +506,17 @@ def check_prefix(
             else:
                 stop = _next_heading_start(found, offset - 1, 6, len(text))
                 add("first body section", offset, _content_end(text, offset, stop, spans), line, req.raw)
+        elif req.kind == "role":
+            for heading in found:
+                if names_role(heading.text):
+                    stop = _next_heading_start(found, heading.start, heading.level, len(text))
+                    add(
+                        f"{'#' * heading.level} {heading.text}",
+                        heading.start,
+                        _content_end(text, heading.start, stop, spans),
+                        heading.line,
+                        "role",
+                    )
         else:
             want = _norm(req.text)
             match = next((h for h in found if h.level == req.level and _norm(h.text) == want), None)
@@ -458,7 +542,7 @@ def check_prefix(
             )
 
     limit = prefix_chars
-    for name, start, end, line, _requirement in sections:
+    for name, start, end, line, requirement in sections:
         end_u = units(end)
         if end_u <= limit:
             continue
@@ -472,6 +556,12 @@ def check_prefix(
             hint = (
                 "shorten it or what comes before it, or start the body with a short "
                 "'# Title' line and summary"
+            )
+        elif requirement == "role":
+            hint = (
+                "move it up or shorten what comes before it: it says what the agent does, and "
+                "planners read only the window (a heading that names the role or purpose is "
+                'required by default; required_sections = ["opening"] leaves it out)'
             )
         else:
             hint = "move it up or shorten what comes before it"

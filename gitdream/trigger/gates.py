@@ -1,19 +1,23 @@
 """Auto mode's gates, cheapest first (DESIGN §5).
 
-    enabled → repository state → time since the last run (min_hours, stretched by
-    back-off) → scan throttle (scan_interval_minutes) → new sessions since the watermark
-    (min_sessions; material a previous dream left pending opens it too) → lock
+    enabled → repository state → time since the last dream (min_hours from the last
+    run that consolidated material, stretched by back-off) → new sessions since the
+    watermark (min_sessions; material a previous dream left pending opens it too) → lock
 
-The first two are checked for the repository, the next three per agent; the lock is taken
-by `gitdream run` once some agent passes. A closed gate is not an error: `run --auto`
-exits 0 and names the gate and its reason under --verbose and in --json. A manual run
-skips the time, throttle and session gates, never the repository state, lock or write
-gates.
+The first two are checked for the repository, the next per agent; the lock is taken by
+`gitdream run` once some agent passes. Counting sessions is the only scan; the throttle
+(`scan_interval_minutes`) reuses the last count instead of scanning again, and only while
+nothing was committed since (HEAD and the watermark are what it was counted at). A closed
+gate is not an error: `run --auto` exits 0 and names the gate and its reason under
+--verbose, in --json and, for a hook, in the hooks log. A manual run skips the time and
+session gates, never the repository state, lock or write gates. `next_dream` is the one
+place that turns the gates into `status`'s NEXT.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock
@@ -25,7 +29,7 @@ if TYPE_CHECKING:
     from gitdream.config import Config
     from gitdream.git.repo import Repo
 
-GATES = ("enabled", "repository", "time", "throttle", "sessions", "lock")
+GATES = ("enabled", "repository", "time", "sessions", "lock")
 
 
 @dataclass
@@ -66,7 +70,7 @@ class GateResult:
 
 
 def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.State) -> GateResult:
-    """Evaluate the gates for `agents`; updates `state` (scan times) in place.
+    """Evaluate the gates for `agents`; updates `state` (the session counts) in place.
 
     Does not check `enabled` (the caller returns before any side effect) nor take the
     lock. Never raises for a repository problem: that is the closed `repository` gate.
@@ -86,34 +90,37 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
         entry = state.agent(agent.id)
         opens = state_mod.time_gate_opens(entry, base_hours)
         if opens is not None and now < opens:
-            hours = (opens - now).total_seconds() / 3600
             result.agents.append(
                 AgentGate(
                     agent.id,
                     "time",
-                    f"the last run was less than {state_mod.interval_hours(base_hours, entry.failures):g} h ago "
-                    f"(opens in {hours:.1f} h)",
+                    state_mod.time_gate_reason(entry, base_hours, opens, now),
                     opens=clock.iso(opens),
                 )
             )
             continue
-        throttle_at = state_mod.throttle_opens(entry, throttle)
-        if throttle_at is not None and now < throttle_at:
-            result.agents.append(
-                AgentGate(
-                    agent.id,
-                    "throttle",
-                    f"sessions were scanned less than {throttle:g} min ago "
-                    f"({entry.last_sessions} of {minimum} needed)",
-                    entry.last_sessions,
-                    clock.iso(throttle_at),
-                )
-            )
-            continue
-        sessions = _sessions(repo, agent, head.oid)
-        pending = pending_paths(repo, agent)
-        entry.last_scan = clock.iso(now)
-        entry.last_sessions = sessions
+        from gitdream.dream import material  # idle path: not before the time gate
+
+        key = state_mod.scan_key(head.oid, material.read_watermark(repo, agent))
+        counted = _parse(entry.last_scan)
+        reused = (
+            entry.last_scan_key == key
+            and counted is not None
+            and now < counted + timedelta(minutes=throttle)
+            and entry.last_sessions is not None
+        )
+        if reused:
+            sessions: int | None = entry.last_sessions
+            pending = entry.last_pending
+            note = f" (counted {(now - counted).total_seconds() / 60:.0f} min ago; nothing committed since)"
+        else:
+            sessions = _sessions(repo, agent, head.oid)
+            pending = pending_paths(repo, agent)
+            entry.last_scan = clock.iso(now)
+            entry.last_scan_key = key
+            entry.last_sessions = sessions
+            entry.last_pending = pending
+            note = ""
         if pending:
             # The last dream left material unconsumed (over max_units, a failed batch, a
             # refused definition): it is due whatever the session count says.
@@ -128,7 +135,7 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
                     agent.id,
                     "sessions",
                     f"{sessions} new session{'s' if sessions != 1 else ''} since the "
-                    f"watermark, {minimum} needed",
+                    f"watermark, {minimum} needed{note}",
                     sessions,
                 )
             )
@@ -146,6 +153,38 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             result.gate = "mixed"
             result.reason = "; ".join(f"{a.agent}: {a.gate} — {a.reason}" for a in result.agents)
     return result
+
+
+def _parse(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return clock.parse_iso(value)
+    except ValueError:
+        return None
+
+
+def next_dream(
+    opens: datetime | None,
+    sessions: int | None,
+    needed: int,
+    pending: int,
+    *,
+    blocked: str | None = None,
+    now: datetime | None = None,
+) -> str:
+    """`status`'s NEXT for one agent: what `run --auto` (a hook, a schedule) does next —
+    "in 3.5 h" while the time gate is closed (`opens` in the future), "at 5 sessions"
+    while too few sessions are new (and nothing is pending), "now" when every gate is
+    open. `blocked` names what stops every dream of the repository meanwhile (a merge in
+    progress, a held lock): "now" becomes "after <blocked>"."""
+    now = now or clock.now()
+    if opens is not None and opens > now:
+        hours = (opens - now).total_seconds() / 3600
+        return f"in {hours:.1f} h"
+    if not pending and sessions is not None and sessions < needed:
+        return f"at {needed} sessions"
+    return f"after {blocked}" if blocked else "now"
 
 
 def pending_paths(repo: Repo, agent: Agent) -> int:

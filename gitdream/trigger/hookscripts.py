@@ -20,12 +20,24 @@ Invariants:
   hooks directory gitdream created (marked by `.gitdream-created`) is removed when empty.
   When another manager chained our hook as `<hook>.legacy` (pre-commit install after
   ours), uninstall takes ours out of that chain and leaves the other manager working.
+- **Hook managers**: under the pre-commit framework's own hook, ours goes where pre-commit
+  chains a hook itself, `<hook>.legacy`, so that `pre-commit install` run again (in any
+  order) keeps running it; a copy of pre-commit's script saved as our previous hook (which
+  would make pre-commit run itself "in migration mode") is removed. lefthook renames a
+  hook it replaces to `<hook>.old` and never runs it, and Husky rewrites its stubs on every
+  install: `status` names both (`renamed-by-lefthook`, `dropped-by-husky`, `husky`) with
+  the fix, `gitdream hook NAME` called from the manager's own configuration.
+- **CRLF**: a hook whose lines end in CRLF cannot run on a POSIX system (its `#!` line
+  names an interpreter with a `\r`); install converts it to LF when it moves it aside
+  (saying so), and refuses when it is a symbolic link (the target is not ours to change).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +57,21 @@ TEMPLATES = {
 HOOK_ID = "gitdream-hook-5c0b7e21"
 PRIOR_IDS: tuple[str, ...] = ()
 PREV_SUFFIX = ".gitdream-prev"
-OTHER_CHAIN_SUFFIXES = (".legacy",)  # pre-commit framework's name for a chained hook
+LEGACY_SUFFIX = ".legacy"  # the pre-commit framework's name for the hook it chains
+OTHER_CHAIN_SUFFIXES = (LEGACY_SUFFIX,)
+LEFTHOOK_SUFFIX = ".old"  # where lefthook renames a hook it replaces (and never runs it)
+# The pre-commit framework's hook script, current and earlier (pre_commit/commands/
+# install_uninstall.py: CURRENT_HASH, PRIOR_HASHES).
+PRE_COMMIT_IDS = (
+    b"138fd403232d2ddd5efb44317e38bf03",
+    b"4d9958c90bc262f47553e2c073f14cfe",
+    b"d8ee923c46731b42cd95cc869add4062",
+    b"49fd668cb42069aa1b6048464be5d395",
+    b"79f09a650522a87b0da915d0d983b2de",
+    b"e358c9dae00eac5d06b38dfdb1e33a8c",
+)
+# Husky 9's stub in .husky/_/<hook> (husky's index.js), which sources its runner `h`.
+_HUSKY_STUB = re.compile(rb'\A#!/usr/bin/env sh\r?\n\. "(?:\$\(dirname "\$0"\)|\$\{0%/\*\})/h"\s*\Z')
 CREATED_MARKER = ".gitdream-created"
 _START = "# start templated"
 _END = "# end templated"
@@ -75,7 +101,8 @@ class HooksDir:
 class HookAction:
     """What install/uninstall did to one hook: `action` is one of installed, chained,
     updated, unchanged (install); removed, restored, not-installed, foreign (uninstall).
-    `previous` is the saved previous hook, when there is one."""
+    `previous` is the saved previous hook, when there is one; `note` says more (where it
+    runs under a hook manager, a CRLF conversion)."""
 
     name: str
     path: Path
@@ -119,7 +146,10 @@ class HooksResult:
 class HookState:
     """One hook as found by `status`: `state` is installed, outdated, not-executable,
     broken (the baked interpreter is gone), chained-by-other (ours runs as `<hook>.legacy`
-    under another manager), foreign (someone else's, gitdream not in it) or missing."""
+    under the pre-commit framework), chain-loop (that chain would run pre-commit's own
+    script again), renamed-by-lefthook (ours is `<hook>.old`, which lefthook never runs),
+    dropped-by-husky (Husky rewrote its stub over ours), husky (a Husky stub without
+    gitdream), foreign (someone else's, gitdream not in it) or missing."""
 
     name: str
     path: Path
@@ -198,6 +228,38 @@ def is_ours(path: Path) -> bool:
     return any(i.encode() in data for i in (HOOK_ID, *PRIOR_IDS))
 
 
+def _read(path: Path) -> bytes:
+    """The bytes of a regular file (through a symlink), b"" when it cannot be read."""
+    try:
+        return path.read_bytes() if path.is_file() else b""
+    except OSError:
+        return b""
+
+
+def is_pre_commit_framework(path: Path) -> bool:
+    """True when `path` holds the pre-commit framework's hook script."""
+    data = _read(path)
+    return b"pre-commit" in data and any(i in data for i in PRE_COMMIT_IDS)
+
+
+def is_lefthook(path: Path) -> bool:
+    """True when `path` holds lefthook's hook script (it calls `call_lefthook`)."""
+    data = _read(path)
+    return b"call_lefthook" in data or (b"LEFTHOOK" in data and b"lefthook" in data)
+
+
+def is_husky_stub(path: Path) -> bool:
+    """True when `path` is Husky 9's stub, which sources `h` from its own folder."""
+    return _HUSKY_STUB.match(_read(path)) is not None
+
+
+def _crlf(data: bytes) -> bool:
+    """True when `data` is a text script whose lines end in CRLF: its first line ends with
+    "\r\n", and it has no NUL byte (a binary is no script)."""
+    first, _, _ = data.partition(b"\n")
+    return first.endswith(b"\r") and b"\0" not in data
+
+
 def _baked_values(name: str, python: str) -> dict[str, str]:
     return {
         "GITDREAM_PYTHON": python,
@@ -249,6 +311,10 @@ def _baked(data: bytes, key: str) -> str | None:
     return None
 
 
+def _same_file_bytes(a: Path, b: Path) -> bool:
+    return not a.is_symlink() and not b.is_symlink() and a.is_file() and b.is_file() and _read(a) == _read(b)
+
+
 def _executable(path: Path) -> bool:
     return os.access(path, os.X_OK)
 
@@ -282,6 +348,53 @@ def _refuse_outside(where: HooksDir, allow_outside: bool, verb: str) -> None:
         hint="pass --allow-outside to do it anyway, or give this repository its own hooks "
         "directory (git config core.hooksPath .githooks)",
     )
+
+
+def _refuse_crlf_link(path: Path) -> None:
+    """Refuse to chain a symbolic link to a CRLF script: it cannot run here, and the file
+    it points to is not gitdream's to convert."""
+    if path.is_symlink() and _crlf(_read(path)):
+        raise HookInstallError(
+            f"{path} is a symbolic link to a script with CRLF (\\r\\n) line ends, which cannot "
+            "run here (its first line names an interpreter ending in \\r)",
+            hint=f"convert the file it points to ({os.path.realpath(path)}) to LF line ends, "
+            "e.g. `sed -i 's/\\r$//' FILE`, then run `gitdream hooks install` again",
+        )
+
+
+def _move_aside(path: Path, prev: Path) -> str:
+    """Move the hook at `path` to `prev` (bytes, mode, even a dead symlink kept), converting
+    a regular CRLF script to LF line ends on the way; returns the note saying so, or ""."""
+    data = b"" if path.is_symlink() else _read(path)
+    os.replace(path, prev)
+    if not _crlf(data):
+        return ""
+    mode = stat.S_IMODE(prev.stat().st_mode)
+    tmp = prev.with_name(f".{prev.name}.gitdream-tmp")
+    tmp.write_bytes(data.replace(b"\r\n", b"\n"))
+    os.chmod(tmp, mode)
+    os.replace(tmp, prev)
+    return (
+        f"converted {prev.name} from CRLF to LF line ends (with them it could not run here: "
+        "its first line named an interpreter ending in \\r)"
+    )
+
+
+def _manager_warning(name: str, path: Path) -> str:
+    """A warning when the hook being chained belongs to a manager that will drop ours."""
+    if is_lefthook(path):
+        return (
+            f"{path} is lefthook's; when lefthook installs again it renames gitdream's hook to "
+            f"{name}{LEFTHOOK_SUFFIX} and never runs it: add `gitdream hook {name}` to "
+            "lefthook.yml instead (docs/hooks.md, 'Hook managers')"
+        )
+    if is_husky_stub(path):
+        return (
+            f"{path} is a Husky stub; Husky rewrites them on every install and drops "
+            f"gitdream's hook: call `gitdream hook {name}` from .husky/{name} instead "
+            "(docs/hooks.md, 'Hook managers')"
+        )
+    return ""
 
 
 def _names(hooks: tuple[str, ...] | list[str]) -> list[str]:
@@ -322,6 +435,7 @@ def install(
     for name in names:
         path = directory / name
         prev = directory / (name + PREV_SUFFIX)
+        legacy = directory / (name + LEGACY_SUFFIX)
         chained_by = next(
             (directory / (name + s) for s in OTHER_CHAIN_SUFFIXES if is_ours(directory / (name + s))),
             None,
@@ -330,12 +444,28 @@ def install(
             plan.append((name, "ours"))
         elif chained_by is not None:
             plan.append((name, "other-chain"))
+        elif os.path.lexists(path) and is_pre_commit_framework(path) and not path.is_symlink():
+            # pre-commit's hook runs `<hook>.legacy` first: ours goes there, so that
+            # `pre-commit install` run again keeps running it (it would otherwise move ours
+            # to .legacy and run itself, saved as our previous hook, in "migration mode").
+            if os.path.lexists(legacy):
+                if os.path.lexists(prev):
+                    raise HookInstallError(
+                        f"{legacy} (run by pre-commit's hook) and {prev} (a hook saved by an "
+                        "earlier install) both exist; gitdream will not overwrite either",
+                        hint=f"keep the one you want as {legacy.name} and delete the other, then "
+                        "run `gitdream hooks install` again",
+                    )
+                _refuse_crlf_link(legacy)
+                plan.append((name, "under-framework-prev"))
+            else:
+                plan.append((name, "under-framework"))
         elif os.path.lexists(path):
             if where.in_worktree and _tracked(repo, path):
                 raise HookInstallError(
                     f"{path} is tracked by git; gitdream will not move a tracked file",
-                    hint="call gitdream from that hook yourself (README: 'Husky and lefthook'), "
-                    "or install with --hook for the other hooks only",
+                    hint=f"call `gitdream hook {name}` from that hook yourself (docs/hooks.md, "
+                    "'Hook managers'), or install with --hook for the other hooks only",
                 )
             if os.path.lexists(prev):
                 same = (
@@ -354,6 +484,7 @@ def install(
                     )
                 plan.append((name, "replace-duplicate"))
             else:
+                _refuse_crlf_link(path)
                 plan.append((name, "chain"))
         else:
             plan.append((name, "new"))
@@ -368,6 +499,7 @@ def install(
     for name, what in plan:
         path = directory / name
         prev = directory / (name + PREV_SUFFIX)
+        legacy = directory / (name + LEGACY_SUFFIX)
         content = render(name, python)
         if what == "ours":
             if path.read_bytes() == content and _executable(path):
@@ -380,19 +512,40 @@ def install(
                 directory / (name + s) for s in OTHER_CHAIN_SUFFIXES if is_ours(directory / (name + s))
             )
             note = f"runs as {target.name}, chained by the hook now at {name}"
-            if target.read_bytes() == content and _executable(target):
+            if os.path.lexists(prev) and is_pre_commit_framework(prev) and is_pre_commit_framework(path):
+                # An earlier install chained pre-commit's own script: pre-commit would run
+                # itself "in migration mode" and fail every commit.
+                os.remove(prev)
+                note += f"; removed {prev.name}, a copy of pre-commit's own hook that made it loop"
+                actions.append(HookAction(name, target, "updated", None, note))
+                if target.read_bytes() != content or not _executable(target):
+                    _write(target, content)
+            elif target.read_bytes() == content and _executable(target):
                 actions.append(HookAction(name, target, "unchanged", None, note))
             else:
                 _write(target, content)
                 actions.append(HookAction(name, target, "updated", None, note))
+        elif what in ("under-framework", "under-framework-prev"):
+            note = f"runs as {legacy.name}, which pre-commit's hook at {name} runs first"
+            previous = None
+            if what == "under-framework-prev":
+                converted = _move_aside(legacy, prev)
+                previous = prev
+                if converted:
+                    note += f"; {converted}"
+            _write(legacy, content)
+            actions.append(HookAction(name, legacy, "chained", previous, note))
         elif what == "replace-duplicate":
             os.remove(path)
             _write(path, content)
             actions.append(HookAction(name, path, "chained", prev, "the hook here equals the saved one"))
         elif what == "chain":
-            os.replace(path, prev)
+            manager = _manager_warning(name, path)
+            converted = _move_aside(path, prev)
             _write(path, content)
-            actions.append(HookAction(name, path, "chained", prev))
+            actions.append(HookAction(name, path, "chained", prev, converted))
+            if manager:
+                warnings.append(manager)
         else:
             _write(path, content)
             actions.append(HookAction(name, path, "installed"))
@@ -445,6 +598,18 @@ def uninstall(
             else:
                 os.remove(chained)
                 actions.append(HookAction(name, chained, "removed", None, note))
+        elif os.path.lexists(path) and has_prev and _same_file_bytes(path, prev):
+            # A hook manager (Husky) wrote its hook again over ours: the saved copy is stale.
+            os.remove(prev)
+            actions.append(
+                HookAction(
+                    name,
+                    path,
+                    "removed",
+                    prev,
+                    "gitdream's hook was already replaced; removed its stale copy",
+                )
+            )
         elif os.path.lexists(path):
             actions.append(HookAction(name, path, "foreign", prev if has_prev else None))
             if has_prev:
@@ -480,7 +645,15 @@ def status(repo: Any) -> HooksStatus:
         )
         target = path if is_ours(path) else chained
         if target is None:
-            state = "foreign" if os.path.lexists(path) else "missing"
+            old = where.path / (name + LEFTHOOK_SUFFIX)
+            if is_ours(old) and os.path.lexists(path):
+                state = "renamed-by-lefthook"
+                states.append(HookState(name, old, state, previous))
+                continue
+            if is_husky_stub(path):
+                state = "dropped-by-husky" if previous is not None else "husky"
+            else:
+                state = "foreign" if os.path.lexists(path) else "missing"
             states.append(HookState(name, path, state, previous))
             continue
         data = target.read_bytes()
@@ -492,20 +665,34 @@ def status(repo: Any) -> HooksStatus:
             state = "broken"
         elif _template_body(data) != _template_body(template):
             state = "outdated"
+        elif target is chained and previous is not None and is_pre_commit_framework(previous):
+            state = "chain-loop"
         else:
             state = "chained-by-other" if target is chained else "installed"
         states.append(HookState(name, target, state, previous, python))
     return HooksStatus(where, states)
 
 
-def describe_state(state: str) -> str:
-    """A short human explanation of a HookState.state."""
-    return {
-        "installed": "installed",
-        "outdated": "installed by another gitdream version; run `gitdream hooks install` to update",
-        "not-executable": "not executable, so git skips it; run `gitdream hooks install`",
-        "broken": "its Python interpreter is gone; run `gitdream hooks install` again",
-        "chained-by-other": "installed, run by the hook manager that now owns the hook",
-        "foreign": "another tool's hook; gitdream is not installed in it",
-        "missing": "not installed",
-    }.get(state, state)
+_STATES = {
+    "installed": "installed",
+    "outdated": "installed by another gitdream version; run `gitdream hooks install` to update",
+    "not-executable": "not executable, so git skips it; run `gitdream hooks install`",
+    "broken": "its Python interpreter is gone; run `gitdream hooks install` again",
+    "chained-by-other": "installed, run by the pre-commit framework's hook, which now owns the hook",
+    "chain-loop": "pre-commit's hook runs gitdream's, which runs a copy of pre-commit's hook: every "
+    "commit fails in 'migration mode'; run `gitdream hooks install` to repair",
+    "renamed-by-lefthook": "lefthook renamed gitdream's hook to {name}.old and never runs it: add "
+    "`gitdream hook {name}` to lefthook.yml (docs/hooks.md, 'Hook managers'), then delete {old}",
+    "dropped-by-husky": "Husky rewrote its stub over gitdream's hook: put `gitdream hook {name}` in "
+    ".husky/{name} (tracked, it survives Husky's reinstalls) and run `gitdream hooks uninstall`, or "
+    "run `gitdream hooks install` again",
+    "husky": "a Husky stub without gitdream: put `gitdream hook {name}` in .husky/{name}",
+    "foreign": "another tool's hook; gitdream is not installed in it",
+    "missing": "not installed",
+}
+
+
+def describe_state(state: str, name: str = "HOOK", path: Path | None = None) -> str:
+    """A short human explanation of a HookState.state, with the fix (for hook `name`,
+    found at `path`)."""
+    return _STATES.get(state, state).format(name=name, old=path or f"{name}.old")

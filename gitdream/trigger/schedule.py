@@ -1,13 +1,15 @@
-"""Scheduled runs: render and install a cron line, a systemd user timer, a CI workflow.
+"""Scheduled runs: render, install and uninstall a cron line, a systemd user timer, and a
+GitHub Actions or GitLab CI pipeline.
 
 Every schedule only *asks* gitdream (`gitdream run --auto --trigger schedule`); the gates
 (enabled, min_hours, min_sessions, lock) decide whether a dream runs, so asking hourly
 costs little. Templates live in `templates/schedule/` (cron.txt, gitdream.service,
-gitdream.timer; `string.Template` placeholders) and `templates/ci/github-actions.yml`
-(copied as is).
+gitdream.timer; `string.Template` placeholders) and `templates/ci/` (github-actions.yml,
+gitlab-ci.yml, copied as they are).
 
-Installed files carry a `# gitdream schedule: <repository>` line; install rewrites only
-such files (or the matching crontab entry) and refuses to replace anything else.
+Installed files carry a `# gitdream schedule: <repository>` line (CI files: `# gitdream
+schedule: GitHub Actions|GitLab CI`); install rewrites only such files (or the matching
+crontab entry) and refuses to replace anything else, and uninstall removes only those.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ from gitdream.errors import GitdreamError
 MARKER = "# gitdream schedule: "
 CI_TEMPLATE = "ci/github-actions.yml"
 CI_TARGET = ".github/workflows/gitdream.yml"
+GITLAB_TEMPLATE = "ci/gitlab-ci.yml"
+GITLAB_TARGET = ".gitlab/gitdream.yml"
+CI_KINDS = {"github": (CI_TEMPLATE, CI_TARGET), "gitlab": (GITLAB_TEMPLATE, GITLAB_TARGET)}
+ENV_FILE = "environment"  # next to the user config: what the systemd service reads
 
 
 class ScheduleError(GitdreamError):
@@ -92,7 +98,9 @@ def _exec_word(text: str) -> str:
 
 
 def render_cron(t: Job) -> str:
-    """The crontab entry: a `# gitdream schedule: <repo>` line and the job line."""
+    """The crontab entry: a `# gitdream schedule: <repo>` line and the job line, which
+    creates the log folder first (cron's shell cannot append to a file in a folder that
+    does not exist)."""
     for name, value in (("repository path", str(t.repo)), ("interpreter", t.python), ("log", str(t.log))):
         _check_value(name, value)
     text = resources.read_template("schedule/cron.txt")
@@ -102,18 +110,29 @@ def render_cron(t: Job) -> str:
         repo_sh=_cron_escape(shlex.quote(str(t.repo))),
         python_sh=_cron_escape(shlex.quote(t.python)),
         log_sh=_cron_escape(shlex.quote(str(t.log))),
+        logdir_sh=_cron_escape(shlex.quote(str(t.log.parent))),
     )
+
+
+def env_file() -> Path:
+    """The file the systemd service reads its environment from (`EnvironmentFile=`): an
+    ANTHROPIC_API_KEY, GITDREAM_* variables. Next to the user config; may not exist."""
+    return paths.user_config_file().parent / ENV_FILE
 
 
 def render_systemd(t: Job) -> dict[str, str]:
     """`{file name: content}` of the systemd user service and timer."""
     for name, value in (("repository path", str(t.repo)), ("interpreter", t.python)):
         _check_value(name, value)
+    environment = str(env_file())
+    _check_value("environment file", environment)
     values = {
         "repo": str(t.repo),
         "repo_unit": _unit_path(str(t.repo)),
         "python_exec": _exec_word(t.python),
         "unit": t.unit,
+        "envfile_unit": _unit_path(environment),
+        "envfile_comment": environment,
     }
     out = {}
     for suffix in ("service", "timer"):
@@ -122,9 +141,10 @@ def render_systemd(t: Job) -> dict[str, str]:
     return out
 
 
-def render_ci() -> str:
-    """The GitHub Actions workflow (no placeholders)."""
-    return resources.read_template(CI_TEMPLATE)
+def render_ci(kind: str = "github") -> str:
+    """The CI pipeline of `kind` ("github": a GitHub Actions workflow; "gitlab": a GitLab CI
+    job), as shipped (no placeholders)."""
+    return resources.read_template(CI_KINDS[kind][0])
 
 
 def systemd_user_dir() -> Path:
@@ -136,7 +156,8 @@ def systemd_user_dir() -> Path:
 
 @dataclass
 class Written:
-    """One file or entry install touched: `action` is created, updated or unchanged."""
+    """One file or entry install or uninstall touched: `action` is created, updated,
+    unchanged (install), removed or absent (uninstall)."""
 
     path: str
     action: str
@@ -191,6 +212,7 @@ def install_cron(t: Job) -> Written:
     `crontab -`. Other lines are kept byte for byte. Raises ScheduleError when crontab
     is missing or fails."""
     entry = render_cron(t)
+    paths.ensure_dir(t.log.parent)  # the job line creates it too, should it be removed later
     current = _crontab(["-l"])
     # `crontab -l` exits 1 with "no crontab for <user>" when there is none yet.
     text = current.stdout if current.returncode == 0 else ""
@@ -225,3 +247,104 @@ def install_cron(t: Job) -> Written:
     if done.returncode != 0:
         raise ScheduleError(f"crontab - failed: {done.stderr.strip()}", hint="check that you may use cron")
     return Written("crontab", "updated" if found else "created")
+
+
+def _ci_owned(text: str) -> bool:
+    return text.startswith(MARKER)
+
+
+def install_ci(workdir: Path, kind: str) -> Written:
+    """Write the `kind` pipeline into the working tree (`CI_KINDS`: .github/workflows/
+    gitdream.yml or .gitlab/gitdream.yml); not committed. A file there that is not
+    gitdream's schedule is not replaced: ScheduleError."""
+    content = render_ci(kind)
+    path = workdir / CI_KINDS[kind][1]
+    if path.is_symlink() or (
+        path.exists() and not _ci_owned(path.read_text(encoding="utf-8", errors="replace"))
+    ):
+        raise ScheduleError(
+            f"{path} exists and is not gitdream's schedule",
+            hint=f"remove or rename it, or print the pipeline with `gitdream schedule show --{kind}` "
+            "and merge it by hand",
+        )
+    if path.exists() and path.read_text(encoding="utf-8") == content:
+        return Written(str(path), "unchanged")
+    action = "updated" if path.exists() else "created"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.gitdream-tmp")
+    tmp.write_text(content, encoding="utf-8")
+    os.replace(tmp, path)
+    return Written(str(path), action)
+
+
+def uninstall_ci(workdir: Path, kind: str) -> Written:
+    """Remove the `kind` pipeline from the working tree when it is gitdream's (action
+    removed; absent when there is none). A file that is not gitdream's: ScheduleError."""
+    path = workdir / CI_KINDS[kind][1]
+    if not os.path.lexists(path):
+        return Written(str(path), "absent")
+    if path.is_symlink() or not _ci_owned(path.read_text(encoding="utf-8", errors="replace")):
+        raise ScheduleError(
+            f"{path} is not gitdream's schedule; left alone", hint="remove it yourself if you want it gone"
+        )
+    path.unlink()
+    return Written(str(path), "removed")
+
+
+def uninstall_systemd(t: Job, directory: Path | None = None) -> list[Written]:
+    """Remove this repository's service and timer from `directory` (default:
+    `systemd_user_dir()`) and the timer's `timers.target.wants/` link (what `systemctl
+    --user disable` removes). A file of that name that is not gitdream's schedule for this
+    repository: ScheduleError, nothing removed."""
+    folder = directory or systemd_user_dir()
+    names = [f"{t.unit}.service", f"{t.unit}.timer"]
+    for name in names:
+        path = folder / name
+        if path.exists() and not _owned_by(path.read_text(encoding="utf-8", errors="replace"), t.repo):
+            raise ScheduleError(
+                f"{path} is not gitdream's schedule for {t.repo}; left alone",
+                hint="remove it yourself if you want it gone",
+            )
+    done = []
+    wants = folder / "timers.target.wants" / f"{t.unit}.timer"
+    if wants.is_symlink():
+        wants.unlink()
+        done.append(Written(str(wants), "removed"))
+    for name in names:
+        path = folder / name
+        if path.exists():
+            path.unlink()
+            done.append(Written(str(path), "removed"))
+        else:
+            done.append(Written(str(path), "absent"))
+    return done
+
+
+def uninstall_cron(t: Job) -> Written:
+    """Remove this repository's entry (its marker line and the job line after it) from the
+    user's crontab; every other line is kept byte for byte. Action removed, or absent."""
+    current = _crontab(["-l"])
+    if current.returncode != 0:
+        if "no crontab" in current.stderr.lower():
+            return Written("crontab", "absent")
+        raise ScheduleError(
+            f"crontab -l failed: {current.stderr.strip()}", hint="check that you may use cron"
+        )
+    marker = MARKER + str(t.repo)
+    kept: list[str] = []
+    skip_next = False
+    found = False
+    for line in current.stdout.splitlines(keepends=True):
+        if skip_next:
+            skip_next = False
+            continue
+        if line.rstrip("\n") == marker:
+            found = skip_next = True
+            continue
+        kept.append(line)
+    if not found:
+        return Written("crontab", "absent")
+    done = _crontab(["-"], "".join(kept))
+    if done.returncode != 0:
+        raise ScheduleError(f"crontab - failed: {done.stderr.strip()}", hint="check that you may use cron")
+    return Written("crontab", "removed")

@@ -1,24 +1,37 @@
 """Machine-local run state and the stamp file, under `<git-common-dir>/gitdream/`.
 
 `state.json` caches, per agent: when the last run started (`last_attempt`), its run id
-and status, the number of consecutive failed runs (`failures`, the back-off counter), and
-when the sessions were last scanned (`last_scan`, the throttle). It is never tracked and
-can be rebuilt: an agent missing from it gets its last attempt from its receipts.
+and status; when the last run that consolidated material started (`last_dream`: status
+`ok`, the time gate counts from it); the number of consecutive failed runs (`failures`,
+the back-off counter) and when the last of them started (`last_failed`); and the last
+count of new sessions (`last_scan`, `last_sessions`, `last_pending`) with what it was
+counted at (`last_scan_key`: HEAD and the watermark), which the scan throttle reuses. It
+is never tracked and can be rebuilt (a missing agent has simply never run here).
 
-`stamp` holds one line: the integer epoch second before which no agent can pass the time
-and throttle gates. The `post-merge`/`post-rewrite` hooks read it in `sh` without starting
-Python; a missing, unreadable or past stamp means "ask Python", so a stale stamp can only
-cost a Python start, never skip a dream that is due.
+`stamp` lets the `post-merge`/`post-rewrite`/`post-commit` hooks decide in `sh`, without
+starting Python, that the time gate is closed. Three lines:
+
+    <epoch second the gate opens> <the same time, ISO 8601 UTC>
+    <the worktree root it was computed for (physical path)>
+    <GITDREAM_MIN_HOURS>|<GITDREAM_AGENTS> as they were set (STAMP_ENV)
+
+The hook trusts it only for the same worktree and environment, and only while neither
+`gitdream.toml` nor the user config is newer than the stamp file: the stamp's mtime is
+set to one second before the configuration was read, so a configuration change reaches
+the hook on its next firing. A missing, unreadable, past or distrusted stamp means "ask
+Python", so a stale stamp can only cost a Python start, never skip a dream that is due.
 
 Back-off (DESIGN §5): after n consecutive failed runs the time gate's interval is
-min(base × 2^n, max(base, 24 h)), base being `min_hours`; `noop` and `aborted` runs leave n
-as it is, an `ok` run resets it to 0.
+min(base × 2^n, max(base, 24 h)), base being `min_hours`, counted from the last failure;
+`noop` and `aborted` runs leave n as it is, an `ok` run resets it to 0.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,6 +41,12 @@ from gitdream import clock, paths
 
 STATE_FILE = "state.json"
 STAMP_FILE = "stamp"
+PRECOMMIT_FILE = "precommit-paths"
+STAMP_ENV = ("GITDREAM_MIN_HOURS", "GITDREAM_AGENTS")
+"""Environment variables the stamp depends on: the hooks compare their values with the
+stamp's third line (the sh reads them with `${NAME-}`)."""
+PRECOMMIT_ENV = ("GITDREAM_AGENTS", "GITDREAM_DEFINITION_FILES", "GITDREAM_MEMORY_DIR")
+"""Environment variables the pre-commit hook's path patterns depend on."""
 
 
 @dataclass
@@ -40,6 +59,10 @@ class AgentState:
     failures: int = 0
     last_scan: str | None = None
     last_sessions: int | None = None
+    last_dream: str | None = None
+    last_failed: str | None = None
+    last_scan_key: str | None = None
+    last_pending: int = 0
 
 
 @dataclass
@@ -61,25 +84,45 @@ def interval_hours(base_hours: float, failures: int) -> float:
     return min(stretched, max(base_hours, 24.0))
 
 
+def _parse(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return clock.parse_iso(value)
+    except ValueError:
+        return None
+
+
 def time_gate_opens(agent: AgentState, base_hours: float) -> datetime | None:
-    """When the time gate opens for `agent` (None: it has never run, so it is open)."""
-    if not agent.last_attempt:
-        return None
-    try:
-        last = clock.parse_iso(agent.last_attempt)
-    except ValueError:
-        return None
-    return last + timedelta(hours=interval_hours(base_hours, agent.failures))
+    """When the time gate opens for `agent` (None: open, it never consolidated material
+    here and has no failures to back off from).
+
+    It counts `min_hours` from the last run that consolidated material (`last_dream`): a
+    run that found nothing new is not a consolidation (Claude Code's gate is "hours since
+    the last consolidation"). After failures, the back-off interval also counts from the
+    last failed run; the later of the two openings applies."""
+    openings = []
+    dreamed = _parse(agent.last_dream)
+    if dreamed is not None:
+        openings.append(dreamed + timedelta(hours=base_hours))
+    failed = _parse(agent.last_failed) if agent.failures > 0 else None
+    if failed is not None:
+        openings.append(failed + timedelta(hours=interval_hours(base_hours, agent.failures)))
+    return max(openings) if openings else None
 
 
-def throttle_opens(agent: AgentState, minutes: float) -> datetime | None:
-    """When the scan throttle opens (None: never scanned, open)."""
-    if not agent.last_scan:
-        return None
-    try:
-        return clock.parse_iso(agent.last_scan) + timedelta(minutes=minutes)
-    except ValueError:
-        return None
+def time_gate_reason(agent: AgentState, base_hours: float, opens: datetime, now: datetime) -> str:
+    """Why the time gate is closed until `opens`, for `run --auto --verbose` and the hooks log."""
+    hours = (opens - now).total_seconds() / 3600
+    failed = _parse(agent.last_failed) if agent.failures > 0 else None
+    if failed is not None and failed + timedelta(hours=interval_hours(base_hours, agent.failures)) >= opens:
+        since = (
+            f"{agent.failures} failed run{'s' if agent.failures != 1 else ''} in a row back off to "
+            f"{interval_hours(base_hours, agent.failures):g} h"
+        )
+    else:
+        since = f"the last dream was less than {base_hours:g} h ago"
+    return f"{since} (opens in {hours:.1f} h, at {clock.iso(opens)})"
 
 
 def record_run(state: State, agent_id: str, run_id: str, status: str, started: datetime) -> None:
@@ -90,8 +133,10 @@ def record_run(state: State, agent_id: str, run_id: str, status: str, started: d
     entry.last_status = status
     if status == "failed":
         entry.failures += 1
+        entry.last_failed = clock.iso(started)
     elif status == "ok":
         entry.failures = 0
+        entry.last_dream = clock.iso(started)
 
 
 def state_path(common_dir: Path) -> Path:
@@ -103,7 +148,8 @@ def stamp_path(common_dir: Path) -> Path:
 
 
 def load(common_dir: Path) -> State:
-    """Read state.json (a missing or unreadable file is an empty state)."""
+    """Read state.json (a missing or unreadable file is an empty state). A file written
+    before `last_dream`/`last_failed` existed gets them from its last run."""
     try:
         data = json.loads(state_path(common_dir).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -115,23 +161,29 @@ def load(common_dir: Path) -> State:
             if isinstance(raw, dict):
                 known = {k: v for k, v in raw.items() if k in AgentState.__dataclass_fields__}
                 try:
-                    state.agents[agent_id] = AgentState(**known)
+                    entry = AgentState(**known)
                 except TypeError:
                     continue
+                if "last_dream" not in raw and entry.last_status == "ok":
+                    entry.last_dream = entry.last_attempt
+                if "last_failed" not in raw and entry.failures > 0:
+                    entry.last_failed = entry.last_attempt
+                state.agents[agent_id] = entry
     return state
 
 
-def _replace(path: Path, data: bytes) -> None:
+def _replace(path: Path, data: bytes) -> bool:
     """`paths.atomic_write(path, data)` (creating the state directory), skipped when the
     file already holds exactly `data`: a closed gate usually changes nothing, and then
-    need not pay for two fsyncs."""
+    need not pay for two fsyncs. Returns True when written."""
     try:
         if path.read_bytes() == data:
-            return
+            return False
     except OSError:
         pass
     paths.ensure_dir(path.parent)
     paths.atomic_write(path, data)
+    return True
 
 
 def save(common_dir: Path, state: State) -> None:
@@ -141,37 +193,152 @@ def save(common_dir: Path, state: State) -> None:
     _replace(state_path(common_dir), (json.dumps(document, indent=1) + "\n").encode())
 
 
-def next_opening(
-    state: State, agent_ids: list[str], base_hours: float, throttle_minutes: float
-) -> datetime | None:
-    """The earliest time any of `agent_ids` can pass both the time gate and the throttle
-    (None: one of them can now or has never run)."""
+def next_opening(state: State, agent_ids: list[str], base_hours: float) -> datetime | None:
+    """The earliest time any of `agent_ids` passes the time gate (None: one of them does
+    now). The throttle is left out: the hooks fire only after new commits, and the
+    throttle never skips a scan then."""
     best: datetime | None = None
     now = clock.now()
     for agent_id in agent_ids:
         entry = state.agents.get(agent_id)
-        if entry is None:
-            return None
-        times = [
-            t for t in (time_gate_opens(entry, base_hours), throttle_opens(entry, throttle_minutes)) if t
-        ]
-        opening = max(times) if times else None
+        opening = time_gate_opens(entry, base_hours) if entry is not None else None
         if opening is None or opening <= now:
             return None
         best = opening if best is None or opening < best else best
     return best
 
 
-def write_stamp(common_dir: Path, opening: datetime | None) -> None:
-    """Write the stamp: the epoch second of `opening`, or 0 ("ask Python") when None
-    (unchanged bytes are not rewritten)."""
+def env_signature(names: tuple[str, ...], env: Mapping[str, str] | None = None) -> str:
+    """A line the hooks rebuild from `names` with `${NAME-}` joined by `|` (unset and
+    empty alike are ""); a line break in a value makes a line they can never match."""
+    env = os.environ if env is None else env
+    return "|".join(env.get(name, "").replace("\n", "\\n").replace("\r", "\\r") for name in names)
+
+
+def config_files(workdir: Path) -> list[Path]:
+    """The files whose change must reach the hooks: the repository's gitdream.toml and the
+    user config (as the hooks find them: `$GITDREAM_HOME/config.toml` or the path baked
+    in at install)."""
+    from gitdream.config import REPO_FILE
+
+    return [workdir / REPO_FILE, paths.user_config_file()]
+
+
+def _mark_seen(path: Path, written: bool, workdir: Path | None, config_seen: float | None) -> None:
+    """Set `path`'s mtime to one second before `config_seen` (default now) when it was
+    just written or a configuration file is not older than it, so that the hooks' `-nt`
+    test sees every later change of the configuration, even with one-second timestamps."""
+    seen = clock.epoch() if config_seen is None else config_seen
+    mark = seen - 1
+    try:
+        current = path.stat().st_mtime
+    except OSError:
+        return
+    newest = 0.0
+    for name in config_files(workdir) if workdir is not None else []:
+        try:
+            newest = max(newest, name.stat().st_mtime)
+        except OSError:
+            continue
+    if written or newest >= current:
+        os.utime(path, (mark, mark))
+
+
+def write_stamp(
+    common_dir: Path,
+    opening: datetime | None,
+    *,
+    workdir: Path | None = None,
+    config_seen: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> None:
+    """Write the stamp (see the module docstring): `opening` (None: "ask Python", 0), for
+    the worktree `workdir`, for the configuration read at epoch second `config_seen`
+    (default: now). Unchanged bytes are not rewritten (`_mark_seen` keeps the mtime
+    honest)."""
     value = int(opening.timestamp()) if opening is not None else 0
-    _replace(stamp_path(common_dir), f"{value}\n".encode())
+    until = clock.iso(opening) if opening is not None else "-"
+    here = os.path.realpath(workdir) if workdir is not None else ""
+    data = f"{value} {until}\n{here}\n{env_signature(STAMP_ENV, env)}\n".encode()
+    path = stamp_path(common_dir)
+    _mark_seen(path, _replace(path, data), workdir, config_seen)
 
 
 def read_stamp(common_dir: Path) -> int | None:
     """The stamp's epoch second, or None when missing or unreadable."""
     try:
-        return int(stamp_path(common_dir).read_text().strip())
-    except (OSError, ValueError):
+        return int(stamp_path(common_dir).read_text().split("\n", 1)[0].split()[0])
+    except (OSError, ValueError, IndexError):
         return None
+
+
+def scan_key(head: str, watermark: str | None) -> str:
+    """What a count of new sessions depends on: the commit it was counted at and the
+    agent's watermark. The throttle reuses a count only while this is unchanged."""
+    return f"{head}:{watermark or '-'}"
+
+
+def _literal(text: str) -> str:
+    """`text` as an sh pattern that matches exactly it."""
+    return "".join(f"[{c}]" if c in "*?[\\" else c for c in text)
+
+
+def _prefixes(glob: str) -> list[str]:
+    """sh pattern prefixes (ending in "/", or "" for the root) that match at least every
+    folder the `agents` glob matches: sh's `*` matches across "/", so a pathlib `*` stays
+    `*`, and a glob with `**` (any depth, even none) becomes "" and "*/"."""
+    stripped = glob.strip().strip("/")
+    if stripped in ("", "."):
+        return [""]
+    if "**" in stripped:
+        return ["", "*/"]
+    return [stripped + "/"]
+
+
+def precommit_patterns(cfg: Any) -> list[str]:
+    """The lines the pre-commit hook matches staged paths against, in order, first match
+    wins: `+pattern` (gitdream check judges such a path: start Python) or `-pattern`
+    (it does not). Together they select at least every file `gitdream check` judges for
+    the configuration `cfg`: each agent's definition files, the `*.md` files directly in
+    its memory folder (not in sub-folders, where the raw logs are), and gitdream.toml."""
+    lines = ["+gitdream.toml"]
+    memory = _literal(cfg.str("memory_dir").strip("/"))
+    for glob in cfg.list("agents"):
+        for prefix in _prefixes(glob):
+            for name in cfg.list("definition_files"):
+                lines.append(f"+{prefix}{_literal(name.strip('/'))}")
+    for glob in cfg.list("agents"):
+        for prefix in _prefixes(glob):
+            folder = f"{prefix}{memory}/" if memory else prefix
+            lines.append(f"-{folder}*/*")
+            lines.append(f"+{folder}*.md")
+    return list(dict.fromkeys(lines))
+
+
+def precommit_path(common_dir: Path) -> Path:
+    return paths.state_dir(common_dir) / PRECOMMIT_FILE
+
+
+def write_precommit_paths(
+    common_dir: Path,
+    workdir: Path,
+    cfg: Any,
+    *,
+    config_seen: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> None:
+    """Write `<git-common-dir>/gitdream/precommit-paths`, which lets the pre-commit hook
+    tell in sh that a commit stages nothing `gitdream check` judges: the worktree root
+    (physical path), the PRECOMMIT_ENV signature, then `precommit_patterns(cfg)`, one a
+    line. Like the stamp, it is valid for the configuration read at `config_seen`."""
+    here = os.path.realpath(workdir)
+    lines = precommit_patterns(cfg)
+    path = precommit_path(common_dir)
+    if any("\n" in line or "\r" in line for line in [here, *lines]):
+        # A line break in a folder name or pattern cannot be written one a line: without
+        # the file the hook always asks Python, which is slower but never wrong.
+        path.unlink(missing_ok=True)
+        return
+    body = "\n".join(lines)
+    data = f"{here}\n{env_signature(PRECOMMIT_ENV, env)}\n{body}\n".encode()
+    _mark_seen(path, _replace(path, data), workdir, config_seen)

@@ -458,7 +458,7 @@ def test_receipts_mask_what_the_scanner_finds_in_rejected_units(agent_repo: Path
     (rejected,) = receipt["rejected"]
     assert (
         rejected["stage"] == "screen"
-        and rejected["title"] == "Keep AKIA… (20 chars) out of the logs next time."
+        and rejected["title"] == "Keep [REDACTED aws-access-key-id, 20 chars] out of the logs next time."
     )
     assert rejected["topic"].startswith("(withheld") and rejected["sources"] == [
         f"{LOGS}/2026-03-01.md#L3-L3"

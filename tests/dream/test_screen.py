@@ -6,6 +6,7 @@ string that looks like a credential (and no real key: every value is random)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import string
 
@@ -102,7 +103,8 @@ def secrets() -> list[tuple[str, str, str]]:
     add("private-key", "{s}", "-----BEGIN PGP PRIVATE KEY BLOCK-----")
     # Regression: the body and END line of an encrypted PEM key (a blank line after its
     # Proc-Type/DEK-Info headers splits it into two Markdown paragraphs) passed the scanner.
-    add("private-key", rnd(64, B64, "pem") + "\n{s}", "-----END ENCRYPTED PRIVATE KEY-----")
+    add("private-key", "\n{s}", "-----END ENCRYPTED PRIVATE KEY-----")
+    add("base64-block", "{s}\n", rnd(64, B64, "pem"))
     # Regression: Azure connection strings were not recognised at all.
     add(
         "azure-storage-key",
@@ -121,6 +123,38 @@ def secrets() -> list[tuple[str, str, str]]:
     add("secret-assignment", "SECRET={s}", "hunter2-but-longer")
     add("high-entropy-secret", '"signing_secret": "{s}"', rnd(64, HEX, "hex"))
     add("bearer-token", "curl -H 'Authorization: Bearer {s}'", rnd(40, B64URL, "bt"))
+    # Regressions (issue 16): formats the scanner missed.
+    add(
+        "basic-auth",
+        "the hook sends Authorization: Basic {s} to the API",
+        base64.b64encode(("deploy:" + rnd(16, ALNUM, "ba")).encode()).decode(),
+    )
+    add(
+        "command-line-credentials",
+        "fetch it with curl -u deploy:{s} https://ci.corp.local/x",
+        rnd(14, ALNUM, "cu"),
+    )
+    add("command-line-credentials", "wget --password={s} https://files.corp.local/a", rnd(12, ALNUM, "wg"))
+    add(
+        "azure-sas-token",
+        "upload to https://ops.blob.core.windows.net/c/x?sv=2022-11-02&sig={s}&se=2026",
+        rnd(43, B64, "sas") + "%3D",
+    )
+    add(
+        "quoted-secret-assignment",
+        'in .env: PASSWORD="{s}"',
+        "correct horse " + rnd(6, ALNUM, "qp") + " staple",
+    )
+    add(
+        "slack-token",
+        "socket mode {s}",
+        "xapp-1-A"
+        + rnd(10, UPPER_NUM, "xa")
+        + "-"
+        + rnd(13, string.digits, "xa2")
+        + "-"
+        + rnd(40, HEX, "xa3"),
+    )
     add("email-address", "ask {s} about it", "jane.doe@acme-corp.com")
     add("email-address", "cc {s}", "ops+alerts@mail.bigco.io")
     add("home-path", "the file is in {s}/projects/x", "/home/alice")
@@ -144,8 +178,12 @@ def test_secret_is_found_and_masked(rule: str, text: str, secret: str) -> None:
     findings = scan_text(text)
     assert [f.rule for f in findings] == [rule], findings
     assert findings[0].text == secret
-    assert secret not in findings[0].masked
-    assert findings[0].masked.endswith(f"({len(secret)} chars)")
+    # Regression: the mask kept the first 4 characters (`ghp_… (40 chars)`); it names the
+    # rule and the length only (of everything it covers: a finding of another rule that
+    # overlaps it is merged into it).
+    covered = text[findings[0].start : findings[0].end]
+    assert secret in covered
+    assert findings[0].masked == f"[REDACTED {rule}, {len(covered)} chars]"
 
 
 CLEAN = [
@@ -219,7 +257,7 @@ def test_screen_units_rejects_with_masked_reason() -> None:
     assert result.kept == [units[0]]
     [rejected] = result.rejected
     assert rejected.stage == "screen"
-    assert rejected.reason.startswith("secret scanner: github-token in body (ghp_…")
+    assert rejected.reason == "secret scanner: github-token in body ([REDACTED github-token, 40 chars])"
     assert token not in rejected.reason
     assert token not in str(rejected.to_json())
     assert result.calls == []
@@ -237,8 +275,8 @@ def test_screen_units_uses_config_allow_and_deny() -> None:
 
 
 def test_mask_and_entropy() -> None:
-    assert mask("abcdefghijklmnopqrstuvwxyz") == "abcd… (26 chars)"
-    assert mask("abc") == "… (3 chars)"
+    assert mask("abcdefghijklmnopqrstuvwxyz") == "[REDACTED secret, 26 chars]"
+    assert mask("abc", "github-token") == "[REDACTED github-token, 3 chars]"
     assert entropy("") == 0
     assert entropy("aaaa") == 0
     assert entropy("abcd") == 2
@@ -276,7 +314,7 @@ def test_a_unit_holding_part_of_a_secret_from_its_source_is_rejected() -> None:
     result = screen_units(units, config.defaults(), sources=sources)
     assert [u.body for u in result.kept] == ["Use the deploy token from the vault.", "Build 20260302 passed."]
     reasons = [r.reason for r in result.rejected]
-    assert "jwt" in reasons[0] and "part of eyJh… (" in reasons[0] and jwt[4:] not in reasons[0]
+    assert "jwt" in reasons[0] and "part of [REDACTED jwt, " in reasons[0] and jwt[4:] not in reasons[0]
     assert "aws-access-key-id" in reasons[1] and key not in reasons[1]
     # without the sources, nothing tells the cut-short copy from prose
     assert len(screen_units(units, config.defaults()).kept) == 4

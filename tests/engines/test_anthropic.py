@@ -670,8 +670,8 @@ def test_secrets_in_material_are_masked_before_they_are_sent(anthropic_api: Fake
     raw = json.dumps(request.body)
     assert token not in raw and aws not in raw
     content = request.body["messages"][0]["content"]
-    assert "Deploy token is ghp_… (44 chars), rotate monthly." in content
-    assert 'context="Keys AKIA… (20 chars)"' in content
+    assert "Deploy token is [REDACTED github-token, 44 chars], rotate monthly." in content
+    assert 'context="Keys [REDACTED aws-access-key-id, 20 chars]"' in content
     assert ENTRIES[1].text.removeprefix("- ") in content  # entries without secrets go as written
     assert result.stats["masked_entries"] == 1
     kept, rejected = verify(result.units, [e.id for e in ctx.entries])

@@ -170,7 +170,7 @@ CASES: dict[str, Case] = {
             r"{path}:2: record type 'made-up-type' is not one gitdream reads; skipped",
             r"{path}:4: content block type 'hologram' is not one gitdream reads",
             r"{path}:4: a text block whose text is not a string",
-            r"{path}:6: content block type '\[\"text\"\]'",
+            r"{path}:6: content block type \(a list value of 8 characters\)",
             r"{path}:9: a record without a string type or role",
         ),
         keep=(

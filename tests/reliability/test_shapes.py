@@ -875,7 +875,7 @@ def test_hooks_path_install_and_a_real_merge_dreams(tmp_path: Path, hooks_path: 
     env = gitdream_env({"_GITDREAM_HOOK_FOREGROUND": "1"})
     subprocess.run(["git", "merge", "-q", "--ff-only", "feature"], cwd=root, env=env, check=True)
     log = Path(os.environ["GITDREAM_HOME"]) / "logs" / "hooks.log"
-    assert "post-merge: " in log.read_text()
+    assert f"\tpost-merge\t{os.path.realpath(root)}\tdreamed: ops ok (run " in log.read_text()
     assert git(root, "rev-parse", "refs/gitdream/watermark/ops").strip() == merged, log.read_text()
     assert git(root, "rev-parse", "HEAD~1").strip() == merged
     assert git(root, "log", "-1", "--format=%(trailers:key=Gitdream-Kind,valueonly)").strip() == "experience"

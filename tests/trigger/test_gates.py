@@ -95,18 +95,89 @@ def test_backoff_stretches_the_time_gate(agent_repo: Path) -> None:
         assert _evaluate(agent_repo, st, min_hours=1.0).open
 
 
-def test_throttle_then_sessions(agent_repo: Path) -> None:
+def test_throttle_reuses_a_count_only_while_nothing_was_committed(agent_repo: Path) -> None:
+    """Regression test for #17: `status` said NEXT now, SESSIONS 6/5, and the hook did not
+    dream (gate 'throttle' closed) though the pull had just added commits."""
     _sessions(agent_repo, 2)
     st = state_mod.State()
     with freeze_time(T0) as frozen:
         first = _evaluate(agent_repo, st)
         assert first.gate == "sessions" and first.agents[0].sessions == 2
-        assert "2 new sessions since the watermark, 5 needed" in first.reason
+        assert first.reason == "ops: 2 new sessions since the watermark, 5 needed"
+        frozen.tick(timedelta(minutes=3))
+        again = _evaluate(agent_repo, st)  # nothing committed: the count is reused
+        assert again.gate == "sessions"
+        assert again.reason.endswith("(counted 3 min ago; nothing committed since)")
         _sessions(agent_repo, 3, start=10)
-        frozen.tick(timedelta(minutes=9))
-        assert _evaluate(agent_repo, st).gate == "throttle"
         frozen.tick(timedelta(minutes=1))
+        opened = _evaluate(agent_repo, st)  # new commits: counted again at once
+        assert opened.open and opened.agents[0].sessions == 5
+
+
+def test_throttle_counts_again_after_the_interval(agent_repo: Path) -> None:
+    _sessions(agent_repo, 2)
+    st = state_mod.State()
+    with freeze_time(T0) as frozen:
+        _evaluate(agent_repo, st)
+        st.agent("ops").last_sessions = 99  # a count that is not what the tree says
+        frozen.tick(timedelta(minutes=9))
+        assert _evaluate(agent_repo, st).open  # still reused
+        frozen.tick(timedelta(minutes=1))
+        again = _evaluate(agent_repo, st)
+        assert again.gate == "sessions" and again.agents[0].sessions == 2
+
+
+def test_a_run_that_consolidated_nothing_leaves_the_time_gate_open(agent_repo: Path) -> None:
+    """Regression test for #17: after a manual `gitdream run` that found nothing, pulls
+    that brought six days of logs were refused by the time gate."""
+    _sessions(agent_repo, 6)
+    st = state_mod.State()
+    with freeze_time(T0) as frozen:
+        state_mod.record_run(st, "ops", "r1", "noop", clock.now())
+        frozen.tick(timedelta(minutes=30))
         assert _evaluate(agent_repo, st).open
+        state_mod.record_run(st, "ops", "r2", "aborted", clock.now())
+        assert _evaluate(agent_repo, st).open
+        state_mod.record_run(st, "ops", "r3", "ok", clock.now())
+        closed = _evaluate(agent_repo, st)
+        assert closed.gate == "time"
+        assert (
+            "the last dream was less than 24 h ago (opens in 24.0 h, at 2026-03-02T12:30:00Z)"
+            in closed.reason
+        )
+        frozen.tick(timedelta(hours=23))
+        state_mod.record_run(st, "ops", "r4", "noop", clock.now())  # does not restart the clock
+        frozen.tick(timedelta(hours=1))
+        assert _evaluate(agent_repo, st).open
+
+
+def test_backoff_counts_from_the_last_failure(agent_repo: Path) -> None:
+    _sessions(agent_repo, 5)
+    st = state_mod.State()
+    with freeze_time(T0) as frozen:
+        state_mod.record_run(st, "ops", "r1", "failed", clock.now())
+        frozen.tick(timedelta(hours=1))
+        state_mod.record_run(st, "ops", "r2", "failed", clock.now())
+        frozen.tick(timedelta(minutes=30))
+        state_mod.record_run(st, "ops", "r3", "noop", clock.now())
+        closed = _evaluate(agent_repo, st, min_hours=1.0)  # 1 h × 2² = 4 h after r2
+        assert closed.gate == "time" and closed.reason.startswith(
+            "ops: 2 failed runs in a row back off to 4 h"
+        )
+        frozen.tick(timedelta(hours=3, minutes=30))
+        assert _evaluate(agent_repo, st, min_hours=1.0).open
+
+
+def test_a_state_file_of_an_earlier_version_keeps_its_last_dream(tmp_path: Path) -> None:
+    folder = tmp_path / "gitdream"
+    folder.mkdir()
+    (folder / "state.json").write_text(
+        '{"agents": {"ops": {"last_attempt": "2026-03-01T12:00:00Z", "last_status": "ok", "failures": 0},'
+        ' "qa": {"last_attempt": "2026-03-01T10:00:00Z", "last_status": "failed", "failures": 2}}}'
+    )
+    st = state_mod.load(tmp_path)
+    assert st.agents["ops"].last_dream == "2026-03-01T12:00:00Z"
+    assert st.agents["qa"].last_failed == "2026-03-01T10:00:00Z" and st.agents["qa"].last_dream is None
 
 
 def test_sessions_count_files_not_entries_or_mtimes(agent_repo: Path) -> None:
@@ -129,14 +200,36 @@ def test_repository_gate(agent_repo: Path) -> None:
 def test_next_opening_and_stamp(tmp_path: Path) -> None:
     st = state_mod.State()
     with freeze_time(T0):
-        assert state_mod.next_opening(st, ["ops"], 24, 10) is None  # never ran: ask Python
+        assert state_mod.next_opening(st, ["ops"], 24) is None  # never ran: ask Python
+        state_mod.record_run(st, "ops", "r", "noop", clock.now())
+        assert state_mod.next_opening(st, ["ops"], 24) is None  # consolidated nothing
         state_mod.record_run(st, "ops", "r", "ok", clock.now())
-        opening = state_mod.next_opening(st, ["ops"], 24, 10)
+        opening = state_mod.next_opening(st, ["ops"], 24)
         assert opening == clock.now() + timedelta(hours=24)
-        state_mod.write_stamp(tmp_path, opening)
+        state_mod.write_stamp(tmp_path, opening, workdir=tmp_path, env={"GITDREAM_AGENTS": "x/*"})
         assert state_mod.read_stamp(tmp_path) == int(opening.timestamp())
+        assert state_mod.stamp_path(tmp_path).read_text() == (
+            f"{int(opening.timestamp())} 2026-03-02T12:00:00Z\n{os.path.realpath(tmp_path)}\n|x/*\n"
+        )
         state_mod.write_stamp(tmp_path, None)
         assert state_mod.read_stamp(tmp_path) == 0
+
+
+def test_the_stamp_is_older_than_the_configuration_it_was_computed_from(agent_repo: Path) -> None:
+    """The hooks trust the stamp only while gitdream.toml is not newer (`-nt`): its mtime
+    is one second before the configuration was read, never after a later change."""
+    write(agent_repo, "gitdream.toml", "min_hours = 5\n")
+    before = clock.epoch()
+    assert cli(agent_repo, "run", "--auto").exit_code == 0
+    after = clock.epoch()
+    stamp = state_mod.stamp_path(agent_repo / ".git")
+    toml = agent_repo / "gitdream.toml"
+    assert before - 1 <= stamp.stat().st_mtime <= after - 1
+    past = clock.epoch() - 3600
+    os.utime(toml, (past, past))
+    os.utime(stamp, (past - 10, past - 10))  # written earlier than the file it relies on
+    assert cli(agent_repo, "run", "--auto").exit_code == 0
+    assert stamp.stat().st_mtime > toml.stat().st_mtime  # marked as made from it
 
 
 def test_auto_run_with_closed_gate_is_silent_and_writes_stamp(agent_repo: Path) -> None:
@@ -147,7 +240,7 @@ def test_auto_run_with_closed_gate_is_silent_and_writes_stamp(agent_repo: Path) 
     assert stamp is not None
     verbose = cli(agent_repo, "run", "--auto", "--verbose")
     assert verbose.exit_code == 0
-    assert "gate 'throttle' is closed" in verbose.stderr
+    assert "gate 'sessions' is closed" in verbose.stderr and "nothing committed since" in verbose.stderr
 
 
 def test_disabled_means_no_side_effects(agent_repo: Path, isolate: Path) -> None:
@@ -165,8 +258,8 @@ def test_a_closed_gate_that_changes_nothing_rewrites_neither_state_nor_stamp(age
     assert cli(agent_repo, "run", "--auto").exit_code == 0  # first scan: writes both
     files = [state_mod.state_path(agent_repo / ".git"), state_mod.stamp_path(agent_repo / ".git")]
     before = [(f.read_bytes(), f.stat().st_ino, f.stat().st_mtime_ns) for f in files]
-    result = cli(agent_repo, "run", "--auto", "--verbose")  # throttle closed: nothing changes
-    assert "gate 'throttle' is closed" in result.stderr
+    result = cli(agent_repo, "run", "--auto", "--verbose")  # the count is reused: nothing changes
+    assert "nothing committed since" in result.stderr
     assert [(f.read_bytes(), f.stat().st_ino, f.stat().st_mtime_ns) for f in files] == before
     state_mod.write_stamp(agent_repo / ".git", None)  # a different value is written
     assert state_mod.read_stamp(agent_repo / ".git") == 0
