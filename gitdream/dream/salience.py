@@ -1,4 +1,4 @@
-"""Salience: which raw entries carry durable knowledge (and become facts) and which do not.
+r"""Salience: which raw entries carry durable knowledge (and become facts) and which do not.
 
 The offline engine cannot rewrite text the way a model does; it chooses. Each raw entry gets
 a **score**, the sum of the weights of the *cues* it shows; an entry at or above the
@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gitdream.units import Entry
