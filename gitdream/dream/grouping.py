@@ -44,6 +44,8 @@ FALLBACK_COSINE = 0.4
 """Cosine similarity (tf-idf) between an entry and a topic's profile for the entry to join it."""
 NAME_WEIGHT = 3.0
 MAX_RELATED = 3
+RELATED_MIN_SCORE = 3.0
+"""Summed rarity (idf) of the terms two topics share, for one to be related to the other."""
 MIN_MENTIONS = 3
 """A name founds a topic only when at least this many entries of the material mention it."""
 
@@ -491,8 +493,17 @@ def terms(text: str) -> list[str]:
             continue
         if len(word) < 2 or word in _STOP or word.isdigit():
             continue
-        out.append(word)
+        out.append(_stem(word))
     return out
+
+
+def _stem(word: str) -> str:
+    """A Latin-script word without its possessive and plural -s ("registry's" → "registry",
+    "tags" → "tag"); other words as they are."""
+    word = word.removesuffix("'s")
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.isascii():
+        return word[:-1]
+    return word
 
 
 def proper_names(texts: Iterable[str]) -> set[str]:
@@ -568,7 +579,7 @@ def unfit_name(name: str) -> bool:
 def family(name: str) -> str:
     """The family key of a topic name (module docstring, step 5): its first significant
     word, case-folded, a plural -s dropped ("Lessons learned today" → "lesson")."""
-    words = _WORDS.findall(_norm(name).replace("_", " "))
+    words = re.findall(r"[^\W_]+", _norm(name))
     if len(words) > 1 and words[0] in _MEMORY_TYPES:
         words = words[1:]  # Claude Code's type prefixes: feedback_x, user_x, project_x
     for word in words:
@@ -665,7 +676,7 @@ class TopicMatcher:
             cosine = dot / (own_norm * self._norm_of(slug))
             if named:
                 score = 10.0 + sum(self.idf(f) for f in named) + cosine
-            elif len(mentioned) >= 2 and cosine >= threshold:
+            elif len(mentioned) >= 2 and cosine >= threshold / 4:
                 score = 5.0 + sum(self.idf(f) for f in mentioned) + cosine
             elif cosine >= FALLBACK_COSINE and len(shared) >= 3:
                 score = cosine
@@ -693,6 +704,6 @@ def related(
         if len(shared) < 2 and not names_shared:
             continue
         score = sum(matcher.idf(t) for t in shared) + sum(matcher.idf(t) for t in names_shared)
-        if score >= 6.0:
+        if score >= RELATED_MIN_SCORE:
             scored.append((-score, other))
     return [other for _, other in sorted(scored)[:limit]]

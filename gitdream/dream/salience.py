@@ -321,6 +321,12 @@ class Lexicon:
             return True
         return any(w in text for w in self._dense)
 
+    def ends(self, text: str) -> bool:
+        """True when `text`, a sentence of a language that puts its verb last (Korean,
+        Japanese), ends with one of the non-Latin words."""
+        tail = text.rstrip(" \t.。!！?？)）\"'”’")
+        return any(tail.endswith(w.rstrip("。")) for w in self._dense if w.rstrip("。"))
+
     def starts(self, text: str) -> bool:
         """True when `text` opens with one of the words (after spaces and punctuation)."""
         head = text.lstrip(" \t*_`>\"'“‘「『(-–—:：,.、")[:40]
@@ -379,9 +385,15 @@ class Judgement:
 _CLOCK = re.compile(
     r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])|\b\d{1,2}\s?(?:am|pm)\b", re.I
 )
+# Time left or elapsed — a snapshot of a moment ("23h remaining", "~1hr", "2 days ago"); a
+# duration in a rule ("backups older than 30 days") is not one.
 _DURATION = re.compile(
-    r"(?<![\w.])~?\d+(?:\.\d+)?\s?(?:h|hr|hrs|hours?|m|min|mins|minutes?|d|days?|s|sec|secs)\b"
-    r"|\d+\s?(?:小时|分钟|天|시간|분|일|時間|分|日)",
+    r"~\s?\d+(?:\.\d+)?\s?[^\W\d_]{0,7}"
+    r"|\b\d+\+\s?(?:h|hrs?|hours?|min|mins|minutes?|days?)\b"
+    r"|\b(?:in|within|after|for)\s+\d+(?:\.\d+)?\s?(?:h|hrs?|hours?|min|mins|minutes?)\b"
+    r"|\b\d+\s?(?:h|hr|hrs)\b"
+    r"|\b\d+(?:\.\d+)?\s?(?:h|hr|hrs|hours?|m|min|mins|minutes?|d|days?|s|sec|secs)\s+(?:remaining|left|ago)\b"
+    r"|(?:剩余|还剩)\s?\d+|\d+\s?(?:小时|分钟|天)(?:后|前)|\d+\s?(?:시간|분|일)\s?(?:남음|남았|전)|残り\s?\d+",
     re.I,
 )
 _COUNT = re.compile(
@@ -517,7 +529,7 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
     elif label is not None and cues.plan_heading.search(label):
         fire("plan")
     elif label is not None and cues.status_heading.search(label):
-        fire("event-heading")
+        fire("status", 0.5)  # "Inbox:", "Status:", "진행 상황:": the slot of a status snapshot
     if _RECOUNT.search(body):
         fire("activity")  # the session recounted: who asked, noted, explained what
     if any(is_event_heading(h, cues) for h in headings[-1:]):
@@ -587,13 +599,14 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
         fire("counts", min(2.0, (len(counted) - 1) / 2))
     if _CLOCK.search(body) or _DURATION.search(body):
         fire("clock")
-    ids = len(_OPAQUE_ID.findall(body)) + len(_PAREN_ID.findall(body))
+    ids = len(_OPAQUE_ID.findall(raw)) + len(_PAREN_ID.findall(raw))  # the fact text has lost them
     if ids:
         fire("id", min(2.0, float(ids)))
     opening = rest if label is not None else body
     if (
         cues.activity.starts(opening)
         or cues.activity.starts(body)
+        or cues.activity.ends(body)
         or (label is not None and cues.activity.search(label))
     ):
         if artifact and _DEFINES.match(opening_of(body)) and len(body.split()) >= 5:

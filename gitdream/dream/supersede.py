@@ -13,7 +13,8 @@ Same subject, different value (`supersedes(new, old)`), in any language, by stru
   (`NEGATIONS`, several languages) and exactly one of them is negated — "uploads are
   time-limited" → "uploads are NOT time-limited";
 - **same label, new value**: both open with the same short label ("Moltbook suspension:",
-  "Deploy window:") and what follows differs and shares little.
+  "Deploy window:") and what follows differs and shares little (a value that only adds to
+  the other — "Tuesdays" → "Tuesdays, from 10:00" — is a refinement, not a new value).
 
 A fact corroborated again is not superseded (the caller corroborates first); two facts that
 merely share words are never superseded, so nothing is replaced by a guess.
@@ -28,7 +29,7 @@ from datetime import date
 
 from gitdream.dream.facts import Fact, one_line
 from gitdream.text.clip import clip
-from gitdream.text.similarity import jaccard
+from gitdream.text.similarity import jaccard, normalise
 
 SKELETON_SIMILARITY = 0.8
 NEGATION_SIMILARITY = 0.8
@@ -58,9 +59,13 @@ def _negated(text: str) -> bool:
     return bool(_LATIN_NEG.search(norm)) or any(w in norm for w in _DENSE_NEG)
 
 
+# The positive half of a pair whose other half is a negation: 있다/없다, ある/ない.
+_AFFIRMATIONS = ("있", "ある")
+
+
 def _without_negation(text: str) -> str:
     norm = _LATIN_NEG.sub(" ", _norm(text))
-    for word in _DENSE_NEG:
+    for word in _DENSE_NEG + _AFFIRMATIONS:
         norm = norm.replace(word, "")
     return norm
 
@@ -88,8 +93,11 @@ def supersedes(new: str, old: str) -> str | None:
         return "negation flipped"
     label_new, label_old = _label(new), _label(old)
     same_label = label_new and label_old and label_new[0] == label_old[0] and len(label_new[0]) >= 3
-    if same_label and jaccard(label_new[1], label_old[1]) < 0.5:  # type: ignore[index]
-        return "same label, new value"
+    if same_label:
+        value_new, value_old = normalise(label_new[1]), normalise(label_old[1])  # type: ignore[index]
+        extends = value_old in value_new or value_new in value_old  # more detail, not another value
+        if not extends and jaccard(value_new, value_old) < 0.5:
+            return "same label, new value"
     return None
 
 
