@@ -385,6 +385,25 @@ _GENERIC_NAME = frozenset(
         "作業",
     ]
 )
+_GENERIC_NAME = _GENERIC_NAME | {
+    "key",
+    "change",
+    "changes",
+    "item",
+    "items",
+    "thing",
+    "stuff",
+    "updated",
+    "created",
+    "added",
+    "fixed",
+    "removed",
+    "done",
+    "finished",
+    "started",
+    "self",
+    "maintenance",
+}
 _MEMORY_TYPES = frozenset({"user", "feedback", "project", "reference"})
 _PARTICLES = (
     "으로부터",
@@ -441,7 +460,8 @@ _FILE = re.compile(
 _BOLD = re.compile(r"\*\*([^*\n]{2,40}?)\*\*")
 _LINE_HEAD = re.compile(r"^\s*(?:#+\s+|>\s*|(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?)*(?:\*\*)?")
 _CAPITAL = re.compile(
-    r"(?<![\w'])([A-Z][a-z]+[A-Z][\w]*|[A-Z]{2,}[a-z]*|[A-Z][a-z]{2,}(?:[-.][A-Za-z]+)*)(?![\w'])"
+    # CamelCase, an acronym (at most five capitals: a longer run is emphasis), a capitalised word
+    r"(?<![\w'])([A-Z][a-z]+[A-Z][\w]*|[A-Z]{2,5}[a-z]*|[A-Z][a-z]{2,}(?:[-.][A-Za-z]+)*)(?![\w'])"
 )
 
 
@@ -573,7 +593,9 @@ def unfit_name(name: str) -> bool:
         return True
     if sum(ch.isdigit() for ch in text) > len(text) / 3:
         return True
-    return all(w in _GENERIC_NAME or w in _STOP or len(w) < 2 for w in words)
+    if all(w in _GENERIC_NAME or w in _STOP or len(w) < 2 or _LESSON.search(w) for w in words):
+        return True  # "Key insight", "Lessons learned", "Notes": what kind, not what about
+    return False
 
 
 def family(name: str) -> str:

@@ -269,7 +269,7 @@ NARRATION_WORDS = _words(
     "let me|let's|let us|i'll|i will|i'm going to|i am going to|now i|now let|now i'll|"
     "great|perfect|excellent|awesome|sure|okay|ok|alright|i see|i've|i have|i can see|"
     "you're right|you're absolutely right|looks like|it seems|here's|here is|i'm|i am|i need|"
-    "first,|based on|i understand|i notice|i found|i apologize|thanks|thank you|done",
+    "based on my|i understand|i notice|i found|i apologize|thanks|thank you",
     "让我|我来|我将|我会|好的|现在我|我们来|首先|我已经|我发现|看起来",
     "하겠습니다|보겠습니다|할게요|해볼게요|볼게요|좋습니다|알겠습니다|먼저|이제|네,|확인해",
     "しましょう|します。|してみます|確認します|了解|わかりました|まず|では、|見てみ",
@@ -500,124 +500,158 @@ def is_event_heading(heading: str, cues: Cues | None = None) -> bool:
     return bool(words) and cues.status_heading.count(words) > 0 and not cues.lesson.search(words)
 
 
+class _Reading:
+    """The cues of one entry, found in three passes: where it stands (headings, labels,
+    tags), what form it has (output, narration, questions) and what it says."""
+
+    def __init__(self, entry: Entry, text: str, cues: Cues) -> None:
+        self.entry = entry
+        self.cues = cues
+        self.raw = _norm(entry.text)
+        self.body = _norm(text)
+        self.said = _QUOTATION.sub(" ", self.body)  # someone else's words, quoted, state no rule of ours
+        self.first = self.raw.strip().split("\n", 1)[0]
+        self.headings = [_norm(h) for h in entry.context[-2:]]
+        label, rest = label_of(self.raw.split("\n", 1)[0] if self.raw.strip() else self.raw)
+        if label is None:
+            label, rest = label_of(self.body)
+        self.label, self.rest = label, rest
+        self.fired: dict[str, float] = {}
+
+    def fire(self, name: str, times: float = 1.0) -> None:
+        self.fired[name] = self.fired.get(name, 0.0) + WEIGHTS[name] * times
+
+    def place(self) -> None:
+        """Headings, labels, tags and configured cues."""
+        cues, fire, label = self.cues, self.fire, self.label
+        if any(cues.strong_lesson.search(h) and not _CLOCK.search(h) for h in self.headings):
+            fire("lesson-heading")
+        elif any(cues.lesson.search(h) and not _CLOCK.search(h) for h in self.headings):
+            fire("lesson-heading", 0.5)  # "Notes", "Setup": a kind of section, not yet a lesson
+        elif any(cues.plan_heading.search(h) and not cues.lesson.search(h) for h in self.headings):
+            fire("plan")
+        if label is not None and cues.strong_lesson.search(label):
+            fire("lesson-label")
+        elif label is not None and cues.lesson.search(label):
+            fire("lesson-label", 0.5)
+        elif label is not None and cues.plan_heading.search(label):
+            fire("plan")
+        elif label is not None and cues.status_heading.search(label):
+            fire("status", 0.5)  # "Inbox:", "Status:", "진행 상황:": the slot of a status snapshot
+        if any(is_event_heading(h, cues) for h in self.headings[-1:]):
+            fire("event-heading")
+        if any(cues.reading.search(h) for h in self.headings) or _CITATION.search(self.body):
+            fire("reading")
+        if cues.keep.search(self.body):
+            fire("keep-cue")
+        if self.entry.tags:
+            fire("tagged")  # the agent filed it under a subject itself: deliberate curation
+        if cues.skip.search(self.body):
+            fire("skip-cue")
+
+    def form(self) -> None:
+        """Output, narration, questions, fragments, a session recounted."""
+        cues, fire, body, first = self.cues, self.fire, self.body, self.first
+        if _output_share(self.raw) >= 0.5 or "(ctrl+r to expand)" in self.raw:
+            fire("output")
+        glyph = _NARRATION_GLYPH.match(first) and cues.narration.starts(_NARRATION_GLYPH.sub("", first))
+        if glyph or (self.entry.role == "assistant" and cues.narration.starts(body)):
+            fire("narration")
+        elif cues.narration.starts(body) and not _QUOTED_USER.match(first):
+            fire("narration", 0.5)
+        stripped = body.rstrip()
+        if stripped.endswith(("?", "？")):
+            fire("question")
+        if stripped.endswith((":", "：")) and content_words(stripped) < 12:
+            fire("fragment")
+        if _RECOUNT.search(body):
+            fire("activity")  # the session recounted: who asked, noted, explained what
+
+    def knowledge(self) -> None:
+        """Rules, reasons, procedures, corrections, limits, preferences, definitions."""
+        cues, fire, body, said, label, rest = (
+            self.cues,
+            self.fire,
+            self.body,
+            self.said,
+            self.label,
+            self.rest,
+        )
+        if cues.rule.search(said):
+            fire("rule")
+        elif cues.weak_rule.search(said):
+            fire("rule", 0.5)
+        if cues.reason.search(said):
+            fire("reason")
+        if ("rule" in self.fired or cues.weak_rule.search(said)) and cues.procedure.search(said):
+            fire("procedure")  # an order of steps with a modal: how to do something
+        if cues.correction.search(body) or re.search(r"\bNOT\b|\bnot\b[^.;]{1,60}\bbut\b", body):
+            fire("correction")
+        if _NUMBER.search(body) and cues.limit.search(body):
+            fire("limit")
+        user = self.entry.role == "user" or bool(_QUOTED_USER.match(self.first))
+        if user and cues.preference.search(body):
+            fire("preference")
+        if _EMPHASIS.search(said):
+            fire("emphasis")  # a word in capitals for stress: NEVER, EXTENDS
+        if label is not None and _REFERENCE.search(rest):
+            fire("reference")  # a labelled value: an endpoint, a path, a command, an address
+        self.artifact = bool(_CODE_NAME.search(body[:120]))
+        if (_DEFINES.match(body) or _DEFINES.match(opening_of(body))) and self.artifact:
+            fire("definition")
+        elif _NAME_DASH.match(body) or _EQUATION.match(body):
+            fire("definition", 0.5)  # "Ocean Tiger — runs the mail service", "ASS = a × b"
+        elif (
+            _IS_A.search(body)
+            or any(w in body for w in _IS_A_DENSE)
+            or (label is not None and len(rest.split()) >= 4 and "**" in self.raw[:4] + self.first[:6])
+        ):
+            fire("definition", 0.5)
+
+    def moment(self) -> None:
+        """Status, counts, clock times, ids, activity, plans: what was true at a moment."""
+        cues, fire, body, label = self.cues, self.fire, self.body, self.label
+        status_hits = cues.status.count(body)
+        if status_hits:
+            fire("status", min(2.0, float(status_hits)) / 2)
+        counted = _COUNT.findall(body)
+        if len(counted) >= 2 and "limit" not in self.fired:
+            fire("counts", min(2.0, (len(counted) - 1) / 2))
+        if _CLOCK.search(body) or _DURATION.search(body):
+            fire("clock")
+        ids = len(_OPAQUE_ID.findall(self.raw)) + len(_PAREN_ID.findall(self.raw))  # the fact text lost them
+        if ids:
+            fire("id", min(2.0, float(ids)))
+        opening = self.rest if label is not None else body
+        acted = cues.activity.starts(opening) or cues.activity.starts(body) or cues.activity.ends(body)
+        if acted or (label is not None and cues.activity.search(label)):
+            if self.artifact and _DEFINES.match(opening_of(body)) and len(body.split()) >= 5:
+                self.fired.setdefault("definition", WEIGHTS["definition"])  # made a named tool or file
+            else:
+                fire("activity")
+        if (
+            cues.plan.starts(opening)
+            or cues.plan.starts(body)
+            or re.match(r"^\s*(?:[-*+]\s+)?\[ \]", self.raw)
+        ):
+            fire("plan")
+        if _EMOJI_STATUS.search(body[:3]):
+            fire("status", 0.5)
+
+
 def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
-    """The Judgement of one entry whose cleaned fact text is `text` (module docstring).
+    """The Judgement of one entry whose cleaned fact text is `text` (module docstring):
+    `score` is the sum of the weights of its cues; at or above `threshold` it is kept,
+    below it the reason is its strongest negative cue (`REASONS`), or `NOT_DURABLE`.
 
     Pure: the verdict depends on the entry (text, headings, role, tags) alone; never
     raises."""
-    raw = _norm(entry.text)
-    body = _norm(text)
-    fired: dict[str, float] = {}
-
-    def fire(name: str, times: float = 1.0) -> None:
-        fired[name] = fired.get(name, 0.0) + WEIGHTS[name] * times
-
-    headings = [_norm(h) for h in entry.context[-2:]]
-    label, rest = label_of(raw.split("\n", 1)[0] if raw.strip() else raw)
-    if label is None:
-        label, rest = label_of(body)
-    if any(cues.strong_lesson.search(h) and not _CLOCK.search(h) for h in headings):
-        fire("lesson-heading")
-    elif any(cues.lesson.search(h) and not _CLOCK.search(h) for h in headings):
-        fire("lesson-heading", 0.5)  # "Notes", "Setup": a kind of section, not yet a lesson
-    elif any(cues.plan_heading.search(h) and not cues.lesson.search(h) for h in headings):
-        fire("plan")
-    if label is not None and cues.strong_lesson.search(label):
-        fire("lesson-label")
-    elif label is not None and cues.lesson.search(label):
-        fire("lesson-label", 0.5)
-    elif label is not None and cues.plan_heading.search(label):
-        fire("plan")
-    elif label is not None and cues.status_heading.search(label):
-        fire("status", 0.5)  # "Inbox:", "Status:", "진행 상황:": the slot of a status snapshot
-    if _RECOUNT.search(body):
-        fire("activity")  # the session recounted: who asked, noted, explained what
-    if any(is_event_heading(h, cues) for h in headings[-1:]):
-        fire("event-heading")
-    if cues.keep.search(body):
-        fire("keep-cue")
-    if entry.tags:
-        fire("tagged")  # the agent filed it under a subject itself: deliberate curation
-    if cues.skip.search(body):
-        fire("skip-cue")
-
-    # Output and narration first: they rule the rest out.
-    share = _output_share(raw)
-    if share >= 0.5 or "(ctrl+r to expand)" in raw:
-        fire("output")
-    first = raw.strip().split("\n", 1)[0]
-    if (_NARRATION_GLYPH.match(first) and cues.narration.starts(_NARRATION_GLYPH.sub("", first))) or (
-        entry.role == "assistant" and cues.narration.starts(body)
-    ):
-        fire("narration")
-    elif cues.narration.starts(body) and not _QUOTED_USER.match(first):
-        fire("narration", 0.5)
-    stripped = body.rstrip()
-    if stripped.endswith(("?", "？")):
-        fire("question")
-    if stripped.endswith((":", "：")) and content_words(stripped) < 12:
-        fire("fragment")
-
-    user = entry.role == "user" or bool(_QUOTED_USER.match(first))
-    said = _QUOTATION.sub(" ", body)  # someone else's words, quoted, state no rule of ours
-    if any(cues.reading.search(h) for h in entry.context[-2:]) or _CITATION.search(body):
-        fire("reading")
-    if cues.rule.search(said):
-        fire("rule")
-    elif cues.weak_rule.search(said):
-        fire("rule", 0.5)
-    if cues.reason.search(said):
-        fire("reason")
-    if ("rule" in fired or cues.weak_rule.search(said)) and cues.procedure.search(said):
-        fire("procedure")  # an order of steps with a modal: how to do something
-    if cues.correction.search(body) or re.search(r"\bNOT\b|\bnot\b[^.;]{1,60}\bbut\b", body):
-        fire("correction")
-    numbers = _NUMBER.findall(body)
-    if numbers and cues.limit.search(body):
-        fire("limit")
-    if user and cues.preference.search(body):
-        fire("preference")
-    artifact = bool(_CODE_NAME.search(body[:120]))
-    if _EMPHASIS.search(said):
-        fire("emphasis")  # a word in capitals for stress: NEVER, EXTENDS, 절대 is a rule word already
-    if label is not None and _REFERENCE.search(rest):
-        fire("reference")  # a labelled value: an endpoint, a path, a command, an address
-    if (_DEFINES.match(body) or _DEFINES.match(opening_of(body))) and artifact:
-        fire("definition")
-    elif (
-        _IS_A.search(body)
-        or any(w in body for w in _IS_A_DENSE)
-        or (label is not None and len(rest.split()) >= 4 and "**" in raw[:4] + raw.split("\n", 1)[0][:6])
-    ):
-        fire("definition", 0.5)
-
-    status_hits = cues.status.count(body)
-    if status_hits:
-        fire("status", min(2.0, float(status_hits)) / 2)
-    counted = _COUNT.findall(body)
-    if len(counted) >= 2 and "limit" not in fired:
-        fire("counts", min(2.0, (len(counted) - 1) / 2))
-    if _CLOCK.search(body) or _DURATION.search(body):
-        fire("clock")
-    ids = len(_OPAQUE_ID.findall(raw)) + len(_PAREN_ID.findall(raw))  # the fact text has lost them
-    if ids:
-        fire("id", min(2.0, float(ids)))
-    opening = rest if label is not None else body
-    if (
-        cues.activity.starts(opening)
-        or cues.activity.starts(body)
-        or cues.activity.ends(body)
-        or (label is not None and cues.activity.search(label))
-    ):
-        if artifact and _DEFINES.match(opening_of(body)) and len(body.split()) >= 5:
-            fired.setdefault("definition", WEIGHTS["definition"])  # made a named artifact: a tool or file
-        else:
-            fire("activity")
-    if cues.plan.starts(opening) or cues.plan.starts(body) or re.match(r"^\s*(?:[-*+]\s+)?\[ \]", raw):
-        fire("plan")
-    if _EMOJI_STATUS.search(body[:3]):
-        fire("status", 0.5)
-
+    reading = _Reading(entry, text, cues)
+    reading.place()
+    reading.form()
+    reading.knowledge()
+    reading.moment()
+    fired = reading.fired
     score = round(sum(fired.values()), 3)
     if score >= threshold:
         return Judgement(score, fired, None)

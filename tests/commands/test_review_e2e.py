@@ -214,7 +214,11 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
     counts = ok["counts"]  # created/corroborated/refined: experience; definition: definition facts
     assert (
         len(shown["units"])
-        == counts["created"] + counts["corroborated"] + counts["refined"] + counts["definition"]
+        == counts["created"]
+        + counts["corroborated"]
+        + counts["refined"]
+        + counts["superseded"]
+        + counts["definition"]
     )
     assert {u["path"] for u in shown["units"]} >= {f"{OPS}/memory/deploy.md", f"{OPS}/SKILL.md"}
     text = cli(demo, "log").stdout.splitlines()
