@@ -137,11 +137,20 @@ def open_repo(ctx: click.Context) -> Any:
     return Repo.open(_start(ctx))
 
 
-def load_config(ctx: click.Context, root: Path | None, overrides: dict[str, Any] | None = None) -> Any:
-    """The effective configuration; `overrides` are `{key: (value, "flag --x")}`."""
+def load_config(ctx: click.Context, repo: Any, overrides: dict[str, Any] | None = None) -> Any:
+    """The effective configuration of `repo` (an open Repo, or None outside a repository);
+    `overrides` are `{key: (value, "flag --x")}`. Prints the configuration's warnings
+    (a user-only key that gitdream.toml may not set) on stderr."""
     from gitdream import config
 
-    return config.load(root, overrides={k: v for k, v in (overrides or {}).items() if v[0] is not None})
+    cfg = config.load(
+        repo.workdir if repo is not None else None,
+        common_dir=repo.common_dir if repo is not None else None,
+        overrides={k: v for k, v in (overrides or {}).items() if v[0] is not None},
+    )
+    for warning in cfg.warnings:
+        output.warn(warning)
+    return cfg
 
 
 # --- init ---------------------------------------------------------------------------------
@@ -236,10 +245,10 @@ def config_show(ctx: click.Context, json_: bool) -> None:
     from gitdream.errors import RepoStateError
 
     try:
-        root = open_repo(ctx).workdir
+        repo = open_repo(ctx)
     except RepoStateError:
-        root = None
-    document = show(load_config(ctx, root))
+        repo = None
+    document = show(load_config(ctx, repo))
     if json_:
         output.json_out(document)
         return
@@ -264,6 +273,69 @@ def config_show(ctx: click.Context, json_: bool) -> None:
         rows.append([name, shown, item["source"]])
     for line in output.table(rows, ["KEY", "VALUE", "SOURCE"]):
         output.out(line)
+
+
+# --- trust --------------------------------------------------------------------------------
+
+
+@cli.command(name="trust")
+@click.option("--revoke", is_flag=True, help="Withdraw the trust of this repository.")
+@click.option("--list", "list_all", is_flag=True, help="List every repository you trusted.")
+@json_option
+@click.pass_context
+def trust_cmd(ctx: click.Context, revoke: bool, list_all: bool, json_: bool) -> None:
+    """Let this repository's gitdream.toml set the user-only keys, with its current values.
+
+    The keys that decide where your data and credentials go or what runs (engine,
+    anthropic.base_url, anthropic.api_key) are honoured only from your user config, the
+    environment and flags: a gitdream.toml that sets them is ignored with a warning,
+    because whoever can push to a repository writes its gitdream.toml. `gitdream trust`
+    records — outside the repository, in trusted.json beside your user config — that you
+    accept the values this repository's gitdream.toml sets now. A later change of one of
+    them is ignored again until you run `gitdream trust` once more. Read the file first.
+
+    \b
+    Examples:
+      gitdream config show          what gitdream.toml sets, and what was ignored
+      gitdream trust                trust its current values
+      gitdream trust --revoke       withdraw it
+      gitdream trust --list         every repository you trusted
+    """
+    from gitdream.commands.trust import run_trust
+
+    if revoke and list_all:
+        raise click.UsageError("--revoke and --list cannot be used together")
+    repo = None if list_all else open_repo(ctx)
+    result = run_trust(repo, revoke=revoke, list_all=list_all)
+    if json_:
+        output.json_out(result.to_json())
+        return
+    shown = result.to_json()
+    if result.action == "list":
+        if not result.grants:
+            output.out(f"no repository is trusted ({result.store})")
+        for item in shown["repositories"]:
+            values = ", ".join(f"{k} = {v!r}" for k, v in item["settings"].items())
+            output.out(f"{item['workdir']}  (since {item['granted']}): {values}")
+        return
+    settings = ", ".join(f"{k} = {v!r}" for k, v in shown["settings"].items())
+    if result.action == "granted":
+        output.out(f"Trusted {result.workdir}: its gitdream.toml may set {settings}")
+        output.out(
+            "A different value is ignored until you run `gitdream trust` again; "
+            "`gitdream trust --revoke` withdraws this."
+        )
+    elif result.action == "revoked":
+        output.out(f"No longer trusted: {result.workdir}" + (f" (was: {settings})" if settings else ""))
+    elif result.action == "not-trusted":
+        output.out(f"{result.workdir} was not trusted; nothing changed")
+    else:
+        from gitdream.config import KEYS
+
+        names = ", ".join(k.name for k in KEYS if k.user_only)
+        output.out(
+            f"{result.workdir}: gitdream.toml sets none of the user-only keys ({names}); nothing to trust"
+        )
 
 
 # --- run ----------------------------------------------------------------------------------
@@ -405,7 +477,7 @@ def run_cmd(
     hook = os.environ.get("_GITDREAM_HOOK") if auto else None  # set by gitdream's hook scripts
     try:
         repo = open_repo(ctx)
-        cfg = load_config(ctx, repo.workdir, {"engine": (engine, "flag --engine")})
+        cfg = load_config(ctx, repo, {"engine": (engine, "flag --engine")})
         trigger = trigger or ("schedule" if auto else "manual")
         opts = RunOptions(
             trigger=trigger,
@@ -516,7 +588,7 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
     from gitdream.commands.status import status
 
     repo = open_repo(ctx)
-    cfg = load_config(ctx, repo.workdir)
+    cfg = load_config(ctx, repo)
     result = status(repo, cfg)
     for warning in result.warnings:
         output.warn(warning)
@@ -626,7 +698,7 @@ def _known_agent(ctx: click.Context, repo: Any, agent_id: str) -> None:
     from gitdream.agents import list_agents, select
     from gitdream.commands.review import log
 
-    agents = list_agents(repo.workdir, load_config(ctx, repo.workdir), [])
+    agents = list_agents(repo.workdir, load_config(ctx, repo), [])
     if agent_id in {a.id for a in agents} or log(repo, agent_id=agent_id, limit=1).total:
         return
     select(agents, [agent_id])  # raises ConfigError naming the known agents
@@ -848,7 +920,7 @@ def audit_cmd(
     from gitdream.commands.review import audit, strict_failure
 
     repo = open_repo(ctx)
-    cfg = load_config(ctx, repo.workdir)
+    cfg = load_config(ctx, repo)
     result = audit(repo, cfg, agent_id, run_ref=run_ref)
     for warning in result.warnings:
         output.warn(warning)
@@ -962,7 +1034,7 @@ def revert_cmd(
             "with `gitdream run --since REV`"
         )
     repo = open_repo(ctx)
-    cfg = load_config(ctx, repo.workdir)
+    cfg = load_config(ctx, repo)
     result = revert(
         repo, cfg, run_ref, agent_id=agent_id, only=only, dry_run=dry_run, branch=branch, replay=replay
     )
@@ -1068,7 +1140,7 @@ def check_cmd(
     from gitdream.commands.check import check_agents
 
     repo = open_repo(ctx)
-    cfg = load_config(ctx, repo.workdir)
+    cfg = load_config(ctx, repo)
     if index_file is not None:
         staged = True
         index_file = (index_file if index_file.is_absolute() else _start(ctx) / index_file).absolute()

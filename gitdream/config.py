@@ -38,7 +38,9 @@ class Key:
     `type` is one of "bool", "int", "float", "str", "list" (of strings) or "enum" (one of
     `choices`). `minimum`/`maximum` bound numbers (inclusive). `secret` values are masked
     by `config show`. `env_aliases` are extra environment variables read after the
-    `GITDREAM_*` one (e.g. ANTHROPIC_API_KEY).
+    `GITDREAM_*` one (e.g. ANTHROPIC_API_KEY). `user_only` keys choose where data or
+    credentials go or what runs: a repository's gitdream.toml may not set them unless the
+    user trusts it (`gitdream.trust`); the user config, the environment and flags may.
     """
 
     name: str
@@ -51,6 +53,7 @@ class Key:
     secret: bool = False
     env_aliases: tuple[str, ...] = ()
     relative: bool = False
+    user_only: bool = False
 
     @property
     def env(self) -> str:
@@ -180,8 +183,10 @@ KEYS: tuple[Key, ...] = (
         "enum",
         "offline",
         "Engine that turns raw material into units: offline (deterministic, no network) or "
-        "anthropic (model distillation and screening).",
+        "anthropic (model distillation and screening). User-only: it decides where the "
+        "material is sent, so gitdream.toml may set it only after `gitdream trust`.",
         choices=("offline", "anthropic"),
+        user_only=True,
     ),
     Key(
         "max_units",
@@ -284,16 +289,21 @@ KEYS: tuple[Key, ...] = (
         "anthropic.api_key",
         "str",
         "",
-        "API key; prefer the ANTHROPIC_API_KEY environment variable to writing it in a file.",
+        "API key; prefer the ANTHROPIC_API_KEY environment variable to writing it in a file. "
+        "User-only: gitdream.toml may set it only after `gitdream trust`.",
         secret=True,
         env_aliases=("ANTHROPIC_API_KEY",),
+        user_only=True,
     ),
     Key(
         "anthropic.base_url",
         "str",
         "",
-        "Messages API base URL; empty means the SDK default (or ANTHROPIC_BASE_URL).",
+        "Messages API base URL; empty means the SDK default (or ANTHROPIC_BASE_URL). "
+        "User-only: it decides where the material and the API key are sent, so gitdream.toml "
+        "may set it only after `gitdream trust`.",
         env_aliases=("ANTHROPIC_BASE_URL",),
+        user_only=True,
     ),
     Key("anthropic.max_tokens", "int", 4096, "max_tokens of each model call.", minimum=1),
     Key("anthropic.timeout_seconds", "float", 120.0, "Timeout of each HTTP request, seconds.", minimum=1),
@@ -368,6 +378,11 @@ class Config:
 
     settings: dict[builtins.str, Setting]
     files: dict[builtins.str, builtins.str | None] = field(default_factory=dict)
+    warnings: builtins.list[builtins.str] = field(default_factory=builtins.list)
+    """What the user must know about how the layers were read (a user-only key that
+    gitdream.toml set and that was ignored)."""
+    ignored: dict[builtins.str, Any] = field(default_factory=dict)
+    """`{key: value}` that gitdream.toml set but may not (user-only, not trusted)."""
 
     def _typed(self, name: builtins.str, *types: builtins.str) -> Any:
         key = KEY_BY_NAME[name]
@@ -412,7 +427,7 @@ class Config:
         for name, (value, source) in overrides.items():
             key = _key_or_error(name, source)
             settings[name] = Setting(_check(key, value, source), source)
-        return Config(settings, dict(self.files))
+        return Config(settings, dict(self.files), list(self.warnings), dict(self.ignored))
 
 
 def _key_or_error(name: str, where: str) -> Key:
@@ -561,19 +576,27 @@ def load(
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, tuple[Any, str]] | None = None,
     user_file: Path | None = None,
+    common_dir: Path | None = None,
 ) -> Config:
     """Build the effective configuration.
 
     `root` is the repository's working-tree root (None outside a repository: no
-    gitdream.toml layer). `env` defaults to os.environ. `overrides` are CLI flags as
+    gitdream.toml layer); `common_dir` its git common dir, which keys the user's trust
+    (default: `root`). `env` defaults to os.environ. `overrides` are CLI flags as
     `{name: (value, "flag --x")}`. `user_file` defaults to `paths.user_config_file()`.
-    Raises ConfigError for any bad layer.
+
+    A user-only key (`Key.user_only`) that gitdream.toml sets is ignored — with a warning
+    in `Config.warnings` naming the key and how to allow it, and the value in
+    `Config.ignored` — unless the user trusted this repository with exactly that value
+    (`gitdream.trust`). Raises ConfigError for any bad layer.
     """
     from gitdream import paths
 
     env = os.environ if env is None else env
     settings = {k.name: Setting(k.default, "default") for k in KEYS}
     files: dict[str, str | None] = {"user": None, "repository": None}
+    warnings: list[str] = []
+    ignored: dict[str, Any] = {}
 
     user_path = user_file or paths.user_config_file()
     if user_path.is_file():
@@ -585,17 +608,59 @@ def load(
         repo_path = root / REPO_FILE
         if repo_path.is_file():
             files["repository"] = str(repo_path)
-            for name, value in read_toml(repo_path, REPO_FILE).items():
+            values = read_toml(repo_path, REPO_FILE)
+            trusted = _trusted(values, common_dir or root)
+            for name, value in values.items():
+                key = KEY_BY_NAME[name]
+                if key.user_only and (name not in trusted or trusted[name] != _pin(key, value)):
+                    ignored[name] = value
+                    warnings.append(_ignored_warning(KEY_BY_NAME[name], value, name in trusted, user_path))
+                    continue
                 settings[name] = Setting(value, REPO_FILE)
     for key in KEYS:
         for var in (key.env, *key.env_aliases):
             if var in env:
                 settings[key.name] = Setting(_from_env(key, env[var], var), f"env {var}")
                 break
-    config = Config(settings, files)
+    config = Config(settings, files, warnings, ignored)
     if overrides:
         config = config.with_overrides(overrides)
     return config
+
+
+def user_only_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The user-only keys among `values` (`{key: value}` of one layer)."""
+    return {name: value for name, value in values.items() if KEY_BY_NAME[name].user_only}
+
+
+def _pin(key: Key, value: Any) -> Any:
+    from gitdream import trust
+
+    return trust.pin(value, key.secret)
+
+
+def _trusted(values: Mapping[str, Any], where: Path) -> dict[str, Any]:
+    """The values the user trusted this repository with; the trust file is read only when
+    gitdream.toml sets a user-only key at all (the idle path stays cheap)."""
+    if not user_only_values(values):
+        return {}
+    from gitdream import trust
+
+    return trust.granted(trust.repository_key(where))
+
+
+def _ignored_warning(key: Key, value: Any, changed: bool, user_path: Path) -> str:
+    shown = "a value" if key.secret else repr(value)
+    if changed:
+        return (
+            f"{REPO_FILE} sets {key.name} to {shown}, not the value you trusted for this repository; "
+            f"ignored. If you trust the new value, run `gitdream trust` again"
+        )
+    return (
+        f"{REPO_FILE} sets {key.name} to {shown}, which only your user config, the environment or a flag "
+        f"may set (it decides where your data and credentials go); ignored. To allow this repository's "
+        f"{REPO_FILE} to set it, run `gitdream trust`, or set {key.name} in {user_path}"
+    )
 
 
 def defaults() -> Config:
@@ -647,6 +712,11 @@ def render_default_toml(chosen: Mapping[str, Any] | None = None) -> str:
         out = _comment(key.help)
         if key.type == "enum":
             out.append("# allowed: " + ", ".join(key.choices))
+        if key.user_only:
+            out.append(
+                "# user-only: set it in your user config, the environment or a flag; in this file it is"
+            )
+            out.append("# ignored unless you trust this repository with it (`gitdream trust`)")
         if key.name in chosen:
             out.append(f"{label} = {_toml_value(chosen[key.name])}")
         elif key.secret:

@@ -6,12 +6,17 @@ from gitdream import config
 
 
 def show(cfg: config.Config) -> dict[str, object]:
-    """`{"files": {"user", "repository"}, "keys": {name: {"value", "source"}}}` with
-    secrets masked. This is also the `--json` document."""
+    """`{"files": {"user", "repository"}, "keys": {name: {"value", "source"}}, "ignored":
+    {name: value}}` with secrets masked; `ignored` holds the user-only keys gitdream.toml
+    set and gitdream did not honour (see `gitdream trust`). This is also the `--json`
+    document."""
     keys = {}
     for key in config.KEYS:
         keys[key.name] = {
             "value": config.display_value(key, cfg.value(key.name)),
             "source": cfg.source(key.name),
         }
-    return {"files": dict(cfg.files), "keys": keys}
+    ignored = {
+        name: config.display_value(config.KEY_BY_NAME[name], value) for name, value in cfg.ignored.items()
+    }
+    return {"files": dict(cfg.files), "keys": keys, "ignored": ignored}

@@ -593,9 +593,8 @@ def unfit_name(name: str) -> bool:
         return True
     if sum(ch.isdigit() for ch in text) > len(text) / 3:
         return True
-    if all(w in _GENERIC_NAME or w in _STOP or len(w) < 2 or _LESSON.search(w) for w in words):
-        return True  # "Key insight", "Lessons learned", "Notes": what kind, not what about
-    return False
+    # "Key insight", "Lessons learned", "Notes": what kind, not what about
+    return all(w in _GENERIC_NAME or w in _STOP or len(w) < 2 or _LESSON.search(w) for w in words)
 
 
 def family(name: str) -> str:

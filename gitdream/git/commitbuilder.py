@@ -127,12 +127,21 @@ class _Prepared:
 
 def identity(repo: Repo, cfg: Config) -> Identity:
     """The dream's identity: author from config `author_name`/`author_email` (default
-    "gitdream <gitdream@gitdream.invalid>"); committer from GIT_COMMITTER_NAME/EMAIL, else
-    the repository's user.name/user.email, else the author. Dates always come from
-    `clock.now()` (GIT_*_DATE are not read)."""
+    "gitdream <gitdream@gitdream.invalid>"); committer as `git commit` finds it —
+    GIT_COMMITTER_NAME/EMAIL, else `committer.name`/`committer.email`, else
+    `user.name`/`user.email` (read as git reads them: `gitdream.git.gitconfig`), else the
+    EMAIL variable for the address — else the author. Dates always come from
+    `clock.now()` (GIT_*_DATE are not read). Raises ConfigError when git cannot read its
+    configuration."""
     author = (cfg.str("author_name"), cfg.str("author_email"))
-    name = os.environ.get("GIT_COMMITTER_NAME") or repo.config_value("user.name")
-    email = os.environ.get("GIT_COMMITTER_EMAIL") or repo.config_value("user.email")
+    config = repo.git_config()
+    name = os.environ.get("GIT_COMMITTER_NAME") or config.get("committer.name") or config.get("user.name")
+    email = (
+        os.environ.get("GIT_COMMITTER_EMAIL")
+        or config.get("committer.email")
+        or config.get("user.email")
+        or os.environ.get("EMAIL")
+    )
     committer = (name, email) if name and email else author
     return Identity(author, committer)
 

@@ -41,12 +41,16 @@ def run(
     input: bytes | None = None,
     env: Mapping[str, str] | None = None,
     check: bool = True,
+    config_env: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run `git [--git-dir D] [--work-tree W] ARGS` and return the completed process.
 
-    `env` entries are added to the scrubbed environment. Raises GitCommandError when the
-    status is non-zero and `check` is true; FileNotFoundError becomes a GitdreamError
-    saying git is not installed.
+    `env` entries are added to the scrubbed environment. With `config_env` the
+    command-line configuration the process inherited (`GIT_CONFIG_PARAMETERS`, from `git
+    -c`, and `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`) is kept: it belongs to the repository
+    gitdream was started on, and git applies it there (`gitdream.git.gitconfig`). Raises
+    GitCommandError when the status is non-zero and `check` is true; FileNotFoundError
+    becomes a GitdreamError saying git is not installed.
     """
     import subprocess  # not at module level: opening a repository (the idle path) runs no git
 
@@ -57,6 +61,8 @@ def run(
         cmd.append(f"--work-tree={work_tree}")
     cmd.extend(args)
     full_env = gitenv.scrubbed()
+    if config_env:
+        full_env.update(gitenv.command_line_config())
     if env:
         full_env.update(env)
     try:

@@ -31,6 +31,19 @@ LOCAL_ENV_VARS = (
 )
 
 
+def command_line_config(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The configuration given on git's command line that `env` (default: os.environ)
+    carries: `GIT_CONFIG_PARAMETERS` (`git -c`) and `GIT_CONFIG_COUNT` with its
+    `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` (git-config(1), ENVIRONMENT)."""
+    source = os.environ if env is None else env
+    return {
+        key: value
+        for key, value in source.items()
+        if key in ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
+        or key.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+    }
+
+
 def scrubbed(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Return a copy of `env` (default: os.environ) without git's repository-local variables.
 

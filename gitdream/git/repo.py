@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
     import pygit2
 
+    from gitdream.git.gitconfig import GitConfig
+
 T = TypeVar("T")
 OBJECT_WRITE_ATTEMPTS = 10
 
@@ -164,6 +166,7 @@ class Repo:
         self.common_dir = common_dir
         self.inherited_index = inherited_index
         self._ancestry: dict[tuple[str, str], bool] = {}
+        self._git_config: GitConfig | None = None
 
     # --- opening -------------------------------------------------------------------
     @classmethod
@@ -194,7 +197,12 @@ class Repo:
                 )
             git_dir_str = found
         try:
-            raw = pygit2.Repository(git_dir_str)
+            # Opened from `start`, not from the git dir discovery found: when `.git` is a
+            # `gitdir:` file (a linked worktree, a submodule, `git clone
+            # --separate-git-dir`), libgit2 takes the folder holding that file as the
+            # working tree only when it finds the file itself; opened from the git dir, it
+            # takes the git dir's parent, and a dream would write beside the git dir.
+            raw = pygit2.Repository(git_dir_str if inherited_git_dir else str(start_path))
         except pygit2.GitError as exc:
             raise RepoStateError(
                 f"cannot open the repository: {exc}", hint=_open_hint(str(exc), git_dir_str)
@@ -323,6 +331,17 @@ class Repo:
         return gitcmd.run(
             list(args), cwd=self.workdir, git_dir=self.git_dir, work_tree=self.workdir, **kwargs
         )
+
+    def git_config(self) -> GitConfig:
+        """The configuration as the git command reads it (`gitdream.git.gitconfig`: also
+        `GIT_CONFIG_GLOBAL`, `git -c`, `GIT_CONFIG_COUNT`, includes), read once per Repo.
+        For what git itself decides from configuration — identity, signing; the cheap
+        libgit2 reads below serve the rest. Raises ConfigError when git cannot read it."""
+        if self._git_config is None:
+            from gitdream.git import gitconfig
+
+            self._git_config = gitconfig.read(self)
+        return self._git_config
 
     def config_value(self, name: str) -> str | None:
         """A git config value as a string, or None when unset."""

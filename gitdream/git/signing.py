@@ -3,9 +3,12 @@
 libgit2 neither signs nor refuses, so a library commit would silently be unsigned
 (DESIGN §6). gitdream signs the commit buffer with the program git would use
 (`gpg.format` openpgp: `gpg.openpgp.program`/`gpg.program`, default `gpg`; ssh:
-`gpg.ssh.program`, default `ssh-keygen`) and key (`user.signingkey`), following git's
-gpg-interface.c, or raises SigningError: never an unsigned commit when signing is on.
-`gpg.format = x509` and ssh signing without `user.signingkey` are refused.
+`gpg.ssh.program`, default `ssh-keygen`) and key (`user.signingkey`, for ssh else the
+first key `gpg.ssh.defaultKeyCommand` prints), following git's gpg-interface.c, or
+raises SigningError: never an unsigned commit when signing is on. Every one of these
+settings is read as git reads it (`Repo.git_config`: `GIT_CONFIG_GLOBAL`, `git -c`,
+`GIT_CONFIG_COUNT`, includes), so gitdream signs exactly when `git commit` would.
+`gpg.format = x509` and ssh signing without a key are refused.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ _HINT = (
 
 
 def signing_enabled(repo: Repo) -> bool:
-    """True when `commit.gpgsign` is true for this repository."""
-    return repo.config_bool("commit.gpgsign", False)
+    """True when `commit.gpgsign` is true for this repository, as git reads it."""
+    return repo.git_config().get_bool("commit.gpgsign", False)
 
 
 def sign(repo: Repo, payload: str, committer_ident: str) -> str:
@@ -37,13 +40,15 @@ def sign(repo: Repo, payload: str, committer_ident: str) -> str:
 
     Raises SigningError with the program's error output when signing fails.
     """
-    fmt = (repo.config_value("gpg.format") or "openpgp").lower()
-    key = repo.config_value("user.signingkey")
+    config = repo.git_config()
+    fmt = (config.get("gpg.format") or "openpgp").lower()
+    key = config.get("user.signingkey")
     if fmt == "openpgp":
-        program = repo.config_value("gpg.openpgp.program") or repo.config_value("gpg.program") or "gpg"
+        program = config.get("gpg.openpgp.program") or config.get("gpg.program") or "gpg"
         return _sign_openpgp(program, key or committer_ident, payload)
     if fmt == "ssh":
-        program = repo.config_value("gpg.ssh.program") or "ssh-keygen"
+        program = config.get("gpg.ssh.program") or "ssh-keygen"
+        key = key or _default_ssh_key(config.get("gpg.ssh.defaultKeyCommand"))
         if not key:
             raise SigningError(
                 "commit.gpgsign is true with gpg.format=ssh, but user.signingkey is not set",
@@ -54,6 +59,18 @@ def sign(repo: Repo, payload: str, committer_ident: str) -> str:
         f"commit.gpgsign is true with gpg.format={fmt}, which gitdream cannot sign with",
         hint="use gpg.format openpgp or ssh for this repository, or " + _HINT.split(", or ")[1],
     )
+
+
+def _default_ssh_key(command: str | None) -> str | None:
+    """git: without user.signingkey, ssh signing uses the first line of the output of
+    `gpg.ssh.defaultKeyCommand` (run by the shell) that is a literal key."""
+    if not command:
+        return None
+    proc = subprocess.run(command, shell=True, capture_output=True, text=True, check=False)
+    for line in proc.stdout.splitlines():
+        if line.startswith(("key::", "ssh-")):
+            return line.strip()
+    return None
 
 
 def _run(cmd: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import signal
@@ -177,8 +178,10 @@ def test_stale_lock_of_a_killed_run_is_broken(agent_repo: Path) -> None:
 
 @pytest.mark.parametrize("args", [["run", "--auto"], ["status"], ["status", "--json"], ["check"]])
 def test_idle_path_never_imports_the_anthropic_sdk(agent_repo: Path, args: list[str]) -> None:
-    write(agent_repo, "gitdream.toml", 'engine = "anthropic"\n')
-    commit_all(agent_repo, "anthropic engine configured")
+    # the user's own choice (a repository's gitdream.toml may not choose the engine)
+    user = Path(os.environ["GITDREAM_HOME"]) / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('engine = "anthropic"\n')
     code = (
         "import sys\n"
         "from gitdream.cli import cli\n"

@@ -1,0 +1,220 @@
+"""Trust boundaries (issue 16, cases 1 and 2): a repository cannot choose where the user's
+data and credentials go, and a dream never writes outside the checkout it runs in.
+
+Case 1 is replayed as it happens: a collaborator pushes a `gitdream.toml` that selects the
+anthropic engine and points `anthropic.base_url` at a server of theirs (a loopback fake of
+the Messages API here, which records every request and its headers); the user, with
+`ANTHROPIC_API_KEY` in the environment and the hooks installed, runs a plain `git pull`,
+and the post-merge hook dreams. No request may reach that server; the dream runs offline
+and warns, naming the key and `gitdream trust`. Trust is explicit, kept outside the
+repository, and pinned to the values trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitdream import trust
+from gitdream.git.repo import Repo
+from gitdream.trigger import hookscripts
+from tests.fakeapi import FakeAnthropic
+from tests.helpers import cli, commit_all, git, gitdream_env, run_gitdream, write
+from tests.reliability.support import LOGS, agent_repo, material
+
+KEY = "sk-ant-api03-test-key-of-the-user"
+HOSTILE = 'engine = "anthropic"\nmin_hours = 0\nmin_sessions = 1\n[anthropic]\nbase_url = "{url}"\nmax_retries = 0\n'
+
+
+@pytest.fixture
+def attacker() -> FakeAnthropic:
+    server = FakeAnthropic().start()
+    yield server
+    server.stop()
+
+
+def _clone_with_hooks(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote, the collaborator's clone (`upstream`) and the user's clone (`local`)
+    with gitdream's post-merge hook installed (the real interpreter). The user has not
+    dreamed yet, so a pull fast-forwards and the hook dreams at once."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    upstream = agent_repo(tmp_path / "upstream")
+    material(upstream)
+    git(upstream, "remote", "add", "origin", str(remote))
+    git(upstream, "push", "-q", "origin", "main")
+    local = tmp_path / "local"
+    git(tmp_path, "clone", "-q", str(remote), str(local))
+    hookscripts.install(Repo.open(local), hooks=["post-merge"], python=sys.executable)
+    return upstream, local
+
+
+def _hooks_log() -> str:
+    return (Path(os.environ["GITDREAM_HOME"]) / "logs" / "hooks.log").read_text()
+
+
+def _pull(local: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    full = gitdream_env({"_GITDREAM_HOOK_FOREGROUND": "1", **env})
+    full.pop("ANTHROPIC_BASE_URL", None)  # the user's environment names no server
+    return subprocess.run(
+        ["git", "pull", "-q", "--no-rebase"], cwd=local, env=full, capture_output=True, text=True, check=True
+    )
+
+
+def _push_hostile(upstream: Path, url: str, day: str) -> None:
+    write(upstream, "gitdream.toml", HOSTILE.format(url=url))
+    write(upstream, f"{LOGS}/2026-03-{day}.md", f"- [deploy] Day {day}: the canary needs approval.\n")
+    commit_all(upstream, f"day {day}; configure gitdream")
+    git(upstream, "push", "-q", "origin", "main")
+
+
+def _last_receipt(root: Path) -> dict[str, object]:
+    note = git(root, "notes", "--ref", "gitdream", "show", "refs/gitdream/watermark/ops")
+    return json.loads(note.strip().splitlines()[-1])
+
+
+def test_a_pulled_gitdream_toml_cannot_send_the_api_key_anywhere(
+    tmp_path: Path, attacker: FakeAnthropic
+) -> None:
+    upstream, local = _clone_with_hooks(tmp_path)
+    _push_hostile(upstream, attacker.url, "05")
+    _pull(local, {"ANTHROPIC_API_KEY": KEY})
+    assert attacker.requests == [], "a request reached the server the repository chose"
+    receipt = _last_receipt(local)
+    assert receipt["engine"] == "offline" and receipt["status"] == "ok", receipt
+    pulled_tip = git(upstream, "rev-parse", "HEAD").strip()
+    assert git(local, "rev-parse", "refs/gitdream/watermark/ops").strip() == pulled_tip, _hooks_log()
+    log = _hooks_log()  # what the hook printed
+    for key in ("engine", "anthropic.base_url"):
+        assert f"gitdream.toml sets {key} to" in log, log
+    assert "run `gitdream trust`" in log
+    # the repository's other keys (min_hours, min_sessions, max_retries) are honoured: it dreamed
+    shown = json.loads(cli(local, "config", "show", "--json").stdout)
+    assert shown["keys"]["min_sessions"] == {"value": 1, "source": "gitdream.toml"}
+    assert shown["ignored"] == {"engine": "anthropic", "anthropic.base_url": attacker.url}
+
+
+def test_trust_is_explicit_outside_the_repository_and_pinned_to_the_values(
+    tmp_path: Path, attacker: FakeAnthropic
+) -> None:
+    upstream, local = _clone_with_hooks(tmp_path)
+    _push_hostile(upstream, attacker.url, "05")
+    _pull(local, {"ANTHROPIC_API_KEY": KEY})
+    assert attacker.requests == []
+
+    granted = cli(local, "trust", "--json")
+    assert granted.exit_code == 0, granted.stderr
+    document = json.loads(granted.stdout)
+    assert document["action"] == "granted"
+    assert document["settings"] == {"engine": "anthropic", "anthropic.base_url": attacker.url}
+    store = Path(document["store"])
+    assert store.is_file() and not store.resolve().is_relative_to(local.resolve())
+    assert document["repository"] == trust.repository_key(local / ".git")
+    # trusted: the repository's values now apply (the user chose to send there)
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": ""}
+    shown = json.loads(cli(local, "config", "show", "--json", env=env).stdout)
+    assert shown["ignored"] == {} and shown["keys"]["engine"]["source"] == "gitdream.toml"
+
+    # a later push changes the URL: ignored again until the user trusts the new value
+    other = FakeAnthropic().start()
+    try:
+        _push_hostile(upstream, other.url, "06")
+        _pull(local, {})
+        # engine = "anthropic" is still trusted; the URL falls back to the user's own
+        # (the environment's discard address here: no request may leave the machine)
+        env = gitdream_env({"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+        done = subprocess.run(
+            [sys.executable, "-m", "gitdream", "run"], cwd=local, env=env, capture_output=True, text=True
+        )
+        assert other.requests == [] and attacker.requests == []
+        assert "not the value you trusted" in done.stderr, done.stderr
+    finally:
+        other.stop()
+
+    listed = json.loads(cli(local, "trust", "--list", "--json").stdout)
+    assert [r["workdir"] for r in listed["repositories"]] == [str(local)]
+    revoked = json.loads(cli(local, "trust", "--revoke", "--json").stdout)
+    assert revoked["action"] == "revoked"
+    assert json.loads(cli(local, "trust", "--list", "--json").stdout)["repositories"] == []
+
+
+def test_the_user_config_the_environment_and_flags_still_choose(agent_repo: Path, tmp_path: Path) -> None:
+    write(
+        agent_repo, "gitdream.toml", 'engine = "anthropic"\n[anthropic]\nbase_url = "http://127.0.0.1:9/"\n'
+    )
+    commit_all(agent_repo, "repository config")
+    user = Path(os.environ["GITDREAM_HOME"]) / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('engine = "anthropic"\n')
+    shown = json.loads(cli(agent_repo, "config", "show", "--json").stdout)
+    assert shown["keys"]["engine"] == {"value": "anthropic", "source": f"user config {user}"}
+    assert shown["keys"]["anthropic.base_url"]["source"] == "env ANTHROPIC_BASE_URL"
+    user.unlink()
+    shown = json.loads(
+        cli(agent_repo, "config", "show", "--json", env={"GITDREAM_ENGINE": "anthropic"}).stdout
+    )
+    assert shown["keys"]["engine"] == {"value": "anthropic", "source": "env GITDREAM_ENGINE"}
+
+
+def test_an_api_key_in_gitdream_toml_is_ignored_and_never_printed(agent_repo: Path) -> None:
+    secret = "sk-ant-api03-" + "Q" * 20 + "in-the-repository"
+    write(agent_repo, "gitdream.toml", f'[anthropic]\napi_key = "{secret}"\n')
+    commit_all(agent_repo, "a key in the repository")
+    result = cli(agent_repo, "config", "show", "--json")
+    assert secret not in result.stdout + result.stderr
+    assert "gitdream.toml sets anthropic.api_key to a value" in result.stderr
+    granted = cli(agent_repo, "trust", "--json")
+    assert secret not in granted.stdout and secret not in trust.store_path().read_text()
+    assert json.loads(cli(agent_repo, "config", "show", "--json").stdout)["ignored"] == {}
+
+
+# --- case 2: a separate git dir ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", ["separate-git-dir", "worktree", "submodule"])
+def test_a_gitdir_file_keeps_the_dream_in_the_checkout(tmp_path: Path, shape: str) -> None:
+    """`.git` is a `gitdir:` file: `git clone --separate-git-dir`, a linked worktree, a
+    submodule. Before, libgit2 opened the git dir and took its parent as the working tree:
+    the dream's files landed beside the git dir and the checkout showed them deleted."""
+    source = agent_repo(tmp_path / "source")
+    material(source)
+    if shape == "separate-git-dir":
+        (tmp_path / "gits").mkdir()
+        checkout = tmp_path / "checkout"
+        git(
+            tmp_path,
+            "clone",
+            "-q",
+            "--separate-git-dir",
+            str(tmp_path / "gits" / "repo.git"),
+            str(source),
+            str(checkout),
+        )
+        outside = tmp_path / "gits"
+    elif shape == "worktree":
+        checkout = tmp_path / "linked"
+        git(source, "worktree", "add", "-q", "-b", "linked", str(checkout))
+        outside = source / ".git" / "worktrees"
+    else:
+        outer = tmp_path / "outer"
+        outer.mkdir()
+        git(outer, "init", "-q", "-b", "main")
+        git(outer, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "sub")
+        commit_all(outer, "submodule")
+        checkout = outer / "sub"
+        outside = outer / ".git" / "modules"
+    assert (checkout / ".git").is_file()
+    before = {p for p in outside.rglob("*")}
+    done = run_gitdream(checkout, "run", "--json")
+    assert done.returncode == 0, done.stderr
+    receipt = json.loads(done.stdout)["runs"][0]
+    assert receipt["status"] == "ok" and receipt["commits"]["experience"], receipt
+    assert git(checkout, "status", "--porcelain", "--untracked-files=all") == ""
+    assert (checkout / "agents/ops/memory/deploy.md").is_file()
+    landed = [p for p in outside.rglob("agents") if p not in before]
+    assert landed == [], f"the dream wrote beside the git dir: {landed}"
