@@ -100,7 +100,11 @@ def score(shared: Path, repo: Path) -> dict[str, Any]:
 def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
     figure = Figure(NAME, TITLE)
     shared = shared_dir()
-    table = Table("Real repository dreamed to convergence with the default configuration:")
+    table = Table(
+        "Real repository dreamed to convergence with the default configuration, scored by "
+        "`../shared/tools/score-dream` against `../shared/quality/labels.jsonl`:",
+        columns=("figure", "measured", "", "", "target", ""),
+    )
     figure.tables.append(table)
     if shared is None:
         table.rows.append(Row("../shared (real data and labels)", "absent: nothing measured"))

@@ -594,7 +594,8 @@ def unfit_name(name: str) -> bool:
     if sum(ch.isdigit() for ch in text) > len(text) / 3:
         return True
     # "Key insight", "Lessons learned", "Notes": what kind, not what about
-    return all(w in _GENERIC_NAME or w in _STOP or len(w) < 2 or _LESSON.search(w) for w in words)
+    tokens = [t for w in words for t in re.findall(r"[^\W_]+", w)]
+    return all(t in _GENERIC_NAME or t in _STOP or len(t) < 2 or _LESSON.search(t) for t in tokens)
 
 
 def family(name: str) -> str:
