@@ -36,6 +36,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 DEFAULT_TOPIC = "general"
 MATCH_THRESHOLD = 0.2
@@ -472,8 +473,10 @@ def _lesson_lexicon():  # the words that say a label is a kind of knowledge, not
 
 
 class _Lazy:
+    """The lesson lexicon, built on first use (salience imports this module's callers)."""
+
     def __init__(self) -> None:
-        self._lexicon = None
+        self._lexicon: Any = None
 
     def search(self, text: str) -> bool:
         if self._lexicon is None:

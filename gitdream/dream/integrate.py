@@ -922,38 +922,7 @@ def _write_index(
     new = compose(chosen)
     unlisted = 0
     if _size(new)[0] > max_lines or _size(new)[1] > max_bytes:
-        order = sorted(range(len(lines)), key=lambda i: rank_key(lines[i][0]))
-        base_lines, base_bytes = _size(compose([]))
-        newline_bytes = len(blocks.newline_of(new).encode())
-        keep: set[int] = set()
-        used_lines, used_bytes = base_lines, base_bytes
-        for position, i in enumerate(order):
-            rest = len(order) - position - 1
-            tail = _overflow_line(rest) if rest else ""
-            extra_lines = 1 + (1 if tail else 0)
-            extra_bytes = len(lines[i][1].encode()) + newline_bytes
-            extra_bytes += len(tail.encode()) + newline_bytes if tail else 0
-            if used_lines + extra_lines <= max_lines and used_bytes + extra_bytes <= max_bytes:
-                keep.add(i)
-                used_lines += 1
-                used_bytes += len(lines[i][1].encode()) + newline_bytes
-            else:
-                break
-        while True:
-            unlisted = len(lines) - len(keep)
-            chosen = [line for i, (_, line) in enumerate(lines) if i in keep]
-            if unlisted:
-                chosen.append(_overflow_line(unlisted))
-            new = compose(chosen)
-            n_lines, n_bytes = _size(new)
-            if (n_lines <= max_lines and n_bytes <= max_bytes) or not keep:
-                break
-            keep.discard(max(keep, key=lambda i: rank_key(lines[i][0])))
-        n_lines, n_bytes = _size(new)
-        if n_lines > max_lines or n_bytes > max_bytes:
-            chosen = []
-            unlisted = len(lines)
-            new = compose(chosen)
+        new, unlisted = _fit_index(lines, compose, rank_key, max_lines, max_bytes)
         result.warnings.append(
             f"{path}: {unlisted} index line(s) left out to stay within {max_lines} lines and "
             f"{max_bytes} bytes; their topic files are unchanged"
@@ -962,6 +931,48 @@ def _write_index(
         result.changes[path] = new
     n_lines, n_bytes = _size(new)
     result.index = {"lines": n_lines, "bytes": n_bytes, "listed": len(lines) - unlisted, "unlisted": unlisted}
+
+
+def _fit_index(
+    lines: list[tuple[str | None, str]],
+    compose: Callable[[list[str]], str],
+    rank_key: Callable[[str | None], Any],
+    max_lines: int,
+    max_bytes: int,
+) -> tuple[str, int]:
+    """`(MEMORY.md text, number of index lines left out)` when not every line fits: the
+    lines that rank first (`rank_key`: lines that are not links, then the most recently
+    corroborated topics) are kept, the rest collapse into one overflow line."""
+    order = sorted(range(len(lines)), key=lambda i: rank_key(lines[i][0]))
+    base_lines, base_bytes = _size(compose([]))
+    newline_bytes = len(blocks.newline_of(compose([])).encode())
+    keep: set[int] = set()
+    used_lines, used_bytes = base_lines, base_bytes
+    for position, i in enumerate(order):
+        rest = len(order) - position - 1
+        tail = _overflow_line(rest) if rest else ""
+        extra_lines = 1 + (1 if tail else 0)
+        extra_bytes = len(lines[i][1].encode()) + newline_bytes
+        extra_bytes += len(tail.encode()) + newline_bytes if tail else 0
+        if used_lines + extra_lines > max_lines or used_bytes + extra_bytes > max_bytes:
+            break
+        keep.add(i)
+        used_lines += 1
+        used_bytes += len(lines[i][1].encode()) + newline_bytes
+    while True:
+        unlisted = len(lines) - len(keep)
+        chosen = [line for i, (_, line) in enumerate(lines) if i in keep]
+        if unlisted:
+            chosen.append(_overflow_line(unlisted))
+        new = compose(chosen)
+        n_lines, n_bytes = _size(new)
+        if (n_lines <= max_lines and n_bytes <= max_bytes) or not keep:
+            break
+        keep.discard(max(keep, key=lambda i: rank_key(lines[i][0])))
+    n_lines, n_bytes = _size(new)
+    if n_lines > max_lines or n_bytes > max_bytes:
+        return compose([]), len(lines)
+    return new, unlisted
 
 
 OVERFLOW_HEADER = (
@@ -1147,6 +1158,7 @@ def _check_ownership(agent: Agent, files: dict[str, str], changes: dict[str, str
     by_path = {t.path: t for t in memory.topics.values()}
     for path, new in changes.items():
         old = files.get(path)
+        problem: str | None
         if not agent.is_memory_path(path):
             problem = "it is not a memory file gitdream may write"
         elif old is None:

@@ -481,7 +481,7 @@ class _Known:
             facts[target] = []
             path = memoryfiles.definition_path(context.agent, target)
             text = context.memory.files.get(path) if path else None
-            if text is None:
+            if text is None or path is None:
                 continue
             try:
                 content = blocks.get(text, memoryfiles.LEARNED_BLOCK, path)
