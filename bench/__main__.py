@@ -29,6 +29,7 @@ FIGURES = (
     "commit_scale",
     "anthropic_fake",
     "anthropic_backlog",
+    "quality",
 )
 
 
