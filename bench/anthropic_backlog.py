@@ -95,7 +95,9 @@ def _converge(
                 "requests": len(fake.messages),
                 "counts": len(fake.counts),
                 "tokens": sum(receipt["tokens"].values()),
-                "units": receipt["counts"].get("created", 0) + receipt["counts"].get("corroborated", 0),
+                "units": sum(
+                    receipt["counts"].get(k, 0) for k in ("created", "corroborated", "refined", "superseded")
+                ),
                 "unjudged": len(receipt.get("unjudged") or []),
                 "carried": receipt["phases"].get("distill", {}).get("carried", 0),
                 "seconds": child.seconds,

@@ -101,7 +101,9 @@ class DistillResult:
     for the next one — what its budgets or unit caps could not hold — not consumed either,
     and not a failure (the summary says "N entries left for the next run"). `topics`: the
     engine's name and description for topics its units create (or a better description
-    of an existing one); integration uses them instead of guessing from a unit.
+    of an existing one), which integration uses instead of deriving them from the facts;
+    None for an engine that names no topics (then a topic's description says what it
+    holds now, refreshed as its facts change).
     """
 
     units: list[Unit] = field(default_factory=list)
@@ -111,7 +113,7 @@ class DistillResult:
     failed_entries: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     deferred: list[tuple[str, str]] = field(default_factory=list)
-    topics: list[TopicProposal] = field(default_factory=list)
+    topics: list[TopicProposal] | None = None
 
 
 @dataclass

@@ -35,7 +35,7 @@ from gitdream.dream import receipts
 from gitdream.dream.options import Reporter, RunOptions, Silent  # also imported from here
 from gitdream.dream.receipts import Receipt
 from gitdream.errors import GitdreamError, Interrupted
-from gitdream.units import DEFINITION_TARGETS, Rejected, Unit
+from gitdream.units import DEFINITION_TARGETS, Rejected, TopicProposal, Unit
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -119,6 +119,7 @@ class DreamRun:
         self.memory: dict[str, str] = {}
         self.entries: list[Entry] = []
         self.carried: list[dict[str, Any]] = []  # the last run's units its screener could not judge
+        self.topics: list[TopicProposal] | None = None  # the engine's names of topics
         self.kept: list[Unit] = []
         self.diff_parts: list[str] = []
 
@@ -282,6 +283,7 @@ class DreamRun:
         for why, ids in by_reason.items():
             self.pend(ids, material, why)
         self.failures += [f"distill: {e}" for e in distilled.errors]
+        self.topics = distilled.topics
         return carried + distilled.units
 
     def verify(self, units: list[Unit]) -> list[Unit]:
@@ -356,6 +358,7 @@ class DreamRun:
             today=today,
             cfg=self.cfg,
             stale_before=stale_before,
+            topics=None if self.topics is None else {t.slug: t for t in self.topics},
         )
         counts = self.receipt.counts
         counts.update(
