@@ -119,8 +119,8 @@ def cli(ctx: click.Context, directory: Path | None) -> None:
       gitdream log                  list dreams; `gitdream revert last` undoes one
       gitdream config show          effective configuration and where it came from
 
-    Exit codes: 0 ok (also a no-op, or a closed gate in --auto), 1 refused or failed,
-    2 usage, 3 internal error, 75 another dream holds the lock, 130 interrupted.
+    Exit codes: 0 ok (also a no-op, or a closed gate in --auto), 1 refused, failed or
+    partial, 2 usage, 3 internal error, 75 another dream holds the lock, 130 interrupted.
     """
     ctx.ensure_object(dict)
     ctx.obj["start"] = directory.resolve() if directory else Path.cwd()
@@ -343,14 +343,29 @@ def trust_cmd(ctx: click.Context, revoke: bool, list_all: bool, json_: bool) -> 
 
 
 class _Progress:
-    """Per-phase progress on stderr, shown only on a terminal."""
+    """Per-phase progress on stderr, shown only on a terminal: a line per phase, and
+    inside a phase one line that each report rewrites in place (an engine's batches and
+    screener calls)."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
+        self.open = False
 
     def phase(self, agent: str, phase: str, detail: str = "") -> None:
         if self.enabled:
+            self.close()
             output.err(f"{agent}: {phase}{' — ' + detail if detail else ''}")
+
+    def progress(self, agent: str, phase: str, detail: str) -> None:
+        if self.enabled:
+            output.status_line(f"{agent}: {phase} — {detail}")
+            self.open = True
+
+    def close(self) -> None:
+        """End a line that progress left open."""
+        if self.open:
+            output.err()
+            self.open = False
 
 
 def _render_run(result: Any, json_: bool, quiet: bool) -> None:
@@ -490,7 +505,10 @@ def run_cmd(
             estimate=estimate,
         )
         progress = _Progress(output.stderr_is_terminal() and not quiet and not json_)
-        result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+        try:
+            result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+        finally:
+            progress.close()
     except errors.GitdreamError as exc:
         if hook:  # the hooks log says why this firing did not dream
             from gitdream.trigger import hooklog
@@ -710,7 +728,7 @@ def _known_agent(ctx: click.Context, repo: Any, agent_id: str) -> None:
 @click.option("--limit", "-n", type=click.IntRange(min=0), metavar="N", help="Show at most N runs.")
 @click.option(
     "--status",
-    type=click.Choice(["ok", "noop", "failed", "aborted", "unknown"]),
+    type=click.Choice(["ok", "partial", "noop", "failed", "aborted", "unknown"]),
     help="Only runs with this status (unknown: commits without a receipt).",
 )
 @json_option

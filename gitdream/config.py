@@ -259,6 +259,17 @@ KEYS: tuple[Key, ...] = (
         user_only=True,
     ),
     Key(
+        "anthropic.auth_token",
+        "str",
+        "",
+        "Bearer token, for a gateway or server that takes one instead of an API key (the SDK's "
+        "ANTHROPIC_AUTH_TOKEN); used only when no API key is set. "
+        "User-only: gitdream.toml may set it only after `gitdream trust`.",
+        secret=True,
+        env_aliases=("ANTHROPIC_AUTH_TOKEN",),
+        user_only=True,
+    ),
+    Key(
         "anthropic.base_url",
         "str",
         "",
@@ -288,7 +299,23 @@ KEYS: tuple[Key, ...] = (
     Key(
         "anthropic.max_input_tokens", "int", 40_000, "Input-token budget of one distill batch.", minimum=1000
     ),
-    Key("anthropic.max_calls_per_run", "int", 50, "Hard limit: model calls per run.", minimum=1),
+    Key(
+        "anthropic.max_units_per_batch",
+        "int",
+        10,
+        "At most this many units are asked of one distill call (in the prompt, and enforced); "
+        "each costs one screener call. max_units caps the units of a whole run.",
+        minimum=1,
+        maximum=50,
+    ),
+    Key("anthropic.max_calls_per_run", "int", 50, "Hard limit: model calls per run.", minimum=2),
+    Key(
+        "anthropic.count_tokens",
+        "bool",
+        True,
+        "Count the first batch's tokens with the server's count_tokens endpoint and plan with "
+        "that figure; without the endpoint (or with false) the local estimate is used.",
+    ),
     Key(
         "anthropic.max_tokens_per_run",
         "int",
@@ -304,6 +331,16 @@ KEYS: tuple[Key, ...] = (
         minimum=1,
     ),
     # --- screening ----------------------------------------------------------------------------
+    Key(
+        "screen.policy",
+        "enum",
+        "private",
+        "Privacy policy the anthropic engine's distiller and screener follow: private (one "
+        "private repository: no secrets, third parties' personal data or raw copies of "
+        "conversations; project, tool, platform and collaborator names are fine) or shared "
+        "(memory that crosses companies: also no company, product or people names, URLs or paths).",
+        choices=("private", "shared"),
+    ),
     Key("screen.allow", "list", [], "Regular expressions; a scanner finding that matches one is allowed."),
     Key(
         "screen.deny",

@@ -37,6 +37,12 @@ def err(text: str = "") -> None:
     _write(sys.stderr, text + "\n")
 
 
+def status_line(text: str) -> None:
+    """A line on stderr that the next one replaces (carriage return, then erase to the end
+    of the line): progress on a terminal. End it with `err()` or another `status_line`."""
+    _write(sys.stderr, "\r" + text + "\x1b[K")
+
+
 def warn(text: str) -> None:
     """`warning: <text>` on stderr."""
     err(f"warning: {text}")

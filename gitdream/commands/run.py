@@ -123,6 +123,7 @@ def run(
     # Past the gates: what a dream needs (kept off the idle path, where a closed gate
     # returns above without importing any of it).
     from gitdream import ids
+    from gitdream.contract import no_progress
     from gitdream.dream import receipts
     from gitdream.dream.pipeline import run_agent
     from gitdream.engines import get_engine
@@ -153,7 +154,12 @@ def run(
                 run_id = ids.new_run_id()
                 # One engine per run: its per-run budgets start afresh for each agent, and
                 # the daily one counts the receipts of the agents before it.
-                engine = get_engine(engine_name, cfg, used_today=partial(receipts.tokens_used_today, repo))
+                engine = get_engine(
+                    engine_name,
+                    cfg,
+                    used_today=partial(receipts.tokens_used_today, repo),
+                    progress=partial(reporter.progress, agent.id) if reporter is not None else no_progress,
+                )
                 try:
                     outcome = run_agent(
                         repo,

@@ -62,16 +62,27 @@ class Material:
 
     `since` maps each path read again because an earlier run left it pending to the base
     it was read from (older than `base`); `since_of(path)` is the base a path's material
-    was measured from, which is what a run that leaves it pending again must record."""
+    was measured from, which is what a run that leaves it pending again must record.
+    `fresh` maps each path new or changed since `base` itself to its added lines (None:
+    the whole file), so a pending path's new lines are told apart from its pending ones."""
 
     base: str | None
     input_commit: str
     files: list[SourceFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     since: dict[str, str | None] = field(default_factory=dict)
+    fresh: dict[str, frozenset[int] | None] = field(default_factory=dict)
 
     def since_of(self, path: str) -> str | None:
         return self.since.get(path, self.base)
+
+    def is_fresh(self, path: str, start: int, end: int) -> bool:
+        """True when lines `start`..`end` of `path` hold a line added since `base` (new
+        material, whatever an earlier run left pending in the same file)."""
+        if path not in self.fresh:
+            return False
+        lines = self.fresh[path]
+        return lines is None or any(n in lines for n in range(start, end + 1))
 
     @property
     def sessions(self) -> int:
@@ -317,6 +328,7 @@ def changed_sources(
             found[path] = item
 
     collect(base, None)
+    material.fresh = {path: item.added_lines for path, item in found.items()}
     by_base: dict[str | None, set[str]] = {}
     for path, pending_base in pending:
         by_base.setdefault(pending_base, set()).add(path)

@@ -25,7 +25,14 @@ class RunOptions:
 
 
 class Reporter:
-    """Receives progress; the CLI renders it on stderr. The default ignores it."""
+    """Receives progress; the CLI renders it on stderr. The default ignores it.
+
+    `phase` marks the start of a phase; `progress` reports work inside one (an engine's
+    batches and screener calls: `gitdream.contract.Progress`), each report replacing the
+    previous one of the same phase."""
 
     def phase(self, agent: str, phase: str, detail: str = "") -> None:  # pragma: no cover - default no-op
+        pass
+
+    def progress(self, agent: str, phase: str, detail: str) -> None:  # pragma: no cover - default no-op
         pass

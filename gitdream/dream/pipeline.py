@@ -61,7 +61,7 @@ class Outcome:
     @property
     def problem(self) -> bool:
         """True when the run failed, was aborted, or a phase was refused."""
-        if self.status in ("failed", "aborted"):
+        if self.status in ("failed", "aborted", "partial"):
             return True
         return any(p.get("status") == "refused" for p in self.receipt.get("phases", {}).values())
 
@@ -199,10 +199,12 @@ def _gather(repo: Repo, state: _State, input_commit: str) -> tuple[list[Entry], 
                 }
             )
         found = result.entries
-        # A path pending with explicit entries, and not otherwise new: only those entries.
+        # A path pending with explicit entries: those entries, and the lines added since
+        # the base (new material in the same file, e.g. a daily log that grew).
         if source.path in only_ids and base is not None:
             wanted = only_ids[source.path]
-            found = [e for e in found if e.id in wanted] if wanted else found
+            if wanted:
+                found = [e for e in found if e.id in wanted or material.is_fresh(source.path, e.start, e.end)]
         entries.extend(found)
     kept, noise_counts = noise.filter_noise(entries)
     _phase(
@@ -230,7 +232,12 @@ def _pend(state: _State, entry_ids: list[str], material: Any, reason: str) -> No
             by_path.setdefault(parsed[0], []).append(entry_id)
     for path, ids in sorted(by_path.items()):
         state.pending.append(
-            {"path": path, "since": material.since_of(path), "entries": sorted(set(ids)), "reason": reason}
+            {
+                "path": path,
+                "since": material.since_of(path),
+                "entries": sorted(set(ids), key=lambda i: (parse_entry_id(i) or (path, 0, 0))[1:]),
+                "reason": reason,
+            }
         )
 
 
@@ -377,6 +384,12 @@ def run_agent(
             ]
         if distilled.failed_entries:
             _pend(state, distilled.failed_entries, material, "not processed by the engine")
+        by_reason: dict[str, list[str]] = {}
+        for entry_id, why in distilled.deferred:
+            by_reason.setdefault(why, []).append(entry_id)
+        for why, ids in by_reason.items():
+            _pend(state, ids, material, why)
+        failures = [f"distill: {e}" for e in distilled.errors]
         _check_time(state)
 
         current = "verify"
@@ -395,11 +408,22 @@ def run_agent(
         reporter.phase(agent.id, "screen", f"{len(kept)} units")
         screened = screen.screen_units(kept, cfg, sources={e.id: e.text for e in entries})
         kept, rejected = screened.kept, rejected + screened.rejected
+        unjudged = 0
         if kept:
             second = engine.screen(kept)
             receipt["calls"].extend(second.calls)
             kept, rejected = second.kept, rejected + second.rejected
-        _phase(state, "screen", kept=len(kept), rejected=len(screened.rejected))
+            unjudged = len(second.unjudged)
+            if second.unjudged:
+                # Not judged is not rejected: the units are not written and their material
+                # is read again, so the next run (the screener back) judges it.
+                _pend(state, [s for u in second.unjudged for s in u.sources], material, "not screened")
+            if second.errors:
+                failures += [f"screen: {e}" for e in second.errors]
+                state.warnings += [f"screen: {e}" for e in second.errors]
+        _phase(state, "screen", kept=len(kept), rejected=len(screened.rejected), unjudged=unjudged)
+        if unjudged:
+            _phase(state, "screen", status="partial", errors=list(second.errors))
         if len(kept) > cfg.int("max_units"):
             over = kept[cfg.int("max_units") :]
             kept = kept[: cfg.int("max_units")]
@@ -555,7 +579,9 @@ def run_agent(
                     _advance(dest, done, target_state, input_commit)
                     faults.point("after-definition-commit")
         _phase(state, "definitions", changes=len(def_changes))
-        receipt["status"] = "ok"
+        # A failed model call leaves its material pending: the run made progress, but is
+        # not ok, and the back-off counts it.
+        receipt["status"] = "partial" if failures else "ok"
         outcome.diff = "".join(diff_parts)
         receipt["pending"] = state.pending  # the summary counts what is left for the next run
         outcome.summary = _summary(agent, receipt)
@@ -667,10 +693,13 @@ def _summary(agent: Agent, receipt: dict[str, Any]) -> str:
         detail += f", {counts['rejected']} rejected"
     pending = sum(len(p.get("entries") or []) or 1 for p in receipt.get("pending") or [])
     if pending:
-        detail += f", {pending} {'entry' if pending == 1 else 'entries'} left for the next run"
+        detail += f", {pending:,} {'entry' if pending == 1 else 'entries'} left for the next run"
     tail = " — " + ", ".join(parts) if parts else " — no commit"
     noun = "memory" if improved == 1 else "memories"
-    return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}"
+    partial = ""
+    if receipt.get("status") == "partial":
+        partial = "; partial: some model calls failed, their material is read again next run"
+    return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}{partial}"
 
 
 def _finish(

@@ -124,7 +124,7 @@ def receipts(repo: Repo) -> list[dict[str, Any]]:
 
 def latest(repo: Repo, agent_id: str, commit: str | None) -> dict[str, Any] | None:
     """The newest completed dream receipt of `agent_id` in the note on `commit` (its
-    watermark), or None. "Completed" means status ok or noop; receipts of reverts
+    watermark), or None. "Completed" means status ok, partial or noop; receipts of reverts
     (`trigger: revert`) are not dreams and are skipped (their `pending` is always empty)."""
     if commit is None:
         return None
@@ -134,7 +134,7 @@ def latest(repo: Repo, agent_id: str, commit: str | None) -> dict[str, Any] | No
             continue
         if record.get("trigger") == "revert":
             continue
-        if record.get("status") not in ("ok", "noop"):
+        if record.get("status") not in ("ok", "partial", "noop"):
             continue
         if best is None or str(record.get("run", "")) > str(best.get("run", "")):
             best = record

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 WALK_LIMIT = 2000
 """How many commits of HEAD's history `list_runs` reads for trailers (newest first)."""
 KINDS = ("experience", "definition")
-STATUSES = ("ok", "noop", "failed", "aborted", "unknown")
+STATUSES = ("ok", "partial", "noop", "failed", "aborted", "unknown")
 _LAST = re.compile(r"^last(?:~(?P<n>[0-9]+))?$")
 MAX_CANDIDATES = 10
 

@@ -25,7 +25,8 @@ Python", so a stale stamp can only cost a Python start, never skip a dream that 
 
 Back-off (DESIGN §5): after n consecutive failed runs the time gate's interval is
 min(base × 2^n, max(base, 24 h)), base being `min_hours`, counted from the last failure;
-`noop` and `aborted` runs leave n as it is, an `ok` run resets it to 0.
+a `partial` run (a model call failed, its material left pending) counts as failed, and as
+a dream; `noop` and `aborted` runs leave n as it is, an `ok` run resets it to 0.
 """
 
 from __future__ import annotations
@@ -134,12 +135,15 @@ def time_gate_reason(agent: AgentState, base_hours: float, opens: datetime, now:
 
 
 def record_run(state: State, agent_id: str, run_id: str, status: str, started: datetime) -> None:
-    """Update the agent's state after a run with `status` (ok/noop/failed/aborted)."""
+    """Update the agent's state after a run with `status` (ok/partial/noop/failed/aborted):
+    a `partial` run (a model call failed; its material stays pending) counts as a failure."""
     entry = state.agent(agent_id)
     entry.last_attempt = clock.iso(started)
     entry.last_run = run_id
     entry.last_status = status
-    if status == "failed":
+    if status == "partial":  # material was consolidated, and a model call failed
+        entry.last_dream = clock.iso(started)
+    if status in ("failed", "partial"):
         entry.failures += 1
         entry.last_failed = clock.iso(started)
     elif status == "ok":
