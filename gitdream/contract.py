@@ -102,7 +102,7 @@ class DistillResult:
 
     units: list[Unit] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    stats: dict[str, int] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
     calls: list[dict[str, Any]] = field(default_factory=list)
     failed_entries: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -137,10 +137,12 @@ class Engine(Protocol):
     name: str
     """The engine's name, as in the `engine` config key (receipts, `Gitdream-Engine`)."""
 
-    calls: list[dict[str, Any]]
-    """Every model call this engine made (distill and screen), failed ones included:
-    read for the receipt even when a method raised, so tokens spent before a failure still
-    count toward the daily budget. Empty for an engine that calls no model."""
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """Every model call this engine made (distill and screen), failed ones included:
+        read for the receipt even when a method raised, so tokens spent before a failure
+        still count toward the daily budget. Empty for an engine that calls no model."""
+        ...
 
     def check(self) -> None:
         """Raise EngineError when the engine cannot run at all (no API key), before any

@@ -917,6 +917,7 @@ def _check_ownership(agent: Agent, files: dict[str, str], changes: dict[str, str
     by_path = {t.path: t for t in memory.topics.values()}
     for path, new in changes.items():
         old = files.get(path)
+        problem: str | None
         if not agent.is_memory_path(path):
             problem = "it is not a memory file gitdream may write"
         elif old is None:

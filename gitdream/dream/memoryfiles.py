@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -65,7 +66,7 @@ def split_front_matter(text: str) -> tuple[dict[str, object] | None, int]:
     return {str(k): v for k, v in data.items()}, found.body_start
 
 
-def render_front_matter(data: dict[str, object]) -> str:
+def render_front_matter(data: Mapping[str, object]) -> str:
     """`---` / YAML (keys in the given order, Unicode kept, one line per value) / `---`."""
     dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1_000_000)
     return f"---\n{dumped}---\n"
@@ -225,7 +226,7 @@ def front_matter_problem(text: str) -> frontmatter.FrontMatterError | None:
 
 def read_topic(slug: str, path: str, text: str) -> Topic:
     meta, _ = split_front_matter(text)
-    owned = bool(meta) and meta.get(ORIGIN_KEY) == ORIGIN_VALUE
+    owned = meta is not None and meta.get(ORIGIN_KEY) == ORIGIN_VALUE
     try:
         content = blocks.get(text, FACTS_BLOCK, path)
     except BlockError as exc:

@@ -50,7 +50,7 @@ NO_COUNT_STATUSES = (404, 405, 501)
 """Statuses meaning "this server has no count_tokens endpoint"."""
 
 
-def credentials(cfg: Config) -> dict[str, str]:
+def credentials(cfg: Config) -> dict[str, Any]:
     """The credential to build the SDK client with, chosen as the SDK chooses from its
     environment: the API key (`anthropic.api_key`, `ANTHROPIC_API_KEY`) when one is set,
     else the bearer token (`anthropic.auth_token`, `ANTHROPIC_AUTH_TOKEN`); `{}` for

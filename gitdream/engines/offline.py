@@ -363,25 +363,25 @@ class OfflineEngine:
         existing: dict[str, list[_Fact]] = {"experience": []}
         cited: dict[str, list[_Fact]] = {}  # entry id → facts that cite it
         for slug, topic in memory.topics.items():
-            for fact in topic.facts or ():
-                known = _Fact("experience", slug, topic.title, one_line(fact.text))
+            for written in topic.facts or ():
+                known = _Fact("experience", slug, topic.title, one_line(written.text))
                 existing["experience"].append(known)
-                for entry_id in _cited(fact.sources):
+                for entry_id in _cited(written.sources):
                     cited.setdefault(entry_id, []).append(known)
         for target in DEFINITION_TARGETS:
             existing[target] = []
             path = memoryfiles.definition_path(agent, target)
             text = context.memory.files.get(path) if path else None
-            if text is None:
+            if text is None or path is None:
                 continue
             try:
                 content = blocks.get(text, memoryfiles.LEARNED_BLOCK, path)
             except BlockError:
                 continue
-            for fact in parse(content or ""):
-                known = _Fact(target, target, target, one_line(fact.text))
+            for parsed in parse(content or ""):
+                known = _Fact(target, target, target, one_line(parsed.text))
                 existing[target].append(known)
-                for entry_id in _cited(fact.sources):
+                for entry_id in _cited(parsed.sources):
                     cited.setdefault(entry_id, []).append(known)
 
         cleaned: list[str] = []
@@ -431,8 +431,8 @@ class OfflineEngine:
                 result.skipped.append((entry.id, "a user's question, not a fact"))
                 stats["skipped"] += 1
                 continue
-            target = next((t for t in entry.tags if t.lower() in ROUTING_TAGS), None)
-            target = target.lower() if target else "experience"
+            tag = next((t for t in entry.tags if t.lower() in ROUTING_TAGS), None)
+            target = tag.lower() if tag else "experience"
             index = index_for(target, _numbers(text))
             done = next(
                 (

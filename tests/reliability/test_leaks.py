@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitdream.dream.pipeline import WITHHELD
+from gitdream.dream.receipts import WITHHELD
 from gitdream.engines.anthropic import SCREEN_TOOL
 from tests import fakeapi
 from tests.fakeapi import FakeAnthropic
