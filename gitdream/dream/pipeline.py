@@ -339,7 +339,11 @@ class DreamRun:
         )
         counts = self.receipt.counts
         counts.update(
-            created=exp.created, corroborated=exp.corroborated, refined=exp.refined, demoted=len(exp.demoted)
+            created=exp.created,
+            corroborated=exp.corroborated,
+            refined=exp.refined,
+            superseded=exp.superseded,
+            demoted=len(exp.demoted),
         )
         self.warnings += list(exp.warnings)
         if exp.waiting:
@@ -350,7 +354,9 @@ class DreamRun:
         self.receipt.record_units(written)
         changes = dict(exp.changes)
         if changes:
-            improved = _memories(counts["created"] + counts["corroborated"] + counts["refined"])
+            improved = _memories(
+                counts["created"] + counts["corroborated"] + counts["refined"] + counts["superseded"]
+            )
             tail = f", {counts['demoted']} archived" if counts.get("demoted") else ""
             self._commit("experience", improved + tail, changes, written)
         self.receipt.phase("experience", changes=len(changes))
@@ -590,19 +596,27 @@ def _memories(count: int) -> str:
 
 
 def _summary(agent: Agent, receipt: Receipt) -> str:
-    """The one line a run prints: what improved (experience facts created, corroborated or
-    refined, facts written into definitions), what was archived, rejected or left pending,
-    and the commits."""
+    """The one line a run prints: what improved (experience facts created, corroborated,
+    refined or superseded, facts written into definitions), what was archived, rejected,
+    read and not kept (the engine's "not kept: <reason>" skips) or left pending, and the
+    commits."""
     counts = receipt.counts
-    improved = sum(counts.get(k, 0) for k in ("created", "corroborated", "refined", "definition"))
+    improved = sum(
+        counts.get(k, 0) for k in ("created", "corroborated", "refined", "superseded", "definition")
+    )
     parts = [f"{kind} {oid[:7]}" for kind, oid in receipt.commits.items() if oid]
     detail = f"{counts.get('created', 0)} new, {counts.get('corroborated', 0)} corroborated"
     if counts.get("definition"):
         detail += f", {counts['definition']} to definitions"
     if counts.get("demoted"):
         detail += f", {counts['demoted']} topics archived"
+    if counts.get("superseded"):
+        detail += f", {counts['superseded']} superseded"
     if counts.get("rejected"):
         detail += f", {counts['rejected']} rejected"
+    not_kept = sum(n for reason, n in (receipt.skipped or {}).items() if reason.startswith("not kept: "))
+    if not_kept:
+        detail += f", {not_kept:,} read and not kept"
     pending = sum(len(p.get("entries") or []) or 1 for p in receipt.pending)
     if pending:
         detail += f", {pending:,} {'entry' if pending == 1 else 'entries'} left for the next run"
