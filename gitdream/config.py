@@ -187,7 +187,22 @@ KEYS: tuple[Key, ...] = (
         choices=("offline", "anthropic"),
         user_only=True,
     ),
-    Key("max_units", "int", 500, "At most this many units are integrated per run.", minimum=1),
+    Key(
+        "max_units",
+        "int",
+        30,
+        "At most this many units (facts created or corroborated) per agent per run; what is "
+        "over the cap stays pending for the next run, highest salience first.",
+        minimum=1,
+    ),
+    Key(
+        "max_new_topics",
+        "int",
+        5,
+        "At most this many new topic files per agent per run; entries whose subject needs "
+        "another one stay pending for the next run.",
+        minimum=0,
+    ),
     Key(
         "archive_days",
         "int",
@@ -244,6 +259,28 @@ KEYS: tuple[Key, ...] = (
         "instead of adding one.",
         minimum=0,
         maximum=1,
+    ),
+    Key(
+        "offline.salience_threshold",
+        "float",
+        1.5,
+        "Offline engine: an entry whose salience score (lessons, rules, decisions, "
+        "corrections, preferences, stable facts minus status, activity, plans, narration, "
+        "output) is below this is read and not kept.",
+    ),
+    Key(
+        "offline.keep_cues",
+        "list",
+        [],
+        "Offline engine: extra words or phrases (any language) that mark an entry as worth "
+        "keeping; Latin-script ones match whole words, others as substrings.",
+    ),
+    Key(
+        "offline.skip_cues",
+        "list",
+        [],
+        "Offline engine: extra words or phrases (any language) that mark an entry as status or "
+        "activity, not worth keeping.",
     ),
     # --- anthropic engine ------------------------------------------------------------------
     Key("anthropic.model", "str", "claude-sonnet-5-5", "Model for distillation and screening."),

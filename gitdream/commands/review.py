@@ -6,8 +6,8 @@ notes, the index, files or gitdream's state, and work with `enabled = false` too
 - `log`: every run, newest first, from receipts and trailers (`gitdream.dream.runs`).
 - `show`: one run's receipt, its commits with diffstat (and patch), units with sources,
   rejected units with reasons, tokens and duration.
-- `audit`: every fact gitdream wrote into an agent's memory (the `facts` blocks of topic
-  files, `archived-*` blocks of the archive, `learned` blocks of definition files, as
+- `audit`: every fact gitdream wrote into an agent's memory (the `facts` and `superseded`
+  blocks of topic files, `archived-*` blocks of the archive, `learned` blocks of definition files, as
   committed at HEAD) beside the source text it cites. A source reference
   `<path>#Lstart-Lend@<commit>` is resolved at *that* commit — so a log deleted or
   rewritten later still resolves — with git's line numbering (lines end at LF; see
@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from gitdream.git.history import CommitView
     from gitdream.git.repo import Repo
 
-FACT_BLOCKS = ("facts", "learned")
-"""Managed blocks that hold facts; `archived-<n>` blocks (the archive) hold them too."""
+FACT_BLOCKS = ("facts", "learned", "superseded")
+"""Managed blocks that hold facts; `archived-<n>` blocks (the archive) hold them too. A fact
+of a `superseded` block is audited under its own text (without "— superseded … by: …")."""
 
 
 # --- log --------------------------------------------------------------------------------
@@ -394,6 +395,7 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
     from gitdream.agents import list_agents, select
     from gitdream.dream.facts import one_line
     from gitdream.dream.facts import parse as parse_facts
+    from gitdream.dream.memoryfiles import superseded_text
     from gitdream.dream.orient import memory_view
     from gitdream.dream.verify import fact_id
     from gitdream.errors import BlockError, RepoStateError
@@ -435,7 +437,8 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
         resolver = _Resolver(repo, fact_ids)
         for path, name, fact in parsed:
             kind = "definition" if agent.is_definition_path(path) else "experience"
-            item = AuditFact(agent.id, path, name, kind, fact.text, fact.seen if fact.raw is None else None)
+            text = superseded_text(fact.text) if name == "superseded" else fact.text
+            item = AuditFact(agent.id, path, name, kind, text, fact.seen if fact.raw is None else None)
             item.sources = [resolver.resolve(ref) for ref in fact.sources]
             if run is not None and not _matches_run(item, run, units):
                 continue

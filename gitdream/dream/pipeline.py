@@ -35,7 +35,7 @@ from gitdream.dream import receipts
 from gitdream.dream.options import Reporter, RunOptions, Silent  # also imported from here
 from gitdream.dream.receipts import Receipt
 from gitdream.errors import GitdreamError, Interrupted
-from gitdream.units import DEFINITION_TARGETS, Rejected, Unit
+from gitdream.units import DEFINITION_TARGETS, Rejected, TopicProposal, Unit
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -118,6 +118,8 @@ class DreamRun:
         self.input_commit = ""
         self.memory: dict[str, str] = {}
         self.entries: list[Entry] = []
+        self.carried: list[dict[str, Any]] = []  # the last run's units its screener could not judge
+        self.topics: list[TopicProposal] | None = None  # the engine's names of topics
         self.kept: list[Unit] = []
         self.diff_parts: list[str] = []
 
@@ -222,6 +224,7 @@ class DreamRun:
         self.warnings += found.warnings
         self.pending += found.pending
         self.entries = found.entries
+        self.carried = found.carried
         receipt.phase("gather", **found.details)
         return found.material
 
@@ -232,9 +235,15 @@ class DreamRun:
         base = str(self.receipt.base or "")[:7] or "the beginning"
         self.outcome.summary = f"Nothing new for agent {self.agent.id} since {base}"
 
-    def context(self) -> DistillContext:
+    def context(self, entries: list[Entry] | None = None, waiting: int = 0) -> DistillContext:
         return DistillContext(
-            self.agent, self.entries, MemoryView(self.memory), self.cfg, self.input_commit, clock.now().date()
+            self.agent,
+            self.entries if entries is None else entries,
+            MemoryView(self.memory),
+            self.cfg,
+            self.input_commit,
+            clock.now().date(),
+            waiting=waiting,
         )
 
     def estimate(self) -> None:
@@ -244,14 +253,23 @@ class DreamRun:
         self.outcome.summary = f"Estimate for agent {self.agent.id}: {self.outcome.estimate}"
 
     def distill(self, material: Material) -> list[Unit]:
-        """The engine's units for the material; a failed batch's entries stay pending."""
-        self.reporter.phase(self.agent.id, "distill", f"{len(self.entries)} entries")
-        distilled = self.engine.distill(self.context())
+        """The engine's units for the material, after the units the last run's screener
+        could not judge (screened again as they were: their entries, read again as
+        pending, are not distilled a second time); a failed batch's entries stay pending."""
+        from gitdream.dream.gather import carried_units
+
+        carried = carried_units(self.carried, {e.id for e in self.entries})
+        taken = {s for u in carried for s in u.sources}
+        entries = [e for e in self.entries if e.id not in taken]
+        self.reporter.phase(self.agent.id, "distill", f"{len(entries)} entries")
+        distilled = self.engine.distill(self.context(entries, waiting=len(carried)))
         for _entry, reason in distilled.skipped:
             self.receipt.skipped[reason] = self.receipt.skipped.get(reason, 0) + 1
         record = self.receipt.phase(
             "distill", units=len(distilled.units), stats=distilled.stats, errors=distilled.errors
         )
+        if carried:
+            record["carried"] = len(carried)
         if distilled.errors:
             record["status"] = "partial"
             self.warnings += [
@@ -265,7 +283,8 @@ class DreamRun:
         for why, ids in by_reason.items():
             self.pend(ids, material, why)
         self.failures += [f"distill: {e}" for e in distilled.errors]
-        return distilled.units
+        self.topics = distilled.topics
+        return carried + distilled.units
 
     def verify(self, units: list[Unit]) -> list[Unit]:
         """Units that rest only on this run's material (or existing facts)."""
@@ -298,9 +317,12 @@ class DreamRun:
             self.rejected += second.rejected
             unjudged, errors = len(second.unjudged), list(second.errors)
             if second.unjudged:
-                # Not judged is not rejected: the units are not written and their material
-                # is read again, so the next run (the screener back) judges it.
+                # Not judged is not rejected: the units are not written, their material is
+                # read again, and the next run (the screener back) screens them as they are.
+                from gitdream.dream.gather import unit_record
+
                 self.pend([s for u in second.unjudged for s in u.sources], material, "not screened")
+                self.receipt.unjudged = [unit_record(u) for u in second.unjudged]
             self.failures += [f"screen: {e}" for e in errors]
             self.warnings += [f"screen: {e}" for e in errors]
         self.receipt.phase("screen", kept=len(kept), rejected=len(scanned.rejected), unjudged=unjudged)
@@ -336,10 +358,15 @@ class DreamRun:
             today=today,
             cfg=self.cfg,
             stale_before=stale_before,
+            topics=None if self.topics is None else {t.slug: t for t in self.topics},
         )
         counts = self.receipt.counts
         counts.update(
-            created=exp.created, corroborated=exp.corroborated, refined=exp.refined, demoted=len(exp.demoted)
+            created=exp.created,
+            corroborated=exp.corroborated,
+            refined=exp.refined,
+            superseded=exp.superseded,
+            demoted=len(exp.demoted),
         )
         self.warnings += list(exp.warnings)
         if exp.waiting:
@@ -350,7 +377,9 @@ class DreamRun:
         self.receipt.record_units(written)
         changes = dict(exp.changes)
         if changes:
-            improved = _memories(counts["created"] + counts["corroborated"] + counts["refined"])
+            improved = _memories(
+                counts["created"] + counts["corroborated"] + counts["refined"] + counts["superseded"]
+            )
             tail = f", {counts['demoted']} archived" if counts.get("demoted") else ""
             self._commit("experience", improved + tail, changes, written)
         self.receipt.phase("experience", changes=len(changes))
@@ -590,19 +619,27 @@ def _memories(count: int) -> str:
 
 
 def _summary(agent: Agent, receipt: Receipt) -> str:
-    """The one line a run prints: what improved (experience facts created, corroborated or
-    refined, facts written into definitions), what was archived, rejected or left pending,
-    and the commits."""
+    """The one line a run prints: what improved (experience facts created, corroborated,
+    refined or superseded, facts written into definitions), what was archived, rejected,
+    read and not kept (the engine's "not kept: <reason>" skips) or left pending, and the
+    commits."""
     counts = receipt.counts
-    improved = sum(counts.get(k, 0) for k in ("created", "corroborated", "refined", "definition"))
+    improved = sum(
+        counts.get(k, 0) for k in ("created", "corroborated", "refined", "superseded", "definition")
+    )
     parts = [f"{kind} {oid[:7]}" for kind, oid in receipt.commits.items() if oid]
     detail = f"{counts.get('created', 0)} new, {counts.get('corroborated', 0)} corroborated"
     if counts.get("definition"):
         detail += f", {counts['definition']} to definitions"
     if counts.get("demoted"):
         detail += f", {counts['demoted']} topics archived"
+    if counts.get("superseded"):
+        detail += f", {counts['superseded']} superseded"
     if counts.get("rejected"):
         detail += f", {counts['rejected']} rejected"
+    not_kept = sum(n for reason, n in (receipt.skipped or {}).items() if reason.startswith("not kept: "))
+    if not_kept:
+        detail += f", {not_kept:,} read and not kept"
     pending = sum(len(p.get("entries") or []) or 1 for p in receipt.pending)
     if pending:
         detail += f", {pending:,} {'entry' if pending == 1 else 'entries'} left for the next run"

@@ -116,6 +116,7 @@ class Receipt:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
+    unjudged: list[dict[str, Any]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=_no_tokens)
     warnings: list[str] = field(default_factory=list)
