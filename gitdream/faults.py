@@ -15,6 +15,7 @@ safety:
 
 - every commit (`gitdream.git.commitbuilder.commit`): after-blobs, after-tree,
   after-commit-object, before-ref-move, after-ref-move; on the checked-out branch also
+  after-index-lock (index.lock taken, nothing staged yet),
   mid-worktree-update (between two paths, when the commit has several) and
   before-index-update (after the working-tree files, before the index entries);
 - `gitdream run` (per agent): before-experience-commit, after-experience-commit (before
@@ -40,6 +41,7 @@ COMMIT_POINTS = (
     "after-blobs",
     "after-tree",
     "after-commit-object",
+    "after-index-lock",
     "before-ref-move",
     "after-ref-move",
     "mid-worktree-update",

@@ -18,8 +18,6 @@ import json
 import os
 import re
 import socket
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,32 +25,9 @@ from pathlib import Path
 
 from gitdream import clock, paths
 from gitdream.errors import LockHeld
+from gitdream.processes import process_start
 
 BREAK_TTL_SECONDS = 60
-
-
-def process_start(pid: int) -> str | None:
-    """An opaque start-time token for process `pid`, or None when it does not exist.
-
-    Linux: field 22 of /proc/<pid>/stat (clock ticks since boot). Elsewhere:
-    `ps -o lstart= -p PID`.
-    """
-    if sys.platform.startswith("linux"):
-        try:
-            text = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            return None
-        # The command name (field 2) may contain spaces and parentheses: split after it.
-        rest = text.rsplit(")", 1)[-1].split()
-        return rest[19] if len(rest) > 19 else None
-    try:
-        out = subprocess.run(
-            ["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True, check=False
-        )
-    except OSError:  # pragma: no cover - ps is on every POSIX system
-        return None
-    value = out.stdout.strip()
-    return value or None
 
 
 @dataclass
