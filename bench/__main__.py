@@ -21,7 +21,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path[:1]:
     sys.path.insert(0, str(ROOT))
 
-FIGURES = ("hook_idle", "idle_path", "offline_scale", "offline_engine", "commit_scale", "anthropic_fake")
+FIGURES = (
+    "hook_idle",
+    "idle_path",
+    "offline_scale",
+    "offline_engine",
+    "commit_scale",
+    "anthropic_fake",
+    "quality",
+)
 
 
 def _figure(name: str, settings: Any) -> Any:

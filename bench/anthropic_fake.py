@@ -74,7 +74,7 @@ def _responder(record: Any) -> Any:
                 "sources": [source],
             }
         )
-    return fakeapi.tool_use(DISTILL_TOOL, {"units": units}, input_tokens=used, output_tokens=300)
+    return fakeapi.distilled(units, input_tokens=used, output_tokens=300)
 
 
 def _repo(tmp: Path, entries: int, env: dict[str, str]) -> Path:

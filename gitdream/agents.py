@@ -23,6 +23,23 @@ ROOT_AGENT_ID = "default"
 MAX_ID_BYTES = 250
 
 
+_REF_FORBIDDEN = frozenset(" ~^:?*[\\\x7f") | {chr(c) for c in range(32)}
+
+
+def valid_ref_name(name: str) -> bool:
+    """Whether `name` (a full ref name such as `refs/gitdream/watermark/ops`) may name a
+    git ref, by git's rules (git-check-ref-format(1)): no empty component and none that
+    begins with "." or ends with ".lock", no "..", no "@{", no control character, space,
+    "~", "^", ":", "?", "*", "[" or "\\", not "@", not ending with ".". Pure (the ground
+    floor imports no pygit2); a test holds it equal to libgit2's
+    `reference_is_valid_name` on the names that matter."""
+    if name == "@" or name.endswith(".") or ".." in name or "@{" in name:
+        return False
+    if any(ch in _REF_FORBIDDEN for ch in name):
+        return False
+    return all(part and not part.startswith(".") and not part.endswith(".lock") for part in name.split("/"))
+
+
 def join(*parts: str) -> str:
     """Join repository-relative POSIX path parts; "" and "." are the root."""
     kept = [p.strip("/") for p in parts if p not in ("", ".")]
@@ -128,8 +145,6 @@ def agents_from_dirs(
     stop every other agent), or recorded in `skipped` (`{directory: ConfigError}`) when
     that dict is given, else raised as ConfigError.
     """
-    import pygit2
-
     agents: dict[str, Agent] = {}
     for rel in dirs:
         agent = make_agent(rel, cfg)
@@ -141,7 +156,7 @@ def agents_from_dirs(
             )
         problem = None
         size = len(agent.id.encode("utf-8", "surrogateescape"))
-        if not pygit2.reference_is_valid_name(agent.watermark_ref):
+        if not valid_ref_name(agent.watermark_ref):
             problem = ConfigError(
                 f"the agent directory '{agent.dir}' gives the id '{agent.id}', which cannot name a git ref",
                 hint="rename the directory (no spaces, '..', '~', '^', ':', '?', '*', '[' or '\\')",

@@ -11,14 +11,13 @@ directory (set GITDREAM_RAISE_ERRORS=1 to get the traceback instead). Exit codes
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from gitdream import errors, output
+from gitdream import errors, output, render
 
 F = TypeVar("F", bound=Callable[..., Any])
 JSON_KEY = "gitdream.json"
@@ -47,6 +46,23 @@ def json_option(func: F) -> F:
     )(func)
 
 
+def _emit(result: Any, lines: render.Lines, json_: bool) -> None:
+    """The one way a command's result reaches the terminal (see `gitdream.render`): with
+    `--json` its `to_json()` on stdout and only the lines marked `always` on stderr, else
+    every line in order."""
+    if json_:
+        output.json_out(result.to_json())
+    for stream, text, always in lines.items:
+        if json_ and not always:
+            continue
+        if stream == "out":
+            output.out(text)
+        elif stream == "warn":
+            output.warn(text)
+        else:
+            output.err(text)
+
+
 def _report(ctx: click.Context, exc: errors.GitdreamError) -> None:
     if _is_json(ctx):
         output.json_out({"error": exc.to_json()})
@@ -56,9 +72,9 @@ def _report(ctx: click.Context, exc: errors.GitdreamError) -> None:
 
 
 def _crash(exc: BaseException) -> int:
-    from gitdream import crashlog
+    from gitdream import crashlog, git
 
-    path = crashlog.write(exc)
+    path = crashlog.write(exc, git.versions())
     output.err(f"error: gitdream failed unexpectedly: {type(exc).__name__}: {exc}")
     if path is not None:
         output.err(f"hint: this is a bug; please report it with the crash log at {path}")
@@ -118,8 +134,8 @@ def cli(ctx: click.Context, directory: Path | None) -> None:
       gitdream log                  list dreams; `gitdream revert last` undoes one
       gitdream config show          effective configuration and where it came from
 
-    Exit codes: 0 ok (also a no-op, or a closed gate in --auto), 1 refused or failed,
-    2 usage, 3 internal error, 75 another dream holds the lock, 130 interrupted.
+    Exit codes: 0 ok (also a no-op, or a closed gate in --auto), 1 refused, failed or
+    partial, 2 usage, 3 internal error, 75 another dream holds the lock, 130 interrupted.
     """
     ctx.ensure_object(dict)
     ctx.obj["start"] = directory.resolve() if directory else Path.cwd()
@@ -206,36 +222,11 @@ def init_cmd(ctx: click.Context, agent_id: str | None, single: bool, commit: boo
 
     repo = open_repo(ctx)
     result = run_init(repo, agent_id, single, commit)
-    if json_:
-        output.json_out(result.to_json())
-    for warning in result.warnings:
-        output.warn(warning)
-    if json_:
-        return
 
     def shown(path: str) -> str:  # as seen from the current folder (or -C), maybe a sub-folder
         return os.path.relpath(repo.workdir / path, _start(ctx))
 
-    for path in result.kept:
-        output.out(f"Kept     {shown(path)} (exists)")
-    for path in result.created:
-        output.out(f"Created  {shown(path)}")
-    if result.adopted and result.agent_id is None:
-        count = len(result.adopted)
-        output.out(
-            f"Adopted {count} agent{'s' if count != 1 else ''}: {', '.join(result.adopted)} "
-            "(their files are kept as they are)"
-        )
-    elif result.adopted:
-        output.out(
-            f"Adopted agent {result.agent_id} ({shown(result.agent_dir or '.')}): its files are kept as they are"
-        )
-    if result.commit:
-        output.out(f"Committed {len(result.created)} files as {result.commit[:7]}")
-    elif not result.created:
-        output.out("Nothing to create: everything gitdream needs is there")
-    else:
-        output.out("Not committed: review the files, then `git add` and `git commit` them")
+    _emit(result, render.init(result, shown), json_)
 
 
 # --- config -------------------------------------------------------------------------------
@@ -267,31 +258,8 @@ def config_show(ctx: click.Context, json_: bool) -> None:
         repo = open_repo(ctx)
     except RepoStateError:
         repo = None
-    document = show(load_config(ctx, repo))
-    if json_:
-        output.json_out(document)
-        return
-    files = document["files"]
-    assert isinstance(files, dict)
-    output.out(f"user config:  {files.get('user') or '(none)'}")
-    output.out(f"gitdream.toml: {files.get('repository') or '(none)'}")
-    output.out()
-    rows = []
-    keys = document["keys"]
-    assert isinstance(keys, dict)
-    for name, item in keys.items():
-        value = item["value"]
-        if isinstance(value, bool):
-            shown = "true" if value else "false"
-        elif isinstance(value, list):
-            shown = "[" + ", ".join(f'"{v}"' for v in value) + "]"
-        elif isinstance(value, str):
-            shown = f'"{value}"'
-        else:
-            shown = str(value)
-        rows.append([name, shown, item["source"]])
-    for line in output.table(rows, ["KEY", "VALUE", "SOURCE"]):
-        output.out(line)
+    result = show(load_config(ctx, repo))
+    _emit(result, render.config_show(result), json_)
 
 
 # --- trust --------------------------------------------------------------------------------
@@ -326,103 +294,36 @@ def trust_cmd(ctx: click.Context, revoke: bool, list_all: bool, json_: bool) -> 
         raise click.UsageError("--revoke and --list cannot be used together")
     repo = None if list_all else open_repo(ctx)
     result = run_trust(repo, revoke=revoke, list_all=list_all)
-    if json_:
-        output.json_out(result.to_json())
-        return
-    shown = result.to_json()
-    if result.action == "list":
-        if not result.grants:
-            output.out(f"no repository is trusted ({result.store})")
-        for item in shown["repositories"]:
-            values = ", ".join(f"{k} = {v!r}" for k, v in item["settings"].items())
-            output.out(f"{item['workdir']}  (since {item['granted']}): {values}")
-        return
-    settings = ", ".join(f"{k} = {v!r}" for k, v in shown["settings"].items())
-    if result.action == "granted":
-        output.out(f"Trusted {result.workdir}: its gitdream.toml may set {settings}")
-        output.out(
-            "A different value is ignored until you run `gitdream trust` again; "
-            "`gitdream trust --revoke` withdraws this."
-        )
-    elif result.action == "revoked":
-        output.out(f"No longer trusted: {result.workdir}" + (f" (was: {settings})" if settings else ""))
-    elif result.action == "not-trusted":
-        output.out(f"{result.workdir} was not trusted; nothing changed")
-    else:
-        from gitdream.config import KEYS
-
-        names = ", ".join(k.name for k in KEYS if k.user_only)
-        output.out(
-            f"{result.workdir}: gitdream.toml sets none of the user-only keys ({names}); nothing to trust"
-        )
+    _emit(result, render.trust(result), json_)
 
 
 # --- run ----------------------------------------------------------------------------------
 
 
 class _Progress:
-    """Per-phase progress on stderr, shown only on a terminal."""
+    """Per-phase progress on stderr, shown only on a terminal: a line per phase, and
+    inside a phase one line that each report rewrites in place (an engine's batches and
+    screener calls)."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
+        self.open = False
 
     def phase(self, agent: str, phase: str, detail: str = "") -> None:
         if self.enabled:
+            self.close()
             output.err(f"{agent}: {phase}{' — ' + detail if detail else ''}")
 
+    def progress(self, agent: str, phase: str, detail: str) -> None:
+        if self.enabled:
+            output.status_line(f"{agent}: {phase} — {detail}")
+            self.open = True
 
-def _render_run(result: Any, json_: bool, quiet: bool) -> None:
-    for warning in result.warnings:
-        output.warn(warning)
-    if json_:
-        output.json_out(result.to_json())
-    if result.disabled:
-        if not json_:
-            output.err(f"gitdream is disabled (enabled = false, from {result.disabled}); nothing to do")
-        return
-    for outcome in result.outcomes:
-        for warning in outcome.receipt.get("warnings", []):
-            output.warn(f"{outcome.agent}: {warning}")
-        error = outcome.receipt.get("error")
-        if outcome.diff and not json_:
-            output.out(outcome.diff.rstrip("\n"))
-        if outcome.estimate is not None and not json_:
-            est = outcome.estimate
-            calls = int(est.get("calls", 0))
-            screens = est.get("screen_calls")
-            output.out(
-                f"{outcome.agent}: {calls} distill call{'s' if calls != 1 else ''}"
-                + (f" (screener: {screens})" if screens else "")
-                + f", about {est.get('input_tokens', 0)} input tokens for {est.get('entries', 0)} entries"
-                + " — nothing was sent"
-            )
-            continue
-        if error:
-            output.err(f"error: {outcome.summary}")
-            if error.get("hint"):
-                output.err(f"hint: {error['hint']}")
-        elif not quiet and not json_:
-            output.out(outcome.summary)
-        if not json_:
-            for phase, info in outcome.receipt.get("phases", {}).items():
-                if info.get("status") == "refused":
-                    for line in _refusal_lines(info):
-                        output.warn(f"{outcome.agent}: {phase} not written: {line}")
-
-
-def _refusal_lines(info: dict[str, Any]) -> list[str]:
-    """Human lines for a refused phase of a receipt: the commit's error, or each refused
-    file with its reason and next step."""
-    error = info.get("error")
-    if isinstance(error, dict):
-        return [str(error.get("message")) + (f" ({error['hint']})" if error.get("hint") else "")]
-    lines = []
-    for item in info.get("refused") or []:
-        if isinstance(item, dict):
-            where = item.get("path") or f"no {item.get('target')} file"
-            hint = f" ({item['hint']})" if item.get("hint") else ""
-            lines.append(f"{where}: {item.get('reason')}{hint}")
-    return lines or ["see `gitdream show last --json`"]
+    def close(self) -> None:
+        """End a line that progress left open."""
+        if self.open:
+            output.err()
+            self.open = False
 
 
 @cli.command(name="run")
@@ -508,7 +409,10 @@ def run_cmd(
             estimate=estimate,
         )
         progress = _Progress(output.stderr_is_terminal() and not quiet and not json_)
-        result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+        try:
+            result = run(repo, cfg, agent_ids, opts, progress, auto=auto)
+        finally:
+            progress.close()
     except errors.GitdreamError as exc:
         if hook:  # the hooks log says why this firing did not dream
             from gitdream.trigger import hooklog
@@ -519,14 +423,9 @@ def run_cmd(
         from gitdream.trigger import hooklog
 
         hooklog.record(repo.workdir, hook, hooklog.describe(result))
-    if result.gate is not None and not result.gate.get("open"):
-        if json_:
-            output.json_out(result.to_json())
-        elif verbose:
-            output.err(f"gate '{result.gate['gate']}' is closed: {result.gate['reason']}")
-        ctx.exit(0)
-    _render_run(result, json_, quiet)
-    ctx.exit(result.exit_code)
+    _emit(result, render.run(result, quiet=quiet, verbose=verbose), json_)
+    closed = result.gate is not None and not result.gate.get("open")
+    ctx.exit(0 if closed else result.exit_code)
 
 
 # --- demo ---------------------------------------------------------------------------------
@@ -552,33 +451,7 @@ def demo_cmd(ctx: click.Context, directory: Path | None, json_: bool) -> None:
     from gitdream.commands.demo import run_demo
 
     result = run_demo(directory)
-    if json_:
-        output.json_out(result.to_json())
-        ctx.exit(result.run.exit_code if result.run else 1)
-    _render_run(result.run, False, False)
-    where = result.path
-    output.out("")
-    output.out(f"Demo repository: {where}")
-    output.out("")
-    output.out("The dream's commits (newest first):")
-    for line in result.log_stat.rstrip().splitlines():
-        output.out(f"  {line}")
-    for path, text in result.files.items():
-        output.out("")
-        output.out(f"--- {path} ---")
-        lines = text.rstrip().splitlines()
-        for line in lines[:30]:
-            output.out(f"  {line}")
-        if len(lines) > 30:
-            output.out(f"  … ({len(lines) - 30} more lines)")
-    output.out("")
-    output.out("Review and undo:")
-    output.out(f"  cd {where}")
-    output.out("  git log -p -2              # the experience and definition commits, as diffs")
-    output.out("  gitdream log               # every dream, with its receipt")
-    output.out("  gitdream show last         # units, sources and rejected units of the last dream")
-    output.out("  gitdream audit ops         # every fact beside the log text it cites")
-    output.out("  gitdream revert last       # undo the last dream, keeping everything else")
+    _emit(result, render.Lines() if json_ else render.demo(result), json_)
     ctx.exit(result.run.exit_code if result.run else 1)
 
 
@@ -609,64 +482,7 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
     repo = open_repo(ctx)
     cfg = load_config(ctx, repo)
     result = status(repo, cfg)
-    for warning in result.warnings:
-        output.warn(warning)
-    if json_:
-        output.json_out(result.to_json())
-        return
-    engine = result.engine
-    usable = "usable" if engine["usable"] else f"NOT usable: {engine['reason']}"
-    output.out(
-        f"gitdream {'enabled' if result.enabled else 'DISABLED'} ({result.enabled_source}); "
-        f"engine {engine['name']} ({usable})"
-    )
-    repo_info = result.repository
-    output.out(
-        f"branch {repo_info['branch'] or '(detached)'} at {str(repo_info['head'] or '')[:7] or '(no commits)'}"
-    )
-    if repo_info["problem"]:
-        output.out(f"repository: {repo_info['problem']}")
-        if repo_info["hint"]:
-            output.out(f"  next: {repo_info['hint']}")
-    if result.lock:
-        stale = f" (stale: {result.lock['stale']})" if result.lock["stale"] else ""
-        output.out(
-            f"lock: run {result.lock['run']}, pid {result.lock['pid']} on {result.lock['host']} since {result.lock['since']}{stale}"
-        )
-    else:
-        output.out("lock: free")
-    hooks = result.hooks.get("hooks", [])
-    if any(h["state"] != "missing" for h in hooks):
-        output.out("hooks: " + ", ".join(f"{h['name']} {h['state']}" for h in hooks))
-    else:
-        output.out("hooks: not installed (gitdream hooks install)")
-    hooks_log = result.hooks_log
-    if hooks_log:
-        last_decision = hooks_log.get("last")
-        output.out(f"hooks log: {hooks_log['path']}")
-        if last_decision:
-            output.out(f"  last: {last_decision['time']} {last_decision['hook']}: {last_decision['message']}")
-    output.out("")
-    rows = []
-    for agent in result.agents:
-        last = agent["last_run"]
-        sessions = agent["sessions"]
-        rows.append(
-            [
-                agent["id"],
-                (last["time"] or "never") + (f" {last['status']}" if last["status"] else ""),
-                agent["next"],
-                f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}"
-                + (f" +{sessions['pending']} pending" if sessions["pending"] else ""),
-                str(agent["backoff"]["failures"]),
-                "?" if agent["uncommitted_raw"] is None else str(len(agent["uncommitted_raw"])),
-            ]
-        )
-    for line in output.table(rows, ["AGENT", "LAST RUN", "NEXT", "SESSIONS", "FAILURES", "UNCOMMITTED RAW"]):
-        output.out(line)
-    for agent in result.agents:
-        for path in (agent["uncommitted_raw"] or [])[:10]:
-            output.out(f"  {agent['id']}: not committed, ignored by the next dream: {path}")
+    _emit(result, render.status(result), json_)
 
 
 # --- review and undo: log, show, audit, revert -----------------------------------------------
@@ -677,39 +493,6 @@ def _term_width() -> int:
     import shutil
 
     return max(40, min(shutil.get_terminal_size((80, 24)).columns, 120))
-
-
-def _short_time(iso: str | None) -> str:
-    """`2026-03-08T12:00:05Z` → `2026-03-08 12:00` (UTC)."""
-    if not iso:
-        return "?"
-    return iso.replace("T", " ")[:16]
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
-
-
-def _run_commits(run: dict[str, Any]) -> str:
-    parts = []
-    for kind in ("experience", "definition"):
-        oid = run["commits"].get(kind)
-        if oid:
-            parts.append(f"{kind[0]}:{oid[:7]}")
-    return " ".join(parts) or "-"
-
-
-def _run_notes(run: dict[str, Any]) -> list[str]:
-    notes = []
-    if run.get("reverts"):
-        what = f" ({run['only']} only)" if run.get("only") else ""
-        notes.append(f"reverts {run['reverts']}{what}")
-    for item in run.get("reverted_by", []):
-        what = f" ({item['only']} only)" if item.get("only") else ""
-        notes.append(f"reverted by {item['run']}{what}")
-    if not run.get("receipt"):
-        notes.append("no receipt here (fetch refs/notes/gitdream); from commit trailers")
-    return notes
 
 
 def _known_agent(ctx: click.Context, repo: Any, agent_id: str) -> None:
@@ -728,7 +511,7 @@ def _known_agent(ctx: click.Context, repo: Any, agent_id: str) -> None:
 @click.option("--limit", "-n", type=click.IntRange(min=0), metavar="N", help="Show at most N runs.")
 @click.option(
     "--status",
-    type=click.Choice(["ok", "noop", "failed", "aborted", "unknown"]),
+    type=click.Choice(["ok", "partial", "noop", "failed", "aborted", "unknown"]),
     help="Only runs with this status (unknown: commits without a receipt).",
 )
 @json_option
@@ -756,58 +539,8 @@ def log_cmd(
     if agent_id is not None:
         _known_agent(ctx, repo, agent_id)
     result = log(repo, agent_id=agent_id, limit=limit, status=status)
-    if json_:
-        output.json_out(result.to_json())
-        return
-    if result.walk_truncated:
-        output.err(
-            f"note: commits without receipts were looked for in the last {result.walk_limit} commits of HEAD only"
-        )
-    if not result.runs:
-        if result.total:
-            output.out(f"{result.total} runs match; --limit {limit} shows none of them.")
-        elif agent_id or status:
-            output.out("No runs match.")
-        else:
-            output.out("No dreams yet; dream with `gitdream run`.")
-        return
-    documents = [r.to_json() for r in result.runs]
-    rows = []
-    for run in documents:
-        counts = run["counts"]
-        if run["status"] in ("failed", "aborted") and not any(run["commits"].values()):
-            # nothing was written: what it would have created is not news (`--json` has it)
-            counts = {**counts, "created": "-", "corroborated": "-"}
-        rows.append(
-            [
-                run["run"],
-                _short_time(run["time"]),
-                run["agent"] or "?",
-                run["status"],
-                run["trigger"] or "-",
-                str(counts["created"]),
-                str(counts["corroborated"]),
-                str(counts["rejected"]),
-                _run_commits(run),
-            ]
-        )
-    header = ["RUN", "TIME (UTC)", "AGENT", "STATUS", "TRIGGER", "NEW", "CORR", "REJ", "COMMITS"]
-    lines = output.table(rows, header)
-    # Long agent names are clipped so a line fits the terminal; `--json` has them whole.
-    over = max(len(line) for line in lines) - _term_width()
-    if over > 0:
-        agent_width = max(len(row[2]) for row in rows)
-        keep = max(agent_width - over, 10)
-        for row in rows:
-            row[2] = _clip(row[2], keep)
-        lines = output.table(rows, header)
-    output.out(lines[0])
-    for line, run in zip(lines[1:], documents, strict=True):
-        output.out(line)
-        for note in _run_notes(run):
-            output.out(f"  └ {note}")
-    if result.total > len(result.runs):
-        output.out(f"… {result.total - len(result.runs)} older runs (raise --limit to see them)")
+    filtered = agent_id is not None or status is not None
+    _emit(result, render.log(result, limit=limit, filtered=filtered, width=_term_width()), json_)
 
 
 @cli.command(name="show")
@@ -834,83 +567,7 @@ def show_cmd(ctx: click.Context, run_ref: str, agent_id: str | None, patch: bool
     repo = open_repo(ctx)
     width = _term_width()
     result = show(repo, run_ref, agent_id=agent_id, patch=patch, width=width)
-    if json_:
-        output.json_out(result.to_json())
-        return
-    _render_show(result.to_json(), width)
-
-
-def _render_show(doc: dict[str, Any], width: int) -> None:
-    import textwrap
-
-    run = doc["run"]
-    receipt = doc["receipt"] or {}
-    output.out(f"run      {run['run']}  {run['status']}")
-    for note in _run_notes(run):
-        output.out(f"         {note}")
-    output.out(f"agent    {run['agent'] or '?'}")
-    duration = doc.get("duration_seconds")
-    took = f", took {duration:g} s" if isinstance(duration, (int, float)) else ""
-    output.out(f"time     {run['time'] or '?'}{took}")
-    output.out(f"trigger  {run['trigger'] or '?'}, engine {run['engine'] or '-'}")
-    if run.get("input_commit"):
-        before = receipt.get("watermark_before")
-        after = receipt.get("watermark_after")
-        line = f"input    {run['input_commit'][:12]}"
-        if "watermark_after" in receipt:
-            line += f", watermark {str(before)[:12] if before else 'none'} → {str(after)[:12] if after else 'none'}"
-        output.out(line)
-    counts = receipt.get("counts") or {}
-    if counts:
-        order = ["entries", "units", "created", "corroborated", "definition", "rejected", "demoted", "files"]
-        keys = [k for k in order if k in counts] + sorted(k for k in counts if k not in order)
-        shown = ", ".join(f"{counts[k]} {k}" for k in keys if isinstance(counts[k], int))
-        output.out(f"counts   {shown}")
-    tokens = doc.get("tokens") or {}
-    if any(tokens.values()):
-        output.out(f"tokens   {tokens.get('input', 0)} input, {tokens.get('output', 0)} output")
-    if doc.get("error"):
-        output.out(f"error    {doc['error'].get('message')}")
-    for commit in doc["commits"]:
-        output.out("")
-        if commit.get("missing"):
-            output.out(f"{commit['kind']} commit {commit['oid'][:12]}: not in this repository")
-            continue
-        where = "" if commit["in_head"] else "  (not in HEAD's history)"
-        output.out(_clip(f"{commit['kind']} commit {commit['oid'][:7]}  {commit['subject']}{where}", width))
-        for line in commit["stat"].rstrip("\n").splitlines():
-            output.out(line)
-        if "patch" in commit:
-            output.out("")
-            output.out(commit["patch"].rstrip("\n"))
-    wrap = max(width - 6, 30)
-    units = doc["units"]
-    if units:
-        output.out("")
-        output.out(f"units ({len(units)})")
-        for unit in units:
-            output.out(_clip(f"  {unit.get('action', '?')}  {unit.get('path', '')}", width))
-            for line in textwrap.wrap(str(unit.get("text", "")), wrap):
-                output.out(f"      {line}")
-            for source in unit.get("sources", []):
-                output.out(_clip(f"      source: {source}", width))
-    if doc["rejected"]:
-        output.out("")
-        output.out(f"rejected ({len(doc['rejected'])})")
-        for item in doc["rejected"]:
-            output.out(_clip(f"  {item.get('stage', '?')}: {item.get('title', '')!r}", width))
-            for line in textwrap.wrap(str(item.get("reason", "")), wrap):
-                output.out(f"      {line}")
-    if doc["pending"]:
-        output.out("")
-        output.out("pending (read again by the next dream)")
-        for item in doc["pending"]:
-            output.out(_clip(f"  {item.get('path')}: {item.get('reason')}", width))
-    if doc["warnings"]:
-        output.out("")
-        output.out("warnings")
-        for warning in doc["warnings"]:
-            output.out(_clip(f"  {warning}", width))
+    _emit(result, render.show(result, width), json_)
 
 
 @cli.command(name="audit")
@@ -941,64 +598,13 @@ def audit_cmd(
     repo = open_repo(ctx)
     cfg = load_config(ctx, repo)
     result = audit(repo, cfg, agent_id, run_ref=run_ref)
-    for warning in result.warnings:
-        output.warn(warning)
     failure = strict_failure(result) if strict else None
-    if json_:
-        output.json_out(result.to_json())
-    else:
-        _render_audit(result, _term_width())
+    _emit(result, render.audit(result, _term_width()), json_)
     if failure is not None:
         output.err(f"error: {failure.message}")
         if failure.hint:
             output.err(f"hint: {failure.hint}")
         ctx.exit(failure.exit_code)
-
-
-MAX_QUOTED_LINES = 6
-
-
-def _render_audit(result: Any, width: int) -> None:
-    import textwrap
-
-    current = None
-    for fact in result.facts:
-        if fact.path != current:
-            if current is not None:
-                output.out("")
-            current = fact.path
-            output.out(fact.path)
-        seen = f"  (seen {fact.seen})" if fact.seen and fact.seen > 1 else ""
-        lines = textwrap.wrap(fact.text + seen, max(width - 4, 30)) or [""]
-        output.out(f"  - {lines[0]}")
-        for line in lines[1:]:
-            output.out(f"    {line}")
-        if not fact.sources:
-            output.out("      (no sources: not in gitdream's fact form)")
-        for source in fact.sources:
-            if source.status == "reference":
-                target = (
-                    f"{source.fact['path']}: {source.fact['text']}" if source.fact else "no longer in memory"
-                )
-                output.out(
-                    _clip(f"      refers to {source.ref} ({target})", max(width, len(source.ref) + 30))
-                )
-                continue
-            # References are never clipped: a path cut short is no use for looking it up.
-            if source.status == "missing":
-                output.out(f"      MISSING {source.ref}")
-                for line in textwrap.wrap(str(source.reason), max(width - 8, 30)):
-                    output.out(f"        {line}")
-                continue
-            output.out(f"      {source.path}#L{source.start}-L{source.end} @ {str(source.commit)[:12]}")
-            quoted = source.message.splitlines() if source.message else (source.text or [])
-            for line in quoted[:MAX_QUOTED_LINES]:
-                output.out(_clip(f"        │ {line}", width))
-            if len(quoted) > MAX_QUOTED_LINES:
-                output.out(f"        │ … {len(quoted) - MAX_QUOTED_LINES} more lines")
-    if result.facts:
-        output.out("")
-    output.out(result.summary_line)
 
 
 @cli.command(name="revert")
@@ -1057,44 +663,7 @@ def revert_cmd(
     result = revert(
         repo, cfg, run_ref, agent_id=agent_id, only=only, dry_run=dry_run, branch=branch, replay=replay
     )
-    for warning in result.warnings:
-        output.warn(warning)
-    if json_:
-        output.json_out(result.to_json())
-        return
-    if dry_run:
-        output.out(result.patch.rstrip("\n"))
-        planned = ", ".join(
-            f"{c.kind} {c.reverts[:7]} ({len(c.paths)} file{'s' if len(c.paths) != 1 else ''})"
-            for c in result.commits
-        )
-        planned = planned or "no commit, only its watermark"
-        output.err(
-            f"Dry run: would revert run {result.reverted} of agent {result.agent}: {planned}; nothing changed"
-        )
-        return
-    made = ", ".join(f"{c.kind} {c.reverts[:7]} → {str(c.oid)[:7]}" for c in result.commits)
-    where = f" on branch {branch}" if branch else ""
-    reapplied = result.reverts_a_revert
-    if made:
-        if reapplied:
-            output.out(
-                f"Re-applied what revert {result.reverted} of agent {result.agent} undid{where}: {made}"
-            )
-        else:
-            output.out(f"Reverted run {result.reverted} of agent {result.agent}{where}: {made}")
-        output.out(f"Revert run {result.run}; undo it with `gitdream revert {result.run}`")
-    else:
-        output.out(
-            f"Run {result.reverted} of agent {result.agent} was already undone (revert run {result.run})"
-        )
-    if result.watermark is not None:
-        target = str(result.watermark["to"] or "")[:7] or "nothing (before the first dream)"
-        output.out(
-            f"Watermark of {result.agent} moved back to {target}: the next dream reads that material again"
-        )
-    elif not reapplied:
-        output.out("The run's material stays consumed (--replay would have the next dream read it again)")
+    _emit(result, render.revert(result), json_)
 
 
 # --- check --------------------------------------------------------------------------------
@@ -1166,19 +735,7 @@ def check_cmd(
     result = check_agents(
         repo, cfg, _repo_paths(ctx, repo, paths), staged=staged, index_file=index_file, changed=changed
     )
-    if json_:
-        output.json_out(result.to_json())
-    else:
-        for checked in result.files:
-            for line in checked.lines():
-                output.out(line)
-    for checked in result.files:
-        for line in checked.warning_lines():
-            output.warn(line)
-    for line in result.warnings:
-        output.warn(line)
-    if not json_ and (not result.ok or not quiet):
-        output.out(f"gitdream check: {result.summary()}")
+    _emit(result, render.check(result, quiet=quiet), json_)
     ctx.exit(result.exit_code)
 
 
@@ -1217,28 +774,6 @@ def _allow_outside_option(func: F) -> F:
     )(func)
 
 
-def _render_hooks_result(result: Any, json_: bool) -> None:
-    if json_:
-        output.json_out(result.to_json())
-    else:
-        where = result.hooks_dir
-        output.out(f"hooks directory: {where.path} ({where.source})")
-        rows = []
-        for hook in result.hooks:
-            detail = hook.note
-            if hook.action == "chained" and hook.previous is not None:
-                detail = f"the hook that was there runs first, kept as {hook.previous.name}"
-            elif hook.action == "restored" and hook.previous is not None:
-                detail = detail or f"put back the hook saved as {hook.previous.name}"
-            elif hook.action == "foreign":
-                detail = "not gitdream's hook; left alone"
-            rows.append([hook.action, hook.name, detail])
-        for line in output.table(rows):
-            output.out(line)
-    for warning in result.warnings:
-        output.warn(warning)
-
-
 @hooks_group.command(name="install")
 @_hook_option
 @click.option(
@@ -1270,7 +805,7 @@ def hooks_install(
 
     repo = open_repo(ctx)
     result = hooks_cmd.install(repo, hooks, python=python, allow_outside=allow_outside)
-    _render_hooks_result(result, json_)
+    _emit(result, render.hooks_result(result), json_)
 
 
 @hooks_group.command(name="uninstall")
@@ -1292,7 +827,7 @@ def hooks_uninstall(ctx: click.Context, hooks: tuple[str, ...], allow_outside: b
 
     repo = open_repo(ctx)
     result = hooks_cmd.uninstall(repo, hooks, allow_outside=allow_outside)
-    _render_hooks_result(result, json_)
+    _emit(result, render.hooks_result(result), json_)
 
 
 @hooks_group.command(name="status")
@@ -1315,19 +850,7 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
 
     repo = open_repo(ctx)
     result = hooks_cmd.status(repo)
-    if json_:
-        output.json_out(result.to_json())
-        return
-    where = result.hooks_dir
-    output.out(f"hooks directory: {where.path} ({where.source})")
-    rows = []
-    for hook in result.hooks:
-        detail = describe_state(hook.state, hook.name, hook.path)
-        if hook.previous is not None and hook.state in ("installed", "outdated", "chained-by-other"):
-            detail += f"; runs {hook.previous.name} first"
-        rows.append([hook.name, detail])
-    for line in output.table(rows):
-        output.out(line)
+    _emit(result, render.hooks_status(result, describe_state), json_)
 
 
 @cli.command(
@@ -1397,18 +920,6 @@ def _schedule_kinds(verb: str) -> Callable[[F], F]:
     return decorate
 
 
-def _render_schedule_result(result: Any, json_: bool) -> None:
-    if json_:
-        output.json_out(result.to_json())
-        return
-    for item in result.written:
-        output.out(f"{item.action:<9}  {item.path}")
-    if result.next_steps:
-        output.out("next:")
-        for step in result.next_steps:
-            output.out(f"  {step}")
-
-
 @schedule_group.command(name="show")
 @click.option("--cron", "kind", flag_value="cron", help="Only the crontab entry.")
 @click.option("--systemd", "kind", flag_value="systemd", help="Only the systemd service and timer.")
@@ -1429,31 +940,7 @@ def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
 
     repo = open_repo(ctx)
     shown = schedule_cmd.show(repo.workdir)
-    if json_:
-        output.json_out(shown.to_json())
-        return
-    single = {"cron": shown.cron, "github": shown.ci, "gitlab": shown.gitlab}
-    if kind in single:
-        output.out(single[kind].rstrip("\n"))
-        return
-    parts = []
-    if kind is None:
-        parts.append(
-            (
-                f"crontab entry (crontab -e, or gitdream schedule install --cron); output in {shown.log}",
-                shown.cron,
-            )
-        )
-    for name, content in shown.systemd.items():
-        parts.append((f"{shown.systemd_dir}/{name}", content))
-    if kind is None:
-        parts.append((shown.ci_path, shown.ci))
-        parts.append((shown.gitlab_path, shown.gitlab))
-    for index, (title, content) in enumerate(parts):
-        if index:
-            output.out()
-        output.out(f"# ==> {title} <==")
-        output.out(content.rstrip("\n"))
+    _emit(shown, render.schedule_show(shown, kind), json_)
 
 
 @schedule_group.command(name="install")
@@ -1482,7 +969,8 @@ def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
     if kind is None:
         raise click.UsageError("choose --cron, --systemd, --github or --gitlab")
     repo = open_repo(ctx)
-    _render_schedule_result(schedule_cmd.install(repo.workdir, kind), json_)
+    result = schedule_cmd.install(repo.workdir, kind)
+    _emit(result, render.schedule_result(result), json_)
 
 
 @schedule_group.command(name="uninstall")
@@ -1507,7 +995,8 @@ def schedule_uninstall(ctx: click.Context, kind: str | None, json_: bool) -> Non
     if kind is None:
         raise click.UsageError("choose --cron, --systemd, --github or --gitlab")
     repo = open_repo(ctx)
-    _render_schedule_result(schedule_cmd.uninstall(repo.workdir, kind), json_)
+    result = schedule_cmd.uninstall(repo.workdir, kind)
+    _emit(result, render.schedule_result(result), json_)
 
 
 def main() -> None:
@@ -1516,4 +1005,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

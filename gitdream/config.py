@@ -188,7 +188,22 @@ KEYS: tuple[Key, ...] = (
         choices=("offline", "anthropic"),
         user_only=True,
     ),
-    Key("max_units", "int", 500, "At most this many units are integrated per run.", minimum=1),
+    Key(
+        "max_units",
+        "int",
+        30,
+        "At most this many units (facts created or corroborated) per agent per run; what is "
+        "over the cap stays pending for the next run, highest salience first.",
+        minimum=1,
+    ),
+    Key(
+        "max_new_topics",
+        "int",
+        5,
+        "At most this many new topic files per agent per run; entries whose subject needs "
+        "another one stay pending for the next run.",
+        minimum=0,
+    ),
     Key(
         "archive_days",
         "int",
@@ -246,6 +261,28 @@ KEYS: tuple[Key, ...] = (
         minimum=0,
         maximum=1,
     ),
+    Key(
+        "offline.salience_threshold",
+        "float",
+        1.5,
+        "Offline engine: an entry whose salience score (lessons, rules, decisions, "
+        "corrections, preferences, stable facts minus status, activity, plans, narration, "
+        "output) is below this is read and not kept.",
+    ),
+    Key(
+        "offline.keep_cues",
+        "list",
+        [],
+        "Offline engine: extra words or phrases (any language) that mark an entry as worth "
+        "keeping; Latin-script ones match whole words, others as substrings.",
+    ),
+    Key(
+        "offline.skip_cues",
+        "list",
+        [],
+        "Offline engine: extra words or phrases (any language) that mark an entry as status or "
+        "activity, not worth keeping.",
+    ),
     # --- anthropic engine ------------------------------------------------------------------
     Key("anthropic.model", "str", "claude-sonnet-5-5", "Model for distillation and screening."),
     Key(
@@ -256,6 +293,17 @@ KEYS: tuple[Key, ...] = (
         "User-only: gitdream.toml may set it only after `gitdream trust`.",
         secret=True,
         env_aliases=("ANTHROPIC_API_KEY",),
+        user_only=True,
+    ),
+    Key(
+        "anthropic.auth_token",
+        "str",
+        "",
+        "Bearer token, for a gateway or server that takes one instead of an API key (the SDK's "
+        "ANTHROPIC_AUTH_TOKEN); used only when no API key is set. "
+        "User-only: gitdream.toml may set it only after `gitdream trust`.",
+        secret=True,
+        env_aliases=("ANTHROPIC_AUTH_TOKEN",),
         user_only=True,
     ),
     Key(
@@ -288,7 +336,23 @@ KEYS: tuple[Key, ...] = (
     Key(
         "anthropic.max_input_tokens", "int", 40_000, "Input-token budget of one distill batch.", minimum=1000
     ),
-    Key("anthropic.max_calls_per_run", "int", 50, "Hard limit: model calls per run.", minimum=1),
+    Key(
+        "anthropic.max_units_per_batch",
+        "int",
+        10,
+        "At most this many units are asked of one distill call (in the prompt, and enforced); "
+        "each costs one screener call. max_units caps the units of a whole run.",
+        minimum=1,
+        maximum=50,
+    ),
+    Key("anthropic.max_calls_per_run", "int", 50, "Hard limit: model calls per run.", minimum=2),
+    Key(
+        "anthropic.count_tokens",
+        "bool",
+        True,
+        "Count the first batch's tokens with the server's count_tokens endpoint and plan with "
+        "that figure; without the endpoint (or with false) the local estimate is used.",
+    ),
     Key(
         "anthropic.max_tokens_per_run",
         "int",
@@ -304,6 +368,16 @@ KEYS: tuple[Key, ...] = (
         minimum=1,
     ),
     # --- screening ----------------------------------------------------------------------------
+    Key(
+        "screen.policy",
+        "enum",
+        "private",
+        "Privacy policy the anthropic engine's distiller and screener follow: private (one "
+        "private repository: no secrets, third parties' personal data or raw copies of "
+        "conversations; project, tool, platform and collaborator names are fine) or shared "
+        "(memory that crosses companies: also no company, product or people names, URLs or paths).",
+        choices=("private", "shared"),
+    ),
     Key("screen.allow", "list", [], "Regular expressions; a scanner finding that matches one is allowed."),
     Key(
         "screen.deny",
@@ -675,6 +749,11 @@ def render_default_toml(chosen: Mapping[str, Any] | None = None) -> str:
         out = _comment(key.help)
         if key.type == "enum":
             out.append("# allowed: " + ", ".join(key.choices))
+        if key.user_only:
+            out.append(
+                "# user-only: set it in your user config, the environment or a flag; in this file it is"
+            )
+            out.append("# ignored unless you trust this repository with it (`gitdream trust`)")
         if key.name in chosen:
             out.append(f"{label} = {_toml_value(chosen[key.name])}")
         elif key.secret:

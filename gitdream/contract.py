@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from gitdream.agents import Agent
     from gitdream.config import Config
-    from gitdream.units import Entry, Rejected, Unit
+    from gitdream.units import Entry, Rejected, TopicProposal, Unit
 
 
 def _never() -> None:
@@ -34,6 +34,17 @@ def _never() -> None:
 def nothing_used() -> int:
     """The default `used_today` of an engine: no tokens spent today."""
     return 0
+
+
+Progress = Callable[[str, str], None]
+"""Where an engine reports progress inside a phase: `progress(phase, detail)`, e.g.
+`("distill", "batch 2/5 · 18 units · 61k tokens · 14 s · 33 calls left")`. Given to an
+engine when it is built; the CLI shows it on a terminal only (never under hooks,
+`--quiet` or `--json`)."""
+
+
+def no_progress(phase: str, detail: str) -> None:
+    """The default `Progress` of an engine: reported to no one."""
 
 
 UsedToday = Callable[[], int]
@@ -81,41 +92,57 @@ class DistillResult:
     distillation (purpose, model, input/output/cache tokens, stop reason, latency
     seconds) — empty for offline. `failed_entries`: ids of entries whose batch failed;
     they are not consumed, so the watermark is not moved past them. `errors`:
-    human-readable failures of batches.
+    human-readable failures of batches; any error makes the run `partial` (the back-off
+    counts it). `deferred`: `(entry id, reason)` for entries this run planned to leave
+    for the next one — what its budgets or unit caps could not hold — not consumed either,
+    and not a failure (the summary says "N entries left for the next run"). `topics`: the
+    engine's name and description for topics its units create (or a better description
+    of an existing one); integration uses them instead of guessing from a unit.
     """
 
     units: list[Unit] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    stats: dict[str, int] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
     calls: list[dict[str, Any]] = field(default_factory=list)
     failed_entries: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    deferred: list[tuple[str, str]] = field(default_factory=list)
+    topics: list[TopicProposal] = field(default_factory=list)
 
 
 @dataclass
 class ScreenResult:
-    """Units that passed a screen, and those rejected with reasons; model calls made."""
+    """Units that passed a screen (`kept`), those rejected on the merits with reasons
+    (`rejected`: consumed, listed in the receipt), and those the screen could not judge
+    (`unjudged`: its call failed or was not made) — never written, and their material
+    stays pending so the next run judges it; `errors` says why (any error makes the run
+    `partial`). `calls`: model calls made."""
 
     kept: list[Unit] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
+    unjudged: list[Unit] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
 
 class Engine(Protocol):
     """An engine, as the pipeline uses it (see the module docstring).
 
-    Built by `gitdream.engines.get_engine(name, cfg, used_today=…)`: the per-run budgets
-    come from `cfg`, the daily one from `used_today`. Building an engine does no work and
+    Built by `gitdream.engines.get_engine(name, cfg, used_today=…, progress=…)`: the
+    per-run budgets come from `cfg`, the daily one from `used_today`; an engine that
+    takes time inside a phase reports to `progress`. Building an engine does no work and
     makes no request.
     """
 
     name: str
     """The engine's name, as in the `engine` config key (receipts, `Gitdream-Engine`)."""
 
-    calls: list[dict[str, Any]]
-    """Every model call this engine made (distill and screen), failed ones included:
-    read for the receipt even when a method raised, so tokens spent before a failure still
-    count toward the daily budget. Empty for an engine that calls no model."""
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """Every model call this engine made (distill and screen), failed ones included:
+        read for the receipt even when a method raised, so tokens spent before a failure
+        still count toward the daily budget. Empty for an engine that calls no model."""
+        ...
 
     def check(self) -> None:
         """Raise EngineError when the engine cannot run at all (no API key), before any
@@ -134,8 +161,8 @@ class Engine(Protocol):
 
     def screen(self, units: Sequence[Unit]) -> ScreenResult:
         """Screen units the deterministic scanner kept; fail closed (a unit the screener is
-        unsure of, or could not be asked about, is rejected). An engine without a screener
-        of its own keeps every unit."""
+        unsure of is rejected; one it could not be asked about is `unjudged`: not written,
+        its material pending). An engine without a screener of its own keeps every unit."""
         ...
 
     def close(self) -> None:

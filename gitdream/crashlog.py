@@ -14,16 +14,11 @@ from pathlib import Path
 from gitdream import clock, paths
 
 
-def write(exc: BaseException) -> Path | None:
-    """Write a crash log for `exc`; return its path, or None if it could not be written."""
+def write(exc: BaseException, pygit2_version: str = "unknown") -> Path | None:
+    """Write a crash log for `exc`, naming `pygit2_version` (`gitdream.git.versions()`);
+    return its path, or None if it could not be written."""
     from gitdream import __version__
 
-    try:
-        import pygit2
-
-        pygit2_version = f"{pygit2.__version__} (libgit2 {pygit2.LIBGIT2_VERSION})"
-    except Exception:  # pragma: no cover - pygit2 is a dependency
-        pygit2_version = "unavailable"
     stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
     body = "\n".join(
         [

@@ -1,8 +1,8 @@
 """Writing to the terminal: stdout for results, stderr for progress, warnings and errors.
 
 With `--json`, stdout carries exactly one JSON document and everything human goes to
-stderr (STYLE C.4). The core never prints; commands return results that `cli.py` renders
-through these functions.
+stderr (STYLE C.4). The core never prints; commands return results, `gitdream.render`
+turns them into lines, and `cli.py` writes those through these functions.
 """
 
 from __future__ import annotations
@@ -37,6 +37,12 @@ def err(text: str = "") -> None:
     _write(sys.stderr, text + "\n")
 
 
+def status_line(text: str) -> None:
+    """A line on stderr that the next one replaces (carriage return, then erase to the end
+    of the line): progress on a terminal. End it with `err()` or another `status_line`."""
+    _write(sys.stderr, "\r" + text + "\x1b[K")
+
+
 def warn(text: str) -> None:
     """`warning: <text>` on stderr."""
     err(f"warning: {text}")
@@ -53,16 +59,3 @@ def stderr_is_terminal() -> bool:
         return os.isatty(sys.stderr.fileno())
     except (AttributeError, ValueError, OSError):
         return False
-
-
-def table(rows: list[list[str]], header: list[str] | None = None) -> list[str]:
-    """Left-aligned columns separated by two spaces; returns the lines."""
-    all_rows = ([header] if header else []) + rows
-    if not all_rows:
-        return []
-    widths = [max(len(str(r[i])) for r in all_rows) for i in range(len(all_rows[0]))]
-    lines = []
-    for row in all_rows:
-        cells = [str(c).ljust(w) for c, w in zip(row, widths, strict=False)]
-        lines.append("  ".join(cells).rstrip())
-    return lines

@@ -107,10 +107,10 @@ def grant(key: str, workdir: Path | str, settings: dict[str, Any]) -> Grant:
     they are now), replacing an earlier grant. Raises ConfigError when the file cannot be
     written."""
     repositories = _read()
-    entry = {"workdir": str(workdir), "granted": clock.iso(clock.now()), "settings": dict(settings)}
-    repositories[key] = entry
+    when = clock.iso(clock.now())
+    repositories[key] = {"workdir": str(workdir), "granted": when, "settings": dict(settings)}
     _write(repositories)
-    return Grant(key, entry["workdir"], entry["granted"], dict(settings))
+    return Grant(key, str(workdir), when, dict(settings))
 
 
 def revoke(key: str) -> bool:

@@ -112,6 +112,22 @@ class Unit:
 
 
 @dataclass(frozen=True)
+class TopicProposal:
+    """What an engine proposes for a topic of its units: the topic's `slug`, its `name`
+    (a few words naming the subject — never a unit's title, a date or a tally) and a
+    one-line `description` of what it holds. For a new topic it becomes the topic file's
+    front matter and index line; for an existing topic gitdream wrote, a better
+    description of it. A human-written topic's own front matter is never changed."""
+
+    slug: str
+    name: str
+    description: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"slug": self.slug, "name": self.name, "description": self.description}
+
+
+@dataclass(frozen=True)
 class Rejected:
     """A unit that was not written, and why (`stage`: verify, screen, gate, limit...)."""
 

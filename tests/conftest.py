@@ -141,3 +141,18 @@ def anthropic_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     finally:
         server.stop()
     assert server.unscripted == 0, f"{server.unscripted} request(s) found no scripted reply"
+
+
+@pytest.fixture
+def model_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """`anthropic_api` answered by `tests.fakeapi.ModelLike` (`server.responder`): a fake
+    that answers like a model from what each request holds, and fails on command."""
+    from tests.fakeapi import FakeAnthropic, ModelLike
+
+    server = FakeAnthropic(responder=ModelLike()).start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+    try:
+        yield server
+    finally:
+        server.stop()

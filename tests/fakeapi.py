@@ -2,13 +2,17 @@
 over real HTTP (STYLE C.9).
 
 `FakeAnthropic` is an HTTP server on 127.0.0.1 in a thread. It answers `POST /v1/messages`
-(and `/v1/messages/count_tokens`) from a per-test script — a queue of replies built by the
-helpers below — and records every request (`requests`: path, headers, JSON body). A
-request with `"stream": true` gets the reply as server-sent events, exactly as the API
-streams it; otherwise as one JSON document. A request that finds the queue empty gets a
-400 that the SDK does not retry, and is counted in `unscripted` (the fixture fails the
-test on it) — unless the server was built with a `responder`, a function that makes the
-reply from the recorded request (the benchmarks use one to answer any number of calls).
+from a per-test script — a queue of replies built by the helpers below — and records every
+request (`requests`: path, headers, JSON body). A request with `"stream": true` gets the
+reply as server-sent events, exactly as the API streams it; otherwise as one JSON
+document. A request that finds the queue empty gets a 400 that the SDK does not retry,
+and is counted in `unscripted` (the fixture fails the test on it) — unless the server was
+built with a `responder`, a function that makes the reply from the recorded request:
+`ModelLike` (below) answers like a model, from what the request holds.
+
+`POST /v1/messages/count_tokens` is answered by the server itself, not from the script:
+`{"input_tokens": fake_tokens(request)}` — or 404, as servers without the endpoint do,
+when built with `count_tokens=False`.
 
 Reply helpers: `tool_use`, `text`, `truncated_tool_use` (stop_reason "max_tokens" with
 cut-off tool input), `no_stop_reason`, `status` (any HTTP error, e.g. 429 with
@@ -20,8 +24,11 @@ sets its own retry headers, so the SDK's back-off costs a millisecond, not secon
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
+import math
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -97,6 +104,29 @@ def _tool_block(name: str, tool_input: Any) -> dict[str, Any]:
 def tool_use(name: str, tool_input: Any, *, stop_reason: str = "tool_use", **use: int) -> Reply:
     """A forced tool call answering with `tool_input`."""
     return Reply(message=message([_tool_block(name, tool_input)], stop_reason, usage(**use)))
+
+
+def declared(units: Any) -> list[dict[str, str]]:
+    """A `topics` declaration (slug, name, description) for each topic the experience units
+    name: the answer schema of `record_units` wants every new topic declared."""
+    slugs = dict.fromkeys(
+        u["topic"]
+        for u in units
+        if isinstance(u, dict)
+        and isinstance(u.get("topic"), str)
+        and u.get("target", "experience") == "experience"
+    )
+    return [
+        {"slug": s, "name": s.replace("-", " ").capitalize(), "description": f"Lessons about {s}"}
+        for s in slugs
+    ]
+
+
+def distilled(units: Any, *, topics: list[dict[str, str]] | None = None, **use: int) -> Reply:
+    """A `record_units` answer with `units` and their topics declared (or `topics`)."""
+    return tool_use(
+        "record_units", {"topics": declared(units) if topics is None else topics, "units": units}, **use
+    )
 
 
 def text(answer: str, *, stop_reason: str = "end_turn", **use: int) -> Reply:
@@ -255,13 +285,24 @@ def _sse(reply: Reply, model: str) -> bytes:
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
 
 
+def fake_tokens(body: dict[str, Any]) -> int:
+    """What the fake's "tokenizer" counts for a request: UTF-8 bytes / 4 of its system
+    prompt, messages and tools (the engine estimates bytes / 3, on the safe side)."""
+    text = json.dumps([body.get("system"), body.get("messages"), body.get("tools")], ensure_ascii=False)
+    return max(1, math.ceil(len(text.encode("utf-8")) / 4))
+
+
 class FakeAnthropic:
     """The server (see module docstring). `url` is its base URL; `enqueue(*replies)`
     scripts it; `responder(record)`, when given, answers what the script does not;
-    `requests` records what arrived; `stop()` shuts it down."""
+    `count_tokens` says whether it has the count_tokens endpoint; `requests` records what
+    arrived; `stop()` shuts it down."""
 
-    def __init__(self, responder: Callable[[Recorded], Reply] | None = None) -> None:
+    def __init__(
+        self, responder: Callable[[Recorded], Reply | None] | None = None, *, count_tokens: bool = True
+    ) -> None:
         self.responder = responder
+        self.count_tokens = count_tokens
         self.replies: list[Reply] = []
         self.requests: list[Recorded] = []
         self.unscripted = 0
@@ -284,6 +325,14 @@ class FakeAnthropic:
                 except ValueError:
                     body = {"_raw": raw.decode("utf-8", "replace")}
                 record = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                if self.path.rstrip("/").endswith("/count_tokens"):
+                    with fake._lock:
+                        fake.requests.append(record)
+                    try:
+                        fake._count(self, record)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    return
                 with fake._lock:
                     fake.requests.append(record)
                     reply = fake.replies.pop(0) if fake.replies else None
@@ -324,6 +373,19 @@ class FakeAnthropic:
         """Recorded `POST /v1/messages` requests (count_tokens excluded)."""
         return [r for r in self.requests if r.path.rstrip("/").endswith("/v1/messages")]
 
+    @property
+    def counts(self) -> list[Recorded]:
+        """Recorded count_tokens requests."""
+        return [r for r in self.requests if r.path.rstrip("/").endswith("/count_tokens")]
+
+    def _count(self, handler: BaseHTTPRequestHandler, record: Recorded) -> None:
+        if not self.count_tokens:
+            reply = status(404, "not_found_error", "Not Found", headers={"x-should-retry": "false"})
+            self._send(handler, 404, "application/json", json.dumps(reply.body).encode(), reply)
+            return
+        payload = json.dumps({"input_tokens": fake_tokens(record.body)}).encode()
+        self._send(handler, 200, "application/json", payload, Reply())
+
     def _answer(self, handler: BaseHTTPRequestHandler, record: Recorded, reply: Reply | None) -> None:
         if reply is None:
             reply = status(
@@ -333,12 +395,6 @@ class FakeAnthropic:
                 headers={"x-should-retry": "false"},
             )
         if reply.delay and self._stopping.wait(reply.delay):
-            return
-        if record.path.endswith("/count_tokens") and reply.status == 200:
-            payload = json.dumps(
-                {"input_tokens": (reply.message or {}).get("usage", {}).get("input_tokens", 0)}
-            )
-            self._send(handler, 200, "application/json", payload.encode(), reply)
             return
         if reply.status != 200 or reply.message is None:
             self._send(
@@ -371,3 +427,184 @@ class FakeAnthropic:
             return
         handler.wfile.write(payload)
         handler.wfile.flush()
+
+
+# --- a model-like responder ------------------------------------------------------------------
+
+_ENTRY_RE = re.compile(r'<entry id="([^"]*)"([^>]*)>\n(.*?)\n</entry>', re.S)
+_TOPIC_RE = re.compile(
+    r'<topic slug="([^"]*)" name="([^"]*)" written-by="([^"]*)"([^>]*)>(.*?)</topic>', re.S
+)
+_FACT_RE = re.compile(r'<fact id="(fact:[0-9a-f]{10})">(.*?)</fact>')
+_CAP_RE = re.compile(r"units: at most (\d+)")
+_WORDS = re.compile(r"[^\W_]{3,}")
+_LEAD = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|^\s*\[?\d{4}-\d{2}-\d{2}\]?[:\s-]*|^\s*#+\s*")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s")
+DISTILL = "record_units"
+SCREEN = "screen_verdict"
+
+
+def _words(text: str) -> set[str]:
+    return {w.casefold() for w in _WORDS.findall(text)}
+
+
+def _first_sentence(text: str) -> str:
+    for _ in range(3):
+        text = _LEAD.sub("", text.strip())
+    sentence = _SENTENCE.split(" ".join(text.split()), maxsplit=1)[0]
+    return sentence[:300].strip() or text[:300].strip()
+
+
+def _slugify(text: str) -> str:
+    words = [w.casefold() for w in _WORDS.findall(text)][:3]
+    return "-".join(words)[:40].strip("-")
+
+
+@dataclass
+class Shown:
+    """What a distill request showed the model: entries `(id, text, heading)`, topics
+    `(slug, name, written_by, text)` and facts `(fact id, text, topic slug)`, and the cap."""
+
+    entries: list[tuple[str, str, str]]
+    topics: list[tuple[str, str, str, str]]
+    facts: list[tuple[str, str, str]]
+    cap: int
+
+
+def shown(record: Recorded) -> Shown:
+    """Parse a distill request the way a reader of its prompt would."""
+    content = record.body["messages"][0]["content"]
+    text = content if isinstance(content, str) else json.dumps(content)
+    entries = []
+    for entry_id, attrs, body in _ENTRY_RE.findall(text):
+        heading = re.search(r'context="([^"]*)"', attrs)
+        entries.append(
+            (html.unescape(entry_id), html.unescape(body), html.unescape(heading[1]) if heading else "")
+        )
+    topics, facts = [], []
+    for slug, name, who, _attrs, inner in _TOPIC_RE.findall(text):
+        topics.append((html.unescape(slug), html.unescape(name), who, html.unescape(inner)))
+        facts += [(fid, html.unescape(ftext), html.unescape(slug)) for fid, ftext in _FACT_RE.findall(inner)]
+    cap = _CAP_RE.search(text)
+    return Shown(entries, topics, facts, int(cap[1]) if cap else 50)
+
+
+@dataclass
+class ModelLike:
+    """Answers the anthropic engine's requests the way a model would, from what they hold.
+
+    Distill: `units` units per batch (never more than the cap the request states), each
+    citing one real entry id of the batch — entries spread over the batch, those of four
+    words or more — with the entry's first sentence as its body (so in the entry's
+    language). An entry that shares at least half its words with a fact shown in
+    `<topics>` corroborates that fact, naming its id; otherwise the unit goes to the shown
+    topic (human or gitdream's) sharing the most words with the entry, else to a new topic
+    declared in `topics` with a name and a description of its own.
+    Screen: "yes", or "no" when the title or body holds one of the words in `refuse`.
+
+    On command: `fail(purpose, kind, times)` answers the next `times` requests of
+    `purpose` ("distill" or "screen") with `kind`: "overloaded" (529; the SDK retries, so
+    a call needs `anthropic.max_retries + 1` of them to fail), "cut" (the stream breaks
+    off), "schema" (a tool input that violates the schema), "text" (no tool call),
+    "max_tokens" (cut off), or "slow" (the real answer after `delay` seconds).
+    `down(purpose)` answers 529 to every request of it until `up(purpose)`.
+    `seen` counts requests by purpose; `asked` records each distill request's `Shown`.
+    """
+
+    units: int = 5
+    refuse: tuple[str, ...] = ()
+    delay: float = 0.0
+    seen: dict[str, int] = field(default_factory=lambda: {"distill": 0, "screen": 0})
+    asked: list[Shown] = field(default_factory=list)
+    _failures: dict[str, list[str]] = field(default_factory=lambda: {"distill": [], "screen": []})
+    _down: set[str] = field(default_factory=set)
+
+    def fail(self, purpose: str, kind: str, times: int = 1) -> None:
+        self._failures[purpose] += [kind] * times
+
+    def down(self, purpose: str) -> None:
+        self._down.add(purpose)
+
+    def up(self, purpose: str) -> None:
+        self._down.discard(purpose)
+
+    def __call__(self, record: Recorded) -> Reply | None:
+        tool = (record.body.get("tool_choice") or {}).get("name")
+        purpose = {DISTILL: "distill", SCREEN: "screen"}.get(str(tool))
+        if purpose is None:
+            return None
+        self.seen[purpose] += 1
+        if purpose in self._down:
+            return overloaded()
+        kind = self._failures[purpose].pop(0) if self._failures[purpose] else None
+        answer = self._distill(record) if purpose == "distill" else self._screen(record)
+        name, tool_input = (DISTILL, answer) if purpose == "distill" else (SCREEN, answer)
+        used = {
+            "input_tokens": fake_tokens(record.body),
+            "output_tokens": max(1, len(json.dumps(answer)) // 4),
+        }
+        if kind == "overloaded":
+            return overloaded()
+        if kind == "cut":
+            return cut_stream(name, tool_input)
+        if kind == "schema":
+            bad = {"units": "none"} if purpose == "distill" else {"verdict": "maybe"}
+            return tool_use(name, bad, **used)
+        if kind == "text":
+            return text("I think these are the lessons.", **used)
+        if kind == "max_tokens":
+            return truncated_tool_use(name, tool_input, **used)
+        reply = tool_use(name, tool_input, **used)
+        if kind == "slow" or self.delay:
+            reply.delay = self.delay or 1.0
+        return reply
+
+    def _screen(self, record: Recorded) -> dict[str, Any]:
+        content = record.body["messages"][0]["content"]
+        said = html.unescape(content if isinstance(content, str) else json.dumps(content)).casefold()
+        bad = [w for w in self.refuse if w.casefold() in said]
+        if bad:
+            return {"verdict": "no", "reason": f"it names {bad[0]!r}, which the policy does not allow"}
+        return {"verdict": "yes", "reason": "a general lesson without secrets or personal data"}
+
+    def _distill(self, record: Recorded) -> dict[str, Any]:
+        ask = shown(record)
+        self.asked.append(ask)
+        worth = [e for e in ask.entries if len(_words(e[1])) >= 4]
+        count = min(self.units, ask.cap, len(worth))
+        step = max(1, len(worth) // count) if count else 1
+        chosen = worth[::step][:count]
+        units, topics = [], {}
+        for entry_id, entry_text, heading in chosen:
+            body = _first_sentence(entry_text)
+            words = _words(entry_text)
+            fact = max(ask.facts, key=lambda f: len(_words(f[1]) & words), default=None)
+            if fact is not None and len(_words(fact[1]) & words) * 2 >= max(1, len(_words(fact[1]))):
+                units.append(self._unit(fact[1], fact[2], "corroborate", [fact[0], entry_id]))
+                continue
+            topic = max(ask.topics, key=lambda t: len(_words(f"{t[0]} {t[1]} {t[3]}") & words), default=None)
+            if topic is not None and len(_words(f"{topic[0]} {topic[1]} {topic[3]}") & words) >= 2:
+                units.append(self._unit(body, topic[0], "create", [entry_id]))
+                continue
+            subject = heading.split(" > ")[-1] if heading else entry_text
+            slug = _slugify(_first_sentence(subject)) or f"topic-{len(topics) + 1}"
+            name = " ".join(slug.split("-")).capitalize()
+            topics[slug] = {
+                "slug": slug,
+                "name": name,
+                "description": f"What the agent learned about {name.lower()}",
+            }
+            units.append(self._unit(body, slug, "create", [entry_id]))
+        return {"topics": list(topics.values()), "units": units}
+
+    @staticmethod
+    def _unit(body: str, topic: str, action: str, sources: list[str]) -> dict[str, Any]:
+        title = " ".join(body.split()[:6]) or "Lesson"
+        return {
+            "title": title[:200],
+            "body": body[:2000] or title,
+            "target": "experience",
+            "action": action,
+            "topic": topic,
+            "sources": sources,
+        }

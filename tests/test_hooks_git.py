@@ -150,7 +150,7 @@ def stamp(common_dir: Path, opens_in: int, worktree: Path | None = None) -> None
     from gitdream.trigger import state as state_mod
 
     opening = datetime.fromtimestamp(int(time.time()) + opens_in, UTC)
-    state_mod.write_stamp(common_dir, opening, workdir=worktree or common_dir.parent, env={})
+    state_mod.write_stamp(common_dir, opening, workdir=worktree or common_dir.parent)
 
 
 # --- every kind of pull triggers exactly once ---------------------------------------------
@@ -762,7 +762,7 @@ def gated_committer(tmp_path: Path, fake_python: Path, record_dir: Path) -> tupl
     root = init_repo(tmp_path / "repo")
     write(root, "agents/ops/agent.md", AGENT_MD)
     commit_all(root, "initial")
-    state_mod.write_precommit_paths(root / ".git", root, config.load(root, env={}), env={})
+    state_mod.write_precommit_paths(root / ".git", root, config.load(root, env={}))
     hookscripts.install(Repo.open(root), hooks=["pre-commit"], python=str(fake_python))
     return root, {**os.environ, "FAKE_RECORD_DIR": str(record_dir)}
 
@@ -828,5 +828,5 @@ def test_pre_commit_patterns_are_written_by_the_real_check(committer: tuple[Path
     git(root, "add", "-A")
     assert commit(root, env, "-m", "x").returncode == 0
     lines = patterns.read_text().splitlines()
-    assert lines[:3] == [str(root), "||", "+gitdream.toml"]
+    assert lines[:3] == [str(root), f"||||{os.environ['GITDREAM_HOME']}", "+gitdream.toml"]
     assert "+agents/*/agent.md" in lines and "-agents/*/memory/*/*" in lines

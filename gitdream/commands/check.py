@@ -17,6 +17,7 @@ The rules themselves are pure text functions in `gitdream.text.checks` and
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -289,6 +290,7 @@ def check_agents(
     topics: dict[str, set[str]] = {}  # agent id -> names of its topic files ("deploys.md")
     bad: dict[str, Any] = {}  # agent folder -> ConfigError: a name that cannot be an agent id
 
+    exists: Callable[[str], bool]
     if staged:
         from gitdream.git import indexfile
 

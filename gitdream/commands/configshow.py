@@ -2,21 +2,48 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from gitdream import config
 
 
-def show(cfg: config.Config) -> dict[str, object]:
-    """`{"files": {"user", "repository"}, "keys": {name: {"value", "source"}}, "ignored":
-    {name: value}}` with secrets masked; `ignored` holds the user-only keys gitdream.toml
-    set and gitdream did not honour (see `gitdream trust`). This is also the `--json`
-    document."""
-    keys = {}
-    for key in config.KEYS:
-        keys[key.name] = {
-            "value": config.display_value(key, cfg.value(key.name)),
-            "source": cfg.source(key.name),
+@dataclass(frozen=True)
+class Shown:
+    """One key as `config show` shows it: name, value (secrets masked) and its source."""
+
+    name: str
+    value: Any
+    source: str
+
+
+@dataclass
+class ConfigShowResult:
+    """Every key (in `config.KEYS` order) and the configuration files that were read
+    (`files`: `{"user": path | None, "repository": path | None}`)."""
+
+    keys: list[Shown]
+    files: dict[str, str | None]
+    ignored: dict[str, Any]
+
+    def to_json(self) -> dict[str, object]:
+        """`{"files": {"user", "repository"}, "keys": {name: {"value", "source"}},
+        "ignored": {name: value}}`."""
+        return {
+            "files": dict(self.files),
+            "keys": {k.name: {"value": k.value, "source": k.source} for k in self.keys},
+            "ignored": dict(self.ignored),
         }
+
+
+def show(cfg: config.Config) -> ConfigShowResult:
+    """The effective configuration `cfg`, secrets masked; `ignored` holds the user-only
+    keys gitdream.toml set and gitdream did not honour (see `gitdream trust`)."""
+    keys = [
+        Shown(key.name, config.display_value(key, cfg.value(key.name)), cfg.source(key.name))
+        for key in config.KEYS
+    ]
     ignored = {
         name: config.display_value(config.KEY_BY_NAME[name], value) for name, value in cfg.ignored.items()
     }
-    return {"files": dict(cfg.files), "keys": keys, "ignored": ignored}
+    return ConfigShowResult(keys, dict(cfg.files), ignored)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitdream import config, resources
-from gitdream.agents import Agent, join, list_agents, make_agent
+from gitdream.agents import Agent, join, list_agents, make_agent, valid_ref_name
 from gitdream.errors import ConfigError
 from gitdream.git import commitbuilder
 from gitdream.git.repo import Repo
@@ -107,10 +107,8 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
     """
     named = agent_id is not None
     agent_id = DEFAULT_AGENT_ID if agent_id is None else agent_id
-    import pygit2
-
     probe = make_agent(f"agents/{agent_id}", config.defaults())
-    if not _ID.fullmatch(agent_id) or not pygit2.reference_is_valid_name(probe.watermark_ref):
+    if not _ID.fullmatch(agent_id) or not valid_ref_name(probe.watermark_ref):
         raise ConfigError(
             f"'{agent_id}' cannot be an agent id",
             hint="use letters, digits, '-', '_' or '.'; no '/', spaces or '..'",

@@ -53,7 +53,7 @@ class RevertConflict(WriteRefused):
         super().__init__(message, hint, paths=[c["path"] for c in conflicts or []])
         self.conflicts = list(conflicts or [])
 
-    def to_json(self) -> dict[str, Any]:  # type: ignore[override]
+    def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = dict(super().to_json())
         document["conflicts"] = self.conflicts
         return document
@@ -154,8 +154,8 @@ def _agent_for(repo: Repo, cfg: Config, run: Run) -> Agent:
     for agent in list_agents(repo.workdir, cfg, []):  # a badly named other folder is not ours to judge
         if agent.id == run.agent:
             return agent
-    agent_dir = (run.receipt or {}).get("agent_dir")
-    if isinstance(agent_dir, str) and run.agent:
+    agent_dir = run.receipt.agent_dir if run.receipt else None
+    if agent_dir is not None and run.agent:
         agent = make_agent("" if agent_dir == "." else agent_dir, cfg)
         if agent.id == run.agent:
             return agent
@@ -266,13 +266,13 @@ def _replay_plan(repo: Repo, run: Run, agent: Agent) -> dict[str, Any]:
             hint="fetch receipts (`git fetch origin '+refs/notes/gitdream:refs/notes/gitdream'`), "
             "or revert without --replay and re-read with `gitdream run --since REV`",
         )
-    if "watermark_after" not in receipt or receipt.get("watermark_after") is None:
+    if receipt.watermark_after is None:
         raise GitdreamError(
             f"run {run.run} did not move the watermark of agent {agent.id}, so there is nothing to replay",
             hint="revert without --replay",
         )
-    after = str(receipt["watermark_after"])
-    before = receipt.get("watermark_before")
+    after = receipt.watermark_after
+    before = receipt.watermark_before
     current = material.read_watermark(repo, agent)
     if current != after and not _nothing_consumed_since(repo, agent, after, current):
         since = f" --since {before[:12]}" if isinstance(before, str) else " --full"
@@ -485,6 +485,7 @@ def _apply(
     """Write the planned revert: gate every path first, commit definition then
     experience, move the watermark (replay), write the receipt and the annotation."""
     from gitdream.git import commitbuilder, writegate
+    from gitdream.git.chain import CommitChain
 
     assert result.run is not None
     branch = result.branch
@@ -501,13 +502,9 @@ def _apply(
     replayed = [plan.replay["ref"]] if plan.replay is not None else []
     lockfiles.require_free(repo, [*written, *replayed, NOTES_REF])
     ident = commitbuilder.identity(repo, cfg)
-    # Destination.head(base): the contents were computed at head_oid; a branch that moved since
-    # and touched these paths makes the commit builder refuse instead of undoing that work.
-    dest = (
-        commitbuilder.Destination.review(branch, head_oid, True)
-        if branch
-        else commitbuilder.Destination.head(head_oid)
-    )
+    # The contents were computed at head_oid: a branch that moved since and touched these
+    # paths makes the commit builder refuse instead of undoing that work (`CommitChain`).
+    chain = CommitChain(review_branch=branch)
     done: dict[str, str | None] = {"experience": None, "definition": None}
     try:
         for kind, oid, inv in plan.steps:
@@ -516,25 +513,17 @@ def _apply(
             message = _message(repo, run, kind, oid, result.run, plan.agent, head_oid)
             changes = [commitbuilder.Change(c.path, c.data) for c in inv.changes]
             faults.point(f"before-{kind}-commit")
-            made = commitbuilder.commit(repo, plan.agent, kind, changes, message, ident, dest)
+            made = chain.commit(repo, plan.agent, kind, changes, message, ident, head_oid)
             faults.point(f"after-{kind}-commit")
             done[kind] = made.oid
             result.warnings.extend(made.warnings)
             result.commits.append(RevertedCommit(kind, oid, made.oid, inv.paths, message.split("\n", 1)[0]))
-            # The next commit's contents were computed at head_oid too: it builds on this
-            # one, unless this one was rebuilt on commits made meanwhile — then it is
-            # compared from head_oid, so that it cannot undo what those commits changed.
-            if branch:
-                dest = commitbuilder.Destination.review(branch, made.oid, True)
-            elif not made.rebuilt:
-                dest = commitbuilder.Destination.head(made.oid)
     except GitdreamError as exc:
         if not any(done.values()):
             raise
         # The definition revert is committed; the experience one was refused (a race the
         # gate check above could not see). Record what was done, then say what is left.
-        if branch:
-            _publish(repo, branch, result)
+        chain.publish(repo, f"gitdream: revert {result.reverted} ({result.run})")
         _record(repo, run, result, plan.agent, head_oid, ident, started, t0, done, "failed", exc)
         raise GitdreamError(
             f"reverted the definitions of run {run.run} ({str(done['definition'])[:7]}), but not its "
@@ -542,8 +531,8 @@ def _apply(
             hint=(exc.hint + "; then " if exc.hint else "")
             + f"run `gitdream revert {run.run} --only experience`",
         ) from exc
-    if branch:
-        _publish(repo, branch, result)
+    # A review branch appears with the whole revert or not at all.
+    chain.publish(repo, f"gitdream: revert {result.reverted} ({result.run})")
     moved: GitdreamError | None = None
     if plan.replay is not None:
         from gitdream.git.refs import RefMoved, compare_and_swap
@@ -569,18 +558,6 @@ def _apply(
         )
 
 
-def _publish(repo: Repo, branch: str, result: RevertResult) -> None:
-    """Create review branch `branch` at the last revert commit (the commits were only
-    built): the branch appears with the whole revert or not at all."""
-    from gitdream.git import commitbuilder
-
-    made = [c.oid for c in result.commits if c.oid]
-    if made:
-        commitbuilder.publish(
-            repo, branch, None, made[-1], f"gitdream: revert {result.reverted} ({result.run})"
-        )
-
-
 def _record(
     repo: Repo,
     run: Run,
@@ -602,46 +579,34 @@ def _record(
     paths = {c.kind: c.paths for c in result.commits}
     only = result.only
     watermark = result.watermark
-    receipt: dict[str, Any] = {
-        "type": "receipt",
-        "version": receipts.SCHEMA_VERSION,
-        "run": result.run,
-        "agent": agent.id,
-        "agent_dir": agent.dir or ".",
-        "trigger": "revert",
-        "engine": None,
-        "status": status,
-        "started": clock.iso(started),
-        "finished": clock.iso(clock.now()),
-        "duration_seconds": round(time.monotonic() - t0, 3),
-        "input_commit": input_commit,
-        "branch": f"refs/heads/{result.branch}" if result.branch else repo.head().branch,
-        "reverts": run.run,
-        "only": only,
-        "replay": watermark is not None and status == "ok",
-        "commits": dict(done),
-        "paths": paths,
-        "phases": {},
-        "counts": {
-            "created": 0,
-            "corroborated": 0,
-            "rejected": 0,
-            "files": sum(len(p) for p in paths.values()),
-        },
-        "units": [],
-        "rejected": [],
-        "pending": [],
-        "calls": [],
-        "tokens": {"input": 0, "output": 0, "cache_creation": 0, "cache_read": 0},
-        "warnings": list(result.warnings),
-        "error": error.to_json() if error is not None else None,
-        "dry_run": False,
-    }
-    if watermark is not None and status == "ok":
-        receipt["watermark_before"] = watermark["from"]
-        receipt["watermark_after"] = watermark["to"]
+    replayed = watermark is not None and status == "ok"
+    receipt = receipts.Receipt(
+        run=result.run,
+        agent=agent.id,
+        agent_dir=agent.dir or ".",
+        trigger="revert",
+        status=status,
+        started=clock.iso(started),
+        input_commit=input_commit,
+        branch=f"refs/heads/{result.branch}" if result.branch else repo.head().branch,
+        commits=dict(done),
+        counts={"created": 0, "corroborated": 0, "rejected": 0, "files": sum(len(p) for p in paths.values())},
+        error=error.to_json() if error is not None else None,
+        revert=receipts.RevertFacts(run.run, only, replayed, paths),
+    )
+    if watermark is not None and replayed:
+        receipt.watermark_before = watermark["from"]
+        receipt.watermark_after = watermark["to"]
+    receipt.finish(
+        calls=[],
+        pending=[],
+        warnings=list(result.warnings),
+        rejected=[],
+        duration_seconds=time.monotonic() - t0,
+        cfg=None,
+    )
     faults.point("before-receipt")
-    receipts.append(repo, input_commit, receipt, ident)
+    receipts.write(repo, receipt, ident)
     annotated = run.input_commit if history.exists(repo, run.input_commit) else input_commit
     assert annotated is not None
     note = {
@@ -649,9 +614,9 @@ def _record(
         "run": run.run,
         "reverted_by": result.run,
         "only": only,
-        "replay": receipt["replay"],
+        "replay": replayed,
         "commits": dict(done),
-        "time": receipt["finished"],
+        "time": receipt.finished,
     }
     faults.point("before-annotation")
     receipts.append(repo, annotated, note, ident)

@@ -6,8 +6,8 @@ notes, the index, files or gitdream's state, and work with `enabled = false` too
 - `log`: every run, newest first, from receipts and trailers (`gitdream.dream.runs`).
 - `show`: one run's receipt, its commits with diffstat (and patch), units with sources,
   rejected units with reasons, tokens and duration.
-- `audit`: every fact gitdream wrote into an agent's memory (the `facts` blocks of topic
-  files, `archived-*` blocks of the archive, `learned` blocks of definition files, as
+- `audit`: every fact gitdream wrote into an agent's memory (the `facts` and `superseded`
+  blocks of topic files, `archived-*` blocks of the archive, `learned` blocks of definition files, as
   committed at HEAD) beside the source text it cites. A source reference
   `<path>#Lstart-Lend@<commit>` is resolved at *that* commit — so a log deleted or
   rewritten later still resolves — with git's line numbering (lines end at LF; see
@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from gitdream.git.history import CommitView
     from gitdream.git.repo import Repo
 
-FACT_BLOCKS = ("facts", "learned")
-"""Managed blocks that hold facts; `archived-<n>` blocks (the archive) hold them too."""
+FACT_BLOCKS = ("facts", "learned", "superseded")
+"""Managed blocks that hold facts; `archived-<n>` blocks (the archive) hold them too. A fact
+of a `superseded` block is audited under its own text (without "— superseded … by: …")."""
 
 
 # --- log --------------------------------------------------------------------------------
@@ -88,44 +89,59 @@ def log(
 
 
 @dataclass
+class ShownCommit:
+    """One commit of a shown run: its `kind`, `oid`, the `view` (None when the commit is
+    missing from the repository), whether it is in HEAD's history, and whether the patch
+    was asked for."""
+
+    kind: str
+    oid: str
+    view: CommitView | None
+    in_head: bool = False
+    with_patch: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        view = self.view
+        if view is None:
+            return {"kind": self.kind, "oid": self.oid, "missing": True}
+        document: dict[str, Any] = {
+            "kind": self.kind,
+            "oid": view.oid,
+            "subject": view.subject,
+            "time": view.time,
+            "in_head": self.in_head,
+            "files": [f.to_json() for f in view.files],
+            "insertions": view.insertions,
+            "deletions": view.deletions,
+            "stat": view.stat,
+        }
+        if self.with_patch:
+            document["patch"] = view.patch or ""
+        return document
+
+
+@dataclass
 class ShowResult:
     """One run in full: the run (as `log` lists it), its receipt, and its commits."""
 
     run: Run
-    commits: list[dict[str, Any]] = field(default_factory=list)
+    commits: list[ShownCommit] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """See docs/readme/review.md, "gitdream show"."""
-        receipt = self.run.receipt or {}
+        """See docs/json.md, "gitdream show"."""
+        receipt = self.run.receipt
         return {
             "run": self.run.to_json(),
-            "receipt": self.run.receipt,
-            "commits": self.commits,
-            "units": list(receipt.get("units") or []) + list(receipt.get("definition_units") or []),
-            "rejected": list(receipt.get("rejected") or []),
-            "tokens": receipt.get("tokens"),
-            "duration_seconds": receipt.get("duration_seconds"),
-            "warnings": list(receipt.get("warnings") or []),
-            "pending": list(receipt.get("pending") or []),
-            "error": receipt.get("error"),
+            "receipt": receipt.to_json() if receipt else None,
+            "commits": [c.to_json() for c in self.commits],
+            "units": receipt.all_units if receipt else [],
+            "rejected": list(receipt.rejected) if receipt else [],
+            "tokens": receipt.tokens if receipt else None,
+            "duration_seconds": receipt.duration_seconds if receipt else None,
+            "warnings": list(receipt.warnings) if receipt else [],
+            "pending": list(receipt.pending) if receipt else [],
+            "error": receipt.error if receipt else None,
         }
-
-
-def _commit_json(kind: str, view: CommitView, in_head: bool, patch: bool) -> dict[str, Any]:
-    document: dict[str, Any] = {
-        "kind": kind,
-        "oid": view.oid,
-        "subject": view.subject,
-        "time": view.time,
-        "in_head": in_head,
-        "files": [f.to_json() for f in view.files],
-        "insertions": view.insertions,
-        "deletions": view.deletions,
-        "stat": view.stat,
-    }
-    if patch:
-        document["patch"] = view.patch or ""
-    return document
 
 
 def show(
@@ -148,10 +164,8 @@ def show(
         if not oid:
             continue
         view = history.commit_view(repo, oid, patch=patch, width=width)
-        if view is None:
-            result.commits.append({"kind": kind, "oid": oid, "missing": True})
-            continue
-        result.commits.append(_commit_json(kind, view, history.in_history(repo, head, oid), patch))
+        in_head = view is not None and history.in_history(repo, head, oid)
+        result.commits.append(ShownCommit(kind, oid, view, in_head, patch))
     return result
 
 
@@ -381,7 +395,8 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
     from gitdream.agents import list_agents, select
     from gitdream.dream.facts import one_line
     from gitdream.dream.facts import parse as parse_facts
-    from gitdream.dream.pipeline import memory_view
+    from gitdream.dream.memoryfiles import superseded_text
+    from gitdream.dream.orient import memory_view
     from gitdream.dream.verify import fact_id
     from gitdream.errors import BlockError, RepoStateError
 
@@ -400,7 +415,7 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
     result.warnings.extend(skipped)
     units: set[tuple[str, str]] = set()
     if run is not None and run.receipt is not None:
-        for unit in [*(run.receipt.get("units") or []), *(run.receipt.get("definition_units") or [])]:
+        for unit in run.receipt.all_units:
             if (
                 isinstance(unit, dict)
                 and isinstance(unit.get("path"), str)
@@ -422,7 +437,8 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
         resolver = _Resolver(repo, fact_ids)
         for path, name, fact in parsed:
             kind = "definition" if agent.is_definition_path(path) else "experience"
-            item = AuditFact(agent.id, path, name, kind, fact.text, fact.seen if fact.raw is None else None)
+            text = superseded_text(fact.text) if name == "superseded" else fact.text
+            item = AuditFact(agent.id, path, name, kind, text, fact.seen if fact.raw is None else None)
             item.sources = [resolver.resolve(ref) for ref in fact.sources]
             if run is not None and not _matches_run(item, run, units):
                 continue

@@ -8,7 +8,7 @@ which write nothing) and repairs an interrupted commit first.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ConfigError
 from gitdream.git.repo import Repo
 
 if TYPE_CHECKING:
+    from gitdream.agents import Agent
     from gitdream.dream.options import Reporter, RunOptions
     from gitdream.dream.pipeline import Outcome
 
@@ -48,8 +49,8 @@ class RunResult:
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
-            "runs": [o.receipt for o in self.outcomes],
-            "warnings": self.warnings,
+            "runs": [o.receipt.to_json() for o in self.outcomes],
+            "warnings": [*self.warnings, *(f"{o.agent}: {w}" for o in self.outcomes for w in o.warnings)],
         }
         if self.disabled:
             document["disabled"] = self.disabled
@@ -123,16 +124,11 @@ def run(
     # Past the gates: what a dream needs (kept off the idle path, where a closed gate
     # returns above without importing any of it).
     from gitdream import ids
-    from gitdream.dream import receipts
-    from gitdream.dream.pipeline import run_agent
-    from gitdream.engines import get_engine
     from gitdream.errors import LockHeld
     from gitdream.git import commitbuilder, lockfiles
-    from gitdream.trigger import dreamlock, interrupt
+    from gitdream.trigger import dreamlock
 
     engine_name = _check_up_front(repo, cfg, opts)
-    ident = commitbuilder.identity(repo, cfg)
-    shared: dict[str, Any] = {}
     held = None
     if writes:
         try:
@@ -147,38 +143,73 @@ def run(
         if writes:
             result.warnings.extend(commitbuilder.repair(repo))
             lockfiles.require_free(repo, _written_refs(repo, agents, opts))
-        with interrupt.catch():
-            for agent in agents:
-                started = clock.now()
-                run_id = ids.new_run_id()
-                # One engine per run: its per-run budgets start afresh for each agent, and
-                # the daily one counts the receipts of the agents before it.
-                engine = get_engine(engine_name, cfg, used_today=partial(receipts.tokens_used_today, repo))
-                try:
-                    outcome = run_agent(
-                        repo,
-                        agent,
-                        cfg,
-                        opts,
-                        run_id,
-                        ident,
-                        engine,
-                        reporter=reporter,
-                        checkpoint=interrupt.checkpoint,
-                        target_state=shared,
-                    )
-                finally:
-                    engine.close()
-                result.outcomes.append(outcome)
-                if writes:
-                    state_mod.record_run(state, agent.id, run_id, outcome.status, started)
-                    _save(repo, cfg, state, ids_all, config_seen)
-                if outcome.status == "aborted":
-                    break
+        save = (lambda: _save(repo, cfg, state, ids_all, config_seen)) if writes else None
+        _dream_each(repo, cfg, agents, opts, engine_name, reporter, result, state, save)
     finally:
         if held is not None:
             held.release()
     return result
+
+
+def _dream_each(
+    repo: Repo,
+    cfg: config.Config,
+    agents: Sequence[Agent],
+    opts: RunOptions,
+    engine_name: str,
+    reporter: Reporter | None,
+    result: RunResult,
+    state: Any,
+    save: Callable[[], None] | None,
+) -> None:
+    """Dream for each agent in turn, with one engine per run and one commit chain for the
+    whole invocation; with `save` (a run that writes), record each run in the state and
+    save it. Stops after an aborted run."""
+    from gitdream import ids
+    from gitdream.contract import no_progress
+    from gitdream.dream import receipts
+    from gitdream.dream.pipeline import run_agent
+    from gitdream.engines import get_engine
+    from gitdream.git import commitbuilder
+    from gitdream.git.chain import CommitChain
+    from gitdream.trigger import interrupt
+    from gitdream.trigger import state as state_mod
+
+    ident = commitbuilder.identity(repo, cfg)
+    chain = CommitChain(review_branch=opts.branch)
+    with interrupt.catch():
+        for agent in agents:
+            started = clock.now()
+            run_id = ids.new_run_id()
+            # One engine per run: its per-run budgets start afresh for each agent, and the
+            # daily one counts the receipts of the agents before it.
+            engine = get_engine(
+                engine_name,
+                cfg,
+                used_today=partial(receipts.tokens_used_today, repo),
+                progress=partial(reporter.progress, agent.id) if reporter is not None else no_progress,
+            )
+            try:
+                outcome = run_agent(
+                    repo,
+                    agent,
+                    cfg,
+                    opts,
+                    run_id,
+                    ident,
+                    engine,
+                    chain,
+                    reporter=reporter,
+                    checkpoint=interrupt.checkpoint,
+                )
+            finally:
+                engine.close()
+            result.outcomes.append(outcome)
+            if save is not None:
+                state_mod.record_run(state, agent.id, run_id, outcome.status, started)
+                save()
+            if outcome.status == "aborted":
+                break
 
 
 def _skip_own_repositories(repo: Repo, agents: list[Any], named: bool, warnings: list[str]) -> list[Any]:
@@ -237,14 +268,12 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
     finally:
         probe.close()
     if opts.since is not None:
-        import pygit2
+        from gitdream.git import history
 
-        try:
-            repo.raw.revparse_single(opts.since).peel(pygit2.Commit)
-        except (KeyError, ValueError, pygit2.GitError):
+        if history.resolve_commit(repo, opts.since) is None:
             raise RepoStateError(
                 f"--since {opts.since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
-            ) from None
+            )
     return engine
 
 

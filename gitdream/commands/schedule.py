@@ -95,7 +95,7 @@ def install(workdir: Path, kind: str, python: str | None = None) -> ScheduleInst
         steps = [f"its output goes to {t.log}", "cron's PATH is /usr/bin:/bin: git must be found there"]
         return ScheduleInstall("cron", [schedule.install_cron(t)], steps)
     if kind in schedule.CI_KINDS:
-        written = schedule.install_ci(t.repo, kind)
+        pipeline = schedule.install_ci(t.repo, kind)
         steps = [f"review and commit {schedule.CI_KINDS[kind][1]}"]
         if kind == "github":
             steps.append("allow Actions to create pull requests (Settings > Actions > General)")
@@ -103,7 +103,7 @@ def install(workdir: Path, kind: str, python: str | None = None) -> ScheduleInst
             steps.append(
                 "include it from .gitlab-ci.yml, add the GITDREAM_GITLAB_TOKEN variable and a pipeline schedule"
             )
-        return ScheduleInstall(kind, [written], steps)
+        return ScheduleInstall(kind, [pipeline], steps)
     raise ValueError(f"unknown schedule kind {kind!r}")
 
 
@@ -120,11 +120,13 @@ def uninstall(workdir: Path, kind: str, python: str | None = None) -> ScheduleIn
     if kind == "cron":
         return ScheduleInstall("cron", [schedule.uninstall_cron(t)])
     if kind in schedule.CI_KINDS:
-        written = schedule.uninstall_ci(t.repo, kind)
-        steps = [f"commit the removal of {schedule.CI_KINDS[kind][1]}"] if written.action == "removed" else []
-        if kind == "github" and written.action == "removed":
+        pipeline = schedule.uninstall_ci(t.repo, kind)
+        steps = (
+            [f"commit the removal of {schedule.CI_KINDS[kind][1]}"] if pipeline.action == "removed" else []
+        )
+        if kind == "github" and pipeline.action == "removed":
             steps.append(
                 "refs/gitdream/review/* on the remote hold dreams still under review; delete them when done"
             )
-        return ScheduleInstall(kind, [written], steps)
+        return ScheduleInstall(kind, [pipeline], steps)
     raise ValueError(f"unknown schedule kind {kind!r}")

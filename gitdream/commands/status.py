@@ -59,12 +59,18 @@ class StatusResult:
 def engine_status(cfg: Config) -> dict[str, Any]:
     """`{"name", "usable", "reason"}` for the configured engine, without importing it."""
     name = cfg.str("engine")
-    if name == "anthropic" and not cfg.str("anthropic.api_key"):
-        return {
-            "name": name,
-            "usable": False,
-            "reason": "no API key: set ANTHROPIC_API_KEY (or anthropic.api_key)",
-        }
+    if name == "anthropic":
+        from gitdream.extras import anthropic_problem
+
+        sdk = anthropic_problem()
+        if sdk is not None:
+            return {"name": name, "usable": False, "reason": f"{sdk.message}: {sdk.hint}"}
+        if not (cfg.str("anthropic.api_key").strip() or cfg.str("anthropic.auth_token").strip()):
+            return {
+                "name": name,
+                "usable": False,
+                "reason": "no API key: set ANTHROPIC_API_KEY (or anthropic.api_key, or ANTHROPIC_AUTH_TOKEN)",
+            }
     return {"name": name, "usable": True, "reason": None}
 
 

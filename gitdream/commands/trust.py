@@ -28,21 +28,27 @@ class TrustResult:
     grants: list[trust.Grant] = field(default_factory=list)
     store: str = ""
 
+    @property
+    def shown_settings(self) -> dict[str, Any]:
+        """`settings` with secrets masked, as printed."""
+        return masked(self.settings)
+
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {"action": self.action, "store": self.store}
         if self.action == "list":
             document["repositories"] = [_shown(g.to_json()) for g in self.grants]
         else:
-            document.update(repository=self.repository, workdir=self.workdir, settings=_masked(self.settings))
+            document.update(repository=self.repository, workdir=self.workdir, settings=masked(self.settings))
         return document
 
 
-def _masked(settings: dict[str, Any]) -> dict[str, Any]:
+def masked(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` with the values of secret keys replaced by "(set)"."""
     return {k: "(set)" if config.KEY_BY_NAME[k].secret else v for k, v in settings.items()}
 
 
 def _shown(grant: dict[str, Any]) -> dict[str, Any]:
-    return {**grant, "settings": _masked(grant["settings"])}
+    return {**grant, "settings": masked(grant["settings"])}
 
 
 def run_trust(repo: Repo | None, *, revoke: bool = False, list_all: bool = False) -> TrustResult:

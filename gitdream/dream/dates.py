@@ -24,8 +24,15 @@ touched; English words match whole words only ("todays" is not "today"; "today's
 - Chinese: 今天 今早 今晚 昨天 昨晚 前天 大前天 明天 后天/後天 大后天 上周/上星期/上礼拜
   本周/这周/這週 下周/下星期/下礼拜 上个月 本月/这个月 下个月 N天前 N天后/N天後 (N: digits
   or 一...九十九).
-- Japanese: 今日 本日 今朝 今夜 今晩 昨日 昨夜 昨晩 一昨日 明日 明後日 先週 今週 来週 先月 今月
-  来月 N日前 N日後 ("3月1日前" is a date, not "1 day ago").
+- Japanese: 今日 本日 今朝 今夜 今晩 昨日 昨夜 昨晩 一昨日 明日 明後日 先週 先々週 今週 来週
+  再来週 先月 先々月 今月 来月 再来月 N日前 N日後 N週間前 N週間後 ("3月1日前" is a date, not
+  "1 day ago").
+- Korean: 오늘 어제 어젯밤 그제 그저께 내일 모레 지난주/저번 주 이번 주 다음 주 지난달/저번 달
+  이번 달 다음 달 N일 전 N일 후/뒤 N주 전 N주 후 (N: digits or 일...구십); a word followed by
+  more Hangul that is not a particle is another word (오늘날 "nowadays" is left alone).
+
+Never inside quotations ("…", “…”, 「…」, 『…』, «…», ‘…’): quoted words are someone's words
+as they were said.
 """
 
 from __future__ import annotations
@@ -237,6 +244,35 @@ _CJK_RULES: list[_Rule] = [
     (r"本月|这个月|這個月|今月", _month(0)),
     (r"下个月|下個月|来月", _month(1)),
 ]
+_KO_N = r"(?<![0-9])(?P<n>[0-9]{1,4}|[일이삼사오육칠팔구십]{1,3})"
+# A Korean word ends where a particle or a non-Hangul character follows (오늘날 is "nowadays").
+_KO_END = r"(?=$|[^가-힣]|[은는이가을를에의도만부까로와과]|보다|처럼)"
+_KO_RULES: list[_Rule] = [
+    (_KO_N + r"\s?일\s?(?:전|前)", _n_days(-1)),
+    (_KO_N + r"\s?일\s?(?:후|뒤|後)", _n_days(1)),
+    (_KO_N + r"\s?주\s?(?:전|前)", _n_weeks(-1)),
+    (_KO_N + r"\s?주\s?(?:후|뒤|後)", _n_weeks(1)),
+    (r"그저께|그제" + _KO_END, _day(-2)),
+    (r"어제|어젯밤" + _KO_END, _day(-1)),
+    (r"오늘(?!날)" + _KO_END, _day(0)),
+    (r"내일" + _KO_END, _day(1)),
+    (r"모레" + _KO_END, _day(2)),
+    (r"(?:지난|저번)\s?주" + _KO_END, _week(-1)),
+    (r"이번\s?주" + _KO_END, _week(0)),
+    (r"다음\s?주(?![제소식])" + _KO_END, _week(1)),
+    (r"(?:지난|저번)\s?달" + _KO_END, _month(-1)),
+    (r"이번\s?달" + _KO_END, _month(0)),
+    (r"다음\s?달" + _KO_END, _month(1)),
+]
+_JA_RULES: list[_Rule] = [
+    (_CJK_N + r"週間前", _n_weeks(-1)),
+    (_CJK_N + r"週間後", _n_weeks(1)),
+    (r"先々週|先先週", _week(-2)),
+    (r"再来週", _week(2)),
+    (r"先々月", _month(-2)),
+    (r"再来月", _month(2)),
+]
+_CJK_RULES = _JA_RULES + _CJK_RULES + _KO_RULES
 _RULES = [(True, p, f) for p, f in _EN_RULES] + [(False, p, f) for p, f in _CJK_RULES]
 _COMPILED = [re.compile(p, re.IGNORECASE) for _en, p, _f in _RULES]
 # Inner named groups are read again from the rule's own pattern (their names repeat). The
@@ -246,7 +282,7 @@ _ALTERNATIVES = [f"(?P<r{i}>{_unnamed(p)})" for i, (_en, p, _f) in enumerate(_RU
 _EN_COUNT = len(_EN_RULES)
 _PATTERN = re.compile(
     r"(?<![\w'’-])(?=[0-9a-z])(?:" + "|".join(_ALTERNATIVES[:_EN_COUNT]) + r")(?:['’]s)?(?![\w'’-])"
-    r"|(?=[0-9一二两兩三四五六七八九十大明前后後昨今本上下这這先来])(?:"
+    r"|(?=[0-9一二两兩三四五六七八九十大明前后後昨今本上下这這先来再그어오내모지저이다일삼사육칠팔구십])(?:"
     + "|".join(_ALTERNATIVES[_EN_COUNT:])
     + ")",
     re.IGNORECASE,
@@ -260,7 +296,25 @@ def absolutize(text: str, on: date) -> str:
     idempotent; code and URLs are untouched. Never raises (a date that would fall outside
     year 1-9999 is left as it was).
     """
-    return "".join(_annotate(piece, on) if prose else piece for piece, prose in segments(text))
+    return "".join(_unquoted(piece, on) if prose else piece for piece, prose in segments(text))
+
+
+# Quotations are someone's words as they were said: a date in them is not rewritten.
+_QUOTED = re.compile(
+    r'"[^"\n]{0,500}"|“[^”\n]{0,500}”|„[^“”\n]{0,500}[“”]|「[^」\n]{0,500}」|『[^』\n]{0,500}』'
+    r"|«[^»\n]{0,500}»|(?<![\w])‘[^’\n]{0,500}’(?![\w])"
+)
+
+
+def _unquoted(text: str, on: date) -> str:
+    out: list[str] = []
+    pos = 0
+    for match in _QUOTED.finditer(text):
+        out.append(_annotate(text[pos : match.start()], on))
+        out.append(match.group(0))
+        pos = match.end()
+    out.append(_annotate(text[pos:], on))
+    return "".join(out)
 
 
 def _annotate(text: str, on: date) -> str:

@@ -34,6 +34,7 @@ from urllib.parse import quote
 from gitdream.dream import memoryfiles as mf
 from gitdream.dream.facts import Fact, one_line, render
 from gitdream.dream.facts import parse as parse_facts
+from gitdream.dream.supersede import Superseded, find_superseded
 from gitdream.errors import BlockError, LossGuardError
 from gitdream.text import blocks
 from gitdream.text.clip import clip
@@ -134,6 +135,7 @@ class ExperienceResult:
     created: int = 0
     corroborated: int = 0
     refined: int = 0
+    superseded: int = 0
     topics_created: list[str] = field(default_factory=list)
     demoted: list[dict[str, str]] = field(default_factory=list)
     facts_written: list[FactWritten] = field(default_factory=list)
@@ -149,6 +151,7 @@ class ExperienceResult:
             "created": self.created,
             "corroborated": self.corroborated,
             "refined": self.refined,
+            "superseded": self.superseded,
             "topics_created": list(self.topics_created),
             "demoted": [dict(d) for d in self.demoted],
             "facts_written": [f.to_json() for f in self.facts_written],
@@ -273,8 +276,8 @@ class _FactList:
             self._by_text.pop(_norm(fact.text), None)
             fact.text = new_text
             self._by_text.setdefault(_norm(new_text), fact)
-        else:
-            fact.seen += 1
+        elif not refs or any(_entry_of(ref) not in {_entry_of(s) for s in fact.sources} for ref in refs):
+            fact.seen += 1  # an entry already cited (read again) is not a new corroboration
         for ref in refs:
             if ref not in fact.sources:
                 fact.sources.append(ref)
@@ -288,16 +291,45 @@ class _FactList:
             fact.first = min(fact.first, when) if fact.first else when
             fact.last = max(fact.last, when) if fact.last else when
 
+    def supersede(self, old: Fact, text: str, refs: list[str], when: date | None) -> Fact:
+        """Put a new fact in `old`'s place; `old` leaves the list (the caller keeps it in
+        the `superseded` block)."""
+        fact = Fact(text=text, sources=list(refs), seen=1, first=when, last=when)
+        self.facts[self.facts.index(old)] = fact
+        if self._by_text.get(_norm(old.text)) is old:
+            del self._by_text[_norm(old.text)]
+        self._by_text.setdefault(_norm(text), fact)
+        return fact
+
+
+def _entry_of(ref: str) -> str:
+    """The entry id of a source reference (without its commit)."""
+    parsed = parse_source_ref(ref)
+    return parsed[0] if parsed else ref
+
 
 def _norm(text: str) -> str:
     return normalise(text) or " ".join(text.casefold().split())
 
 
 def _apply(
-    facts: _FactList, unit: Unit, text: str, refs: list[str], when: date | None, locate: Callable[[str], Any]
+    facts: _FactList,
+    unit: Unit,
+    text: str,
+    refs: list[str],
+    when: date | None,
+    locate: Callable[[str], Any],
+    superseded: list[Superseded] | None = None,
+    today: date | None = None,
 ) -> tuple[str, Fact]:
     """Apply one unit to a fact list; returns (action done, fact). `locate` finds the fact a
-    corroborate/refine/correct unit names in this list (None when absent)."""
+    corroborate/refine/correct unit names in this list (None when absent).
+
+    With a `superseded` list (topic files), a `correct` unit and a `create` unit whose text
+    states a different value for the subject of an existing fact (`supersede.supersedes`)
+    replace that fact, which goes into `superseded` dated by the newer statement (`when`,
+    else `today`); without one (definition
+    files), `correct` replaces the text like `refine`."""
     if unit.action in ("corroborate", "refine", "correct"):
         fact = locate(unit.corroborates or "") if unit.corroborates else None
         if fact is None and unit.action == "corroborate":
@@ -306,12 +338,20 @@ def _apply(
             if unit.action == "corroborate":
                 facts.touch(fact, refs, when)
                 return "corroborated", fact
+            if unit.action == "correct" and superseded is not None and fact.raw is None:
+                superseded.append(Superseded(fact, when or today or date.min, text))
+                return "superseded", facts.supersede(fact, text, refs, when)
             facts.touch(fact, refs, when, new_text=text)
             return "refined", fact
     same = facts.find(text)
     if same is not None:
         facts.touch(same, refs, when)
         return "corroborated", same
+    if superseded is not None:
+        found = find_superseded(text, facts.facts)
+        if found is not None:
+            superseded.append(Superseded(found[0], when or today or date.min, text))
+            return "superseded", facts.supersede(found[0], text, refs, when)
     return "created", facts.add(text, refs, when)
 
 
@@ -320,7 +360,8 @@ def _apply(
 
 @dataclass
 class _Live:
-    """A topic the run writes to: existing (`topic` set) or new."""
+    """A topic the run writes to: existing (`topic` set) or new. `superseded` holds the
+    facts this run superseded in it; `related` its `Related:` links once computed."""
 
     slug: str
     path: str
@@ -330,6 +371,8 @@ class _Live:
     description: str = ""
     kind: str = "project"
     touched: bool = False
+    superseded: list[Superseded] = field(default_factory=list)
+    related: list[str] = field(default_factory=list)
 
     @property
     def owned(self) -> bool:
@@ -351,7 +394,41 @@ def _new_title(unit: Unit, slug: str) -> str:
     return clip(title, TITLE_MAX_CHARS)
 
 
-def _render_new_topic(live: _Live) -> str:
+def summary_of(facts: list[Fact]) -> str:
+    """What a topic holds now, for its `description` and index line: its most corroborated
+    current fact (the newest of equals), clipped to DESCRIPTION_MAX_CHARS; "" for none."""
+    current = [f for f in facts if f.raw is None and f.text.strip()]
+    if not current:
+        return ""
+    best = max(enumerate(current), key=lambda p: (p[1].seen, p[1].last or date.min, p[0]))[1]
+    return clip(one_line(best.text), DESCRIPTION_MAX_CHARS)
+
+
+def _related_line(live: _Live, titles: dict[str, str]) -> str:
+    links = ", ".join(_link(titles.get(slug, slug), slug) for slug in live.related)
+    return f"Related: {links}\n" if links else ""
+
+
+def _link(title: str, slug: str) -> str:
+    label = title.replace("[", "(").replace("]", ")")
+    target = quote(f"{slug}.md", safe="-_.~!$&'*+,;=:@") if re.search(r"[\s()<>]", slug) else f"{slug}.md"
+    return f"[{label}]({target})"
+
+
+def _with_blocks(text: str, live: _Live, old_superseded: list[Fact], titles: dict[str, str]) -> str:
+    """`text` with the facts, superseded and related blocks of `live` written (the last two
+    only when they hold something, or held something before)."""
+    text = blocks.replace(text, mf.FACTS_BLOCK, render(live.facts.facts), live.path)
+    gone = old_superseded + [s.as_fact() for s in live.superseded]
+    if gone:
+        text = blocks.replace(text, mf.SUPERSEDED_BLOCK, render(gone), live.path)
+    line = _related_line(live, titles)
+    if line or blocks.find(text, mf.RELATED_BLOCK, live.path) is not None:
+        text = blocks.replace(text, mf.RELATED_BLOCK, line, live.path)
+    return text
+
+
+def _render_new_topic(live: _Live, titles: dict[str, str]) -> str:
     meta = {
         "name": live.title,
         "description": live.description,
@@ -359,7 +436,159 @@ def _render_new_topic(live: _Live) -> str:
         mf.ORIGIN_KEY: mf.ORIGIN_VALUE,
     }
     head = mf.render_front_matter(meta) + f"\n# {live.title}\n"
-    return blocks.replace(head, mf.FACTS_BLOCK, render(live.facts.facts), where=live.path)
+    return _with_blocks(head, live, [], titles)
+
+
+def _refresh_description(text: str, description: str) -> str:
+    """A dream-owned topic's text with its front matter `description` set to
+    `description` (nothing else of the file changes)."""
+    meta, start = mf.split_front_matter(text)
+    if meta is None or meta.get("description") == description or not description:
+        return text
+    meta["description"] = description
+    return mf.render_front_matter(meta) + text[start:]
+
+
+class _Experience:
+    """One integration of experience units (see `integrate_experience`)."""
+
+    def __init__(self, agent: Agent, files: dict[str, str], input_commit: str, today: date) -> None:
+        self.agent = agent
+        self.input_commit = input_commit
+        self.today = today
+        self.result = ExperienceResult()
+        self.memory = mf.read_memory(agent, files)
+        self.live: dict[str, _Live] = {}
+        self.global_facts: dict[str, str] = {}  # normalised fact text → slug
+        self.folded = {slug.casefold(): slug for slug in sorted(self.memory.topics, reverse=True)}
+        for slug, topic in self.memory.topics.items():
+            for fact in topic.facts or ():
+                self.global_facts.setdefault(_norm(fact.text), slug)
+        self.left_alone: set[str] = set()
+
+    def get_live(self, slug: str) -> _Live | None:
+        if slug in self.live:
+            return self.live[slug]
+        topic = self.memory.topics.get(slug)
+        if topic is not None:
+            if topic.error is not None:
+                return None
+            entry = _Live(slug, topic.path, _FactList(list(topic.facts or [])), topic)
+        else:
+            entry = _Live(slug, mf.topic_path(self.agent, slug), _FactList([]))
+        self.live[slug] = entry
+        return entry
+
+    def reject(self, unit: Unit, reason: str) -> None:
+        self.result.rejected.append(Rejected(unit, "integrate", reason))
+
+    def left(self, unit: Unit, slug: str) -> None:
+        """`unit` waits: its topic file cannot be written safely."""
+        topic = self.memory.topics[slug]
+        where = f"{topic.path}:{topic.error_line}" if topic.error_line else topic.path
+        problem = (
+            (topic.error or "").removeprefix(f"{topic.path}: ").removeprefix(f"line {topic.error_line}: ")
+        )
+        self.reject(unit, f"cannot be written safely, file left alone: {where}: {problem}")
+        self.result.waiting.extend(unit.sources)
+        if topic.path not in self.left_alone:
+            self.left_alone.add(topic.path)
+            self.result.warnings.append(
+                f"{where}: {problem}; gitdream left this topic alone — fix it, and the facts "
+                "waiting for it are written by the next run"
+            )
+
+    def integrate(self, unit: Unit) -> None:
+        if unit.target != "experience":
+            self.reject(
+                unit, f"target {unit.target!r} is not experience; definitions are integrated separately"
+            )
+            return
+        refs = _refs(unit, self.input_commit)
+        if not refs:
+            self.reject(unit, "no usable source: every fact must cite at least one entry")
+            return
+        text = _fact_text(unit)
+        if not text:
+            self.reject(unit, "empty fact text")
+            return
+        slug = self.folded.get(unit.topic.casefold(), unit.topic)  # one file per name, whatever its case
+        if not mf.safe_slug(slug) or not self.agent.is_memory_path(mf.topic_path(self.agent, slug)):
+            self.reject(unit, f"unsafe topic slug {slug!r}")
+            return
+        target = self.get_live(slug)
+        if target is None:
+            self.left(unit, slug)
+            return
+        when = unit.date or self.today
+        names_fact = unit.action in ("corroborate", "refine", "correct") and unit.corroborates
+        if names_fact and target.facts.find(unit.corroborates) is None:
+            other = self.global_facts.get(_norm(unit.corroborates or ""))
+            holder = self.get_live(other) if other else None
+            if holder is not None and holder.facts.find(unit.corroborates) is not None:
+                target = holder
+        if target.topic is None and not target.touched:
+            target.title = _new_title(unit, slug)
+            target.kind = _topic_type(slug)
+        action, fact = _apply(
+            target.facts, unit, text, refs, when, target.facts.find, target.superseded, self.today
+        )
+        if unit.action == "corroborate" and action == "created" and unit.corroborates:
+            self.result.warnings.append(
+                f"the fact a unit corroborates was not found in {target.path}; it was added as a new fact"
+            )
+        target.touched = True
+        self.global_facts.setdefault(_norm(fact.text), target.slug)
+        setattr(self.result, action, getattr(self.result, action) + 1)
+        self.result.facts_written.append(FactWritten(target.path, fact.text, refs, action, fact.seen))
+
+    def relate(self) -> None:
+        """The `Related:` links of every touched topic (grouping.related)."""
+        from gitdream.dream import grouping
+
+        slugs = sorted(set(self.memory.topics) | {s for s, e in self.live.items() if e.touched})
+        documents = []
+        texts: dict[str, list[str]] = {}
+        for slug in slugs:
+            entry = self.live.get(slug)
+            facts = entry.facts.facts if entry is not None else (self.memory.topics[slug].facts or [])
+            topic = self.memory.topics.get(slug)
+            texts[slug] = [f.text for f in facts] + (
+                [mf.body_text(topic.text)] if topic and topic.facts is None else []
+            )
+            documents.append([t for text in texts[slug] for t in grouping.terms(text)])
+        matcher = grouping.TopicMatcher(documents)
+        for slug in slugs:
+            topic = self.memory.topics.get(slug)
+            name = (topic.name or topic.title) if topic else self.live[slug].title
+            matcher.add_topic(slug, name, texts[slug])
+        for slug, entry in self.live.items():
+            if entry.touched:
+                entry.related = grouping.related(matcher, slug, slugs)
+
+    def titles(self) -> dict[str, str]:
+        out = {slug: topic.title for slug, topic in self.memory.topics.items()}
+        out.update({slug: e.title for slug, e in self.live.items() if e.topic is None and e.touched})
+        return out
+
+    def render(self) -> None:
+        self.relate()
+        titles = self.titles()
+        for slug in sorted(self.live):
+            entry = self.live[slug]
+            if not entry.touched:
+                continue
+            entry.description = summary_of(entry.facts.facts)
+            if entry.topic is None:
+                self.result.changes[entry.path] = _render_new_topic(entry, titles)
+                self.result.topics_created.append(entry.path)
+                continue
+            old_gone = mf.superseded_facts(entry.topic)
+            new = _with_blocks(entry.topic.text, entry, old_gone, titles)
+            if entry.topic.owned:
+                new = _refresh_description(new, entry.description)
+            if new != entry.topic.text:
+                self.result.changes[entry.path] = new
 
 
 def integrate_experience(
@@ -379,118 +608,38 @@ def integrate_experience(
     (MEMORY.md, topic files, archive files; other paths are ignored). `units`: experience
     units in order (other targets are rejected). `input_commit`: hex id (its first 12 hex
     digits go into source references). `today`: the run's date (archive month, dates of
-    undated units). `stale_before`: the day staleness is measured against (default
-    `today`): a dream-owned topic whose newest fact is `archive_days` older than it is
-    demoted. The pipeline passes the newest date of the run's material, so the agent's own
-    clock decides — importing an old backlog does not archive what it has just written.
-    `cfg`: archive_days (days), memory_max_lines (lines), memory_max_bytes (UTF-8
-    bytes), max_loss_fraction.
+    undated units). `stale_before`: the day staleness is
+    measured against (default `today`): a dream-owned topic whose newest fact is
+    `archive_days` older than it is demoted. The pipeline passes the newest date of the
+    run's material, so the agent's own clock decides — importing an old backlog does not
+    archive what it has just written. `cfg`: archive_days (days), memory_max_lines (lines),
+    memory_max_bytes (UTF-8 bytes), max_loss_fraction.
 
-    Units: `create` adds a fact to `<memory_dir>/<unit.topic>.md` (an existing file whose name
-    differs only in case is used instead; a dream-owned topic file is created when absent; a fact with the same normalised text is corroborated instead);
+    Units: `create` adds a fact to `<memory_dir>/<unit.topic>.md` (an existing file whose
+    name differs only in case is used instead; a dream-owned topic file is created when
+    absent; a fact with the same normalised text is corroborated instead; a fact stating a
+    different value for the same subject is superseded — `gitdream.dream.supersede`);
     `corroborate` finds the fact named by `unit.corroborates` (in that topic, else in any
-    topic) and adds 1 to `seen`, moves `last`, appends the new sources; `refine`/`correct`
-    replace that fact's text. A unit whose fact is not found is created. For a new topic,
-    `unit.title` is its title and the first fact (clipped) its description.
+    topic) and adds 1 to `seen` (not when the source entry is already cited), moves `last`,
+    appends the new sources; `refine` replaces that fact's text; `correct` supersedes it. A
+    unit whose fact is not found is created. A superseded fact moves, with its sources, into
+    the topic's `superseded` block with the date and the text that replaced it. A new
+    topic's title is `unit.title`; the `description` of a dream-owned topic, and its
+    `MEMORY.md` line, say what it holds now (`summary_of`), refreshed whenever it changes;
+    each touched topic gets a `related` block (`Related:` links to up to three topics
+    sharing its subject's terms).
 
     Returns an ExperienceResult. Raises LossGuardError when the result would drop more than
     `max_loss_fraction` of the facts or index lines, or change bytes gitdream does not own.
     """
-    result = ExperienceResult()
-    memory = mf.read_memory(agent, files)
-    live: dict[str, _Live] = {}
-    global_facts: dict[str, str] = {}  # normalised fact text → slug
-    folded = {slug.casefold(): slug for slug in sorted(memory.topics, reverse=True)}
-    for slug, topic in memory.topics.items():
-        for fact in topic.facts or ():
-            global_facts.setdefault(_norm(fact.text), slug)
-
-    def get_live(slug: str) -> _Live | None:
-        if slug in live:
-            return live[slug]
-        topic = memory.topics.get(slug)
-        if topic is not None:
-            if topic.error is not None:
-                return None
-            entry = _Live(slug, topic.path, _FactList(list(topic.facts or [])), topic)
-        else:
-            entry = _Live(slug, mf.topic_path(agent, slug), _FactList([]))
-        live[slug] = entry
-        return entry
-
-    left_alone: set[str] = set()
-
-    def reject(unit: Unit, reason: str) -> None:
-        result.rejected.append(Rejected(unit, "integrate", reason))
-
+    run = _Experience(agent, files, input_commit, today)
     for unit in units:
-        if unit.target != "experience":
-            reject(unit, f"target {unit.target!r} is not experience; definitions are integrated separately")
-            continue
-        refs = _refs(unit, input_commit)
-        if not refs:
-            reject(unit, "no usable source: every fact must cite at least one entry")
-            continue
-        text = _fact_text(unit)
-        if not text:
-            reject(unit, "empty fact text")
-            continue
-        slug = folded.get(unit.topic.casefold(), unit.topic)  # one file per name, whatever its case
-        if not mf.safe_slug(slug) or not agent.is_memory_path(mf.topic_path(agent, slug)):
-            reject(unit, f"unsafe topic slug {slug!r}")
-            continue
-        target = get_live(slug)
-        if target is None:
-            topic = memory.topics[slug]
-            where = f"{topic.path}:{topic.error_line}" if topic.error_line else topic.path
-            problem = (
-                (topic.error or "").removeprefix(f"{topic.path}: ").removeprefix(f"line {topic.error_line}: ")
-            )
-            reject(unit, f"cannot be written safely, file left alone: {where}: {problem}")
-            result.waiting.extend(unit.sources)
-            if topic.path not in left_alone:
-                left_alone.add(topic.path)
-                result.warnings.append(
-                    f"{where}: {problem}; gitdream left this topic alone — fix it, and the facts "
-                    "waiting for it are written by the next run"
-                )
-            continue
-        when = unit.date or today
-        if unit.action in ("corroborate", "refine", "correct") and unit.corroborates:
-            found = target.facts.find(unit.corroborates)
-            if found is None:
-                other = global_facts.get(_norm(unit.corroborates))
-                holder = get_live(other) if other else None
-                if holder is not None and holder.facts.find(unit.corroborates) is not None:
-                    target = holder
-        if target.topic is None and not target.touched:
-            target.title = _new_title(unit, slug)
-            target.description = clip(text, DESCRIPTION_MAX_CHARS)
-            target.kind = _topic_type(slug)
-        action, fact = _apply(target.facts, unit, text, refs, when, target.facts.find)
-        if unit.action == "corroborate" and action == "created" and unit.corroborates:
-            result.warnings.append(
-                f"the fact a unit corroborates was not found in {target.path}; it was added as a new fact"
-            )
-        target.touched = True
-        global_facts.setdefault(_norm(fact.text), target.slug)
-        setattr(result, action, getattr(result, action) + 1)
-        result.facts_written.append(FactWritten(target.path, fact.text, refs, action, fact.seen))
-
-    for slug in sorted(live):
-        entry = live[slug]
-        if not entry.touched:
-            continue
-        if entry.topic is None:
-            result.changes[entry.path] = _render_new_topic(entry)
-            result.topics_created.append(entry.path)
-        else:
-            new = blocks.replace(entry.topic.text, mf.FACTS_BLOCK, render(entry.facts.facts), entry.path)
-            if new != entry.topic.text:
-                result.changes[entry.path] = new
-
+        run.integrate(unit)
+    run.render()
+    result, memory, live = run.result, run.memory, run.live
     demoted = _demote(agent, memory, live, result, today, cfg.int("archive_days"), stale_before or today)
-    if result.topics_created or demoted:
+    described = any(e.touched and e.owned for e in live.values())
+    if result.topics_created or demoted or described:
         _write_index(agent, memory, live, demoted, result, cfg)
     result.loss = check_loss(
         agent,
@@ -526,6 +675,19 @@ def _rename_blocks(text: str, where: str, first: int) -> tuple[str, int]:
         number += 1
     out.append(text[last:])
     return "".join(out), number
+
+
+def _without_block(text: str, name: str, where: str) -> str:
+    """`text` without block `name` (markers included): a topic's `Related:` links are
+    derived from the topics around it and are not carried into the archive."""
+    block = blocks.find(text, name, where)
+    if block is None:
+        return text
+    return (
+        text[: block.start].rstrip("\r\n") + "\n" + text[block.end :]
+        if text[block.end :].strip()
+        else text[: block.start].rstrip("\r\n") + "\n"
+    )
 
 
 def _fence_front_matter(text: str) -> str:
@@ -600,7 +762,9 @@ def _demote(
             )
         try:
             first = _next_archived_number(current, path)
-            body, _ = _rename_blocks(topic.text, topic.path, first)
+            body, _ = _rename_blocks(
+                _without_block(topic.text, mf.RELATED_BLOCK, topic.path), topic.path, first
+            )
         except BlockError as exc:
             result.warnings.append(f"{_where(path, exc)}; stale topics were not demoted")
             break
@@ -708,7 +872,10 @@ def _write_index(
         if slug is None:
             lines.append((None, line))
         elif slug in exists_after and slug not in listed:
-            lines.append((slug, line))
+            entry = live.get(slug)
+            if entry is not None and entry.touched and entry.owned:
+                line = _index_line(entry.title or memory.topics[slug].title, slug, entry.description)
+            lines.append((slug, line))  # a touched dream-owned topic's line says what it holds now
             listed.add(slug)
     old_kept = list(lines)
     dream_topics = {s for s, t in memory.topics.items() if t.owned and s in exists_after}
@@ -725,11 +892,14 @@ def _write_index(
 
     human_lines, human_bytes = _size(human)
     if human_lines > max_lines or human_bytes > max_bytes:
+        overflow = mf.overflow_index_path(agent)
         result.warnings.append(
             f"{path} is already over its limits without gitdream's block ({human_lines} lines, "
             f"{human_bytes} bytes; limits {max_lines} lines, {max_bytes} bytes): gitdream did not "
-            "add index lines — shorten the file by hand, or raise memory_max_lines/memory_max_bytes"
+            f"add index lines — its topics are indexed in {overflow}; shorten {path} by hand, or "
+            "raise memory_max_lines/memory_max_bytes"
         )
+        _write_overflow(agent, memory, [line for slug, line in lines if slug is not None], result)
         if block is None:
             result.index = {"lines": human_lines, "bytes": human_bytes, "listed": 0, "unlisted": 0}
             return
@@ -752,38 +922,7 @@ def _write_index(
     new = compose(chosen)
     unlisted = 0
     if _size(new)[0] > max_lines or _size(new)[1] > max_bytes:
-        order = sorted(range(len(lines)), key=lambda i: rank_key(lines[i][0]))
-        base_lines, base_bytes = _size(compose([]))
-        newline_bytes = len(blocks.newline_of(new).encode())
-        keep: set[int] = set()
-        used_lines, used_bytes = base_lines, base_bytes
-        for position, i in enumerate(order):
-            rest = len(order) - position - 1
-            tail = _overflow_line(rest) if rest else ""
-            extra_lines = 1 + (1 if tail else 0)
-            extra_bytes = len(lines[i][1].encode()) + newline_bytes
-            extra_bytes += len(tail.encode()) + newline_bytes if tail else 0
-            if used_lines + extra_lines <= max_lines and used_bytes + extra_bytes <= max_bytes:
-                keep.add(i)
-                used_lines += 1
-                used_bytes += len(lines[i][1].encode()) + newline_bytes
-            else:
-                break
-        while True:
-            unlisted = len(lines) - len(keep)
-            chosen = [line for i, (_, line) in enumerate(lines) if i in keep]
-            if unlisted:
-                chosen.append(_overflow_line(unlisted))
-            new = compose(chosen)
-            n_lines, n_bytes = _size(new)
-            if (n_lines <= max_lines and n_bytes <= max_bytes) or not keep:
-                break
-            keep.discard(max(keep, key=lambda i: rank_key(lines[i][0])))
-        n_lines, n_bytes = _size(new)
-        if n_lines > max_lines or n_bytes > max_bytes:
-            chosen = []
-            unlisted = len(lines)
-            new = compose(chosen)
+        new, unlisted = _fit_index(lines, compose, rank_key, max_lines, max_bytes)
         result.warnings.append(
             f"{path}: {unlisted} index line(s) left out to stay within {max_lines} lines and "
             f"{max_bytes} bytes; their topic files are unchanged"
@@ -792,6 +931,82 @@ def _write_index(
         result.changes[path] = new
     n_lines, n_bytes = _size(new)
     result.index = {"lines": n_lines, "bytes": n_bytes, "listed": len(lines) - unlisted, "unlisted": unlisted}
+
+
+def _fit_index(
+    lines: list[tuple[str | None, str]],
+    compose: Callable[[list[str]], str],
+    rank_key: Callable[[str | None], Any],
+    max_lines: int,
+    max_bytes: int,
+) -> tuple[str, int]:
+    """`(MEMORY.md text, number of index lines left out)` when not every line fits: the
+    lines that rank first (`rank_key`: lines that are not links, then the most recently
+    corroborated topics) are kept, the rest collapse into one overflow line."""
+    order = sorted(range(len(lines)), key=lambda i: rank_key(lines[i][0]))
+    base_lines, base_bytes = _size(compose([]))
+    newline_bytes = len(blocks.newline_of(compose([])).encode())
+    keep: set[int] = set()
+    used_lines, used_bytes = base_lines, base_bytes
+    for position, i in enumerate(order):
+        rest = len(order) - position - 1
+        tail = _overflow_line(rest) if rest else ""
+        extra_lines = 1 + (1 if tail else 0)
+        extra_bytes = len(lines[i][1].encode()) + newline_bytes
+        extra_bytes += len(tail.encode()) + newline_bytes if tail else 0
+        if used_lines + extra_lines > max_lines or used_bytes + extra_bytes > max_bytes:
+            break
+        keep.add(i)
+        used_lines += 1
+        used_bytes += len(lines[i][1].encode()) + newline_bytes
+    while True:
+        unlisted = len(lines) - len(keep)
+        chosen = [line for i, (_, line) in enumerate(lines) if i in keep]
+        if unlisted:
+            chosen.append(_overflow_line(unlisted))
+        new = compose(chosen)
+        n_lines, n_bytes = _size(new)
+        if (n_lines <= max_lines and n_bytes <= max_bytes) or not keep:
+            break
+        keep.discard(max(keep, key=lambda i: rank_key(lines[i][0])))
+    n_lines, n_bytes = _size(new)
+    if n_lines > max_lines or n_bytes > max_bytes:
+        return compose([]), len(lines)
+    return new, unlisted
+
+
+OVERFLOW_HEADER = (
+    "# Topics gitdream keeps\n\n"
+    "MEMORY.md is over its size limits without gitdream's lines, so gitdream indexes its\n"
+    "topics here instead: one line per topic file in this folder. Shorten MEMORY.md and\n"
+    "they move back into its index block.\n"
+)
+
+
+def _write_overflow(agent: Agent, memory: mf.MemoryFiles, lines: list[str], result: ExperienceResult) -> None:
+    """Write the dream-owned overflow index (`<memory_dir>/gitdream-topics.md`): the index
+    lines gitdream could not add to MEMORY.md because its human part is over the limits."""
+    path = mf.overflow_index_path(agent)
+    old = memory.overflow_text
+    if old is not None:
+        meta, _ = mf.split_front_matter(old)
+        if not meta or meta.get(mf.ORIGIN_KEY) != mf.ORIGIN_VALUE:
+            result.warnings.append(f"{path} exists and was not written by gitdream; it was left alone")
+            return
+    meta = {
+        "name": "Topics gitdream keeps",
+        "description": "Index of gitdream's topic files while MEMORY.md is over its size limits",
+        "type": "reference",
+        mf.ORIGIN_KEY: mf.ORIGIN_VALUE,
+    }
+    head = mf.render_front_matter(meta) + "\n" + OVERFLOW_HEADER
+    try:
+        new = blocks.replace(old or head, mf.INDEX_BLOCK, "".join(line + "\n" for line in lines), path)
+    except BlockError as exc:
+        result.warnings.append(f"{_where(path, exc)}; the overflow index was not updated")
+        return
+    if new != old:
+        result.changes[path] = new
 
 
 def _where(path: str, exc: BlockError) -> str:
@@ -908,6 +1123,32 @@ def _outside_kept(old: str, new: str, name: str, where: str) -> bool:
     return rest.startswith(old) and rest[len(old) :].strip("\r\n") == ""
 
 
+TOPIC_BLOCKS = (mf.FACTS_BLOCK, mf.SUPERSEDED_BLOCK, mf.RELATED_BLOCK)
+"""The blocks gitdream writes in a human-written topic file."""
+
+
+def _outside_kept_all(old: str, new: str, names: tuple[str, ...], where: str) -> bool:
+    """True when `new` differs from `old` only inside blocks named in `names`, or by such
+    blocks being appended at the end (after newlines only)."""
+    try:
+        old_names = {b.name for b in blocks.parse(old, where)}
+        found = blocks.parse(new, where)
+    except BlockError:
+        return False
+    if any(b.name not in names and b.name not in old_names for b in found):
+        return False
+    rest = new
+    for block in reversed(found):
+        if block.name not in old_names:
+            rest = rest[: block.start] + rest[block.end :]
+    try:
+        if old_names:
+            return blocks.outside(old, where).rstrip("\r\n") == blocks.outside(rest, where).rstrip("\r\n")
+    except BlockError:
+        return False
+    return rest.startswith(old) and rest[len(old) :].strip("\r\n") == ""
+
+
 def _check_ownership(agent: Agent, files: dict[str, str], changes: dict[str, str | None]) -> None:
     """Raise LossGuardError when a change touches bytes gitdream does not own (module
     docstring): outside the `facts` block of an existing topic, outside the `index` block of
@@ -917,6 +1158,7 @@ def _check_ownership(agent: Agent, files: dict[str, str], changes: dict[str, str
     by_path = {t.path: t for t in memory.topics.values()}
     for path, new in changes.items():
         old = files.get(path)
+        problem: str | None
         if not agent.is_memory_path(path):
             problem = "it is not a memory file gitdream may write"
         elif old is None:
@@ -928,8 +1170,15 @@ def _check_ownership(agent: Agent, files: dict[str, str], changes: dict[str, str
             problem = None if _outside_kept(old, new, mf.INDEX_BLOCK, path) else "outside the index block"
         elif path in memory.archives:
             problem = None if new.startswith(old) else "an archive file may only grow"
+        elif path == mf.overflow_index_path(agent):
+            meta, _ = mf.split_front_matter(old)
+            problem = (
+                None if meta and meta.get(mf.ORIGIN_KEY) == mf.ORIGIN_VALUE else "it is not gitdream's file"
+            )
+        elif path in by_path and by_path[path].owned:
+            problem = None  # a dream-owned topic: gitdream wrote all of it
         elif path in by_path:
-            problem = None if _outside_kept(old, new, mf.FACTS_BLOCK, path) else "outside the facts block"
+            problem = None if _outside_kept_all(old, new, TOPIC_BLOCKS, path) else "outside gitdream's blocks"
         else:
             problem = "it is not a topic, archive or index file"
         if problem:

@@ -31,10 +31,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gitdream.errors import RepoStateError
+from gitdream.git import history, refs, treediff, trees
 
 if TYPE_CHECKING:
-    import pygit2
-
     from gitdream.agents import Agent
     from gitdream.git.repo import Repo
 
@@ -62,16 +61,27 @@ class Material:
 
     `since` maps each path read again because an earlier run left it pending to the base
     it was read from (older than `base`); `since_of(path)` is the base a path's material
-    was measured from, which is what a run that leaves it pending again must record."""
+    was measured from, which is what a run that leaves it pending again must record.
+    `fresh` maps each path new or changed since `base` itself to its added lines (None:
+    the whole file), so a pending path's new lines are told apart from its pending ones."""
 
     base: str | None
     input_commit: str
     files: list[SourceFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     since: dict[str, str | None] = field(default_factory=dict)
+    fresh: dict[str, frozenset[int] | None] = field(default_factory=dict)
 
     def since_of(self, path: str) -> str | None:
         return self.since.get(path, self.base)
+
+    def is_fresh(self, path: str, start: int, end: int) -> bool:
+        """True when lines `start`..`end` of `path` hold a line added since `base` (new
+        material, whatever an earlier run left pending in the same file)."""
+        if path not in self.fresh:
+            return False
+        lines = self.fresh[path]
+        return lines is None or any(n in lines for n in range(start, end + 1))
 
     @property
     def sessions(self) -> int:
@@ -81,8 +91,7 @@ class Material:
 
 def read_watermark(repo: Repo, agent: Agent) -> str | None:
     """The watermark's commit id (hex), or None when the agent never dreamed."""
-    ref = repo.raw.references.get(agent.watermark_ref)
-    return str(ref.target) if ref is not None else None
+    return refs.target(repo, agent.watermark_ref)
 
 
 def fetch_hint(repo: Repo) -> str:
@@ -98,21 +107,16 @@ def fetch_hint(repo: Repo) -> str:
 def _dreamed_index(repo: Repo, agent: Agent, commit: str) -> str | None:
     """The path of the agent's MEMORY.md at `commit` when it holds gitdream's `index`
     block — only a dream writes it — else None."""
-    import pygit2
-
     from gitdream.dream.memoryfiles import INDEX_BLOCK, index_path
     from gitdream.errors import BlockError
     from gitdream.text import blocks
 
     path = index_path(agent)
-    try:
-        blob = repo.raw[commit].peel(pygit2.Tree)[path]
-    except KeyError:
-        return None
-    if not isinstance(blob, pygit2.Blob):
+    data = trees.blob_at(repo, commit, path)
+    if data is None:
         return None
     try:
-        found = blocks.find(blob.data.decode("utf-8", "replace"), INDEX_BLOCK, path)
+        found = blocks.find(data.decode("utf-8", "replace"), INDEX_BLOCK, path)
     except BlockError:
         return None
     return path if found is not None else None
@@ -122,17 +126,7 @@ def _dreamed_here(repo: Repo, agent: Agent) -> bool:
     """True when a branch's reflog shows a dream commit of `agent` made in this repository
     (gitdream's message "commit: dream(<id>): …"): the watermark is missing because that
     run died before moving it, not because a clone left gitdream's refs behind."""
-    prefix = f"commit: dream({agent.id}): "
-    for name in repo.raw.references:
-        if not name.startswith("refs/heads/"):
-            continue
-        try:
-            entries = repo.raw.references[name].log()
-            if any((entry.message or "").startswith(prefix) for entry in entries):
-                return True
-        except (KeyError, ValueError, OSError):  # no reflog for this branch
-            continue
-    return False
+    return refs.branch_reflog_mentions(repo, f"commit: dream({agent.id}): ")
 
 
 def resolve_base(
@@ -148,18 +142,15 @@ def resolve_base(
     RepoStateError when the watermark's commit is missing, or, in a shallow clone, when it
     is not in the history the clone has of the input commit.
     """
-    import pygit2
-
     if full:
         return None, []
     if since is not None:
-        try:
-            commit = repo.raw.revparse_single(since).peel(pygit2.Commit)
-        except (KeyError, ValueError, pygit2.GitError):
+        commit = history.resolve_commit(repo, since)
+        if commit is None:
             raise RepoStateError(
                 f"--since {since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
-            ) from None
-        return str(commit.id), []
+            )
+        return commit, []
     mark = read_watermark(repo, agent)
     if mark is None:
         index = _dreamed_index(repo, agent, input_commit)
@@ -172,7 +163,7 @@ def resolve_base(
                 hint=fetch_hint(repo),
             )
         return None, []
-    if repo.raw.get(mark) is None:
+    if not history.has_object(repo, mark):
         raise RepoStateError(
             f"the watermark of agent {agent.id} points at {mark[:12]}, which is not in this "
             + ("shallow clone" if repo.shallow() else "repository"),
@@ -188,10 +179,7 @@ def resolve_base(
             "clone has of HEAD, so the material since it cannot be found",
             hint=fetch_hint(repo),
         )
-    try:
-        merge_base = repo.raw.merge_base(mark, input_commit)
-    except pygit2.GitError:
-        merge_base = None
+    merge_base = history.merge_base(repo, mark, input_commit)
     if merge_base is None:
         return None, [
             f"the watermark of agent {agent.id} ({mark[:12]}) shares no history with HEAD; "
@@ -225,34 +213,6 @@ def _kind(agent: Agent, path: str) -> str | None:
     return None
 
 
-def _subtree(repo: Repo, commit: str | None, folder: str) -> pygit2.Tree | None:
-    import pygit2
-
-    if commit is None:
-        return None
-    tree = repo.raw[commit].peel(pygit2.Tree)
-    if not folder:
-        return tree
-    try:
-        sub = tree[folder]
-    except KeyError:
-        return None
-    return sub if isinstance(sub, pygit2.Tree) else None
-
-
-def _diff(old: pygit2.Tree | None, new: pygit2.Tree) -> pygit2.Diff:
-    """Tree-to-tree diff with no context lines and rename detection (a file that was
-    only renamed then shows as RENAMED with similarity 100)."""
-    from pygit2.enums import DiffFind
-
-    if old is None:
-        diff = new.diff_to_tree(context_lines=0, swap=True)
-    else:
-        diff = old.diff_to_tree(new, context_lines=0)
-    diff.find_similar(flags=DiffFind.FIND_RENAMES)
-    return diff
-
-
 def changed_sources(
     repo: Repo,
     agent: Agent,
@@ -265,63 +225,40 @@ def changed_sources(
     `pending` holds `(path, base)` pairs that a previous run failed to process: each is
     diffed again from its own base and merged in. Returns a Material; reads objects only.
     """
-    from pygit2.enums import DeltaStatus
-
     material = Material(base, input_commit)
     found: dict[str, SourceFile] = {}
 
     def collect(from_commit: str | None, wanted: set[str] | None) -> None:
-        old = _subtree(repo, from_commit, agent.dir)
-        new = _subtree(repo, input_commit, agent.dir)
-        if new is None:
-            return
-        diff = _diff(old, new)
-        for index, delta in enumerate(diff.deltas):
-            status = delta.status
-            if status in (DeltaStatus.DELETED, DeltaStatus.UNMODIFIED, DeltaStatus.IGNORED):
-                continue
-            rel = delta.new_file.path
-            path = f"{agent.dir}/{rel}" if agent.dir else rel
-            if wanted is not None and path not in wanted:
-                continue
+        def source(path: str) -> bool:
+            return (wanted is None or path in wanted) and _kind(agent, path) is not None
+
+        for change in treediff.changes(repo, from_commit, input_commit, agent.dir, source):
+            path = change.path
             kind = _kind(agent, path)
-            if kind is None:
-                continue
-            if delta.new_file.mode not in (0o100644, 0o100755):
+            assert kind is not None
+            if not change.regular:
                 material.warnings.append(f"{path}: not a regular file (symlink or submodule); skipped")
                 continue
-            if status == DeltaStatus.RENAMED and delta.similarity == 100:
-                continue
-            blob = str(delta.new_file.id)
-            if status == DeltaStatus.ADDED:
-                item = SourceFile(path, kind, "added", blob, None)
+            if change.added:
+                item = SourceFile(path, kind, "added", change.blob, None)
             else:
                 # Only a changed file needs its patch (added lines); an added file is new
                 # whole, so its blob is not even loaded.
-                patch = diff[index]
-                delta = patch.delta
-                lines = {
-                    line.new_lineno
-                    for hunk in patch.hunks
-                    for line in hunk.lines
-                    if line.origin == "+" and line.new_lineno > 0
-                }
-                if not lines and not delta.is_binary:
+                if not change.added_lines and not change.binary:
                     continue
-                item = SourceFile(
-                    path, kind, "modified", blob, frozenset(lines) if not delta.is_binary else None
-                )
+                item = SourceFile(path, kind, "modified", change.blob, change.added_lines)
             previous = found.get(path)
             if previous is not None:
                 item = _merge(previous, item)
             found[path] = item
 
     collect(base, None)
+    material.fresh = {path: item.added_lines for path, item in found.items()}
     by_base: dict[str | None, set[str]] = {}
     for path, pending_base in pending:
         by_base.setdefault(pending_base, set()).add(path)
     for pending_base, paths in by_base.items():
-        if pending_base is not None and repo.raw.get(pending_base) is None:
+        if pending_base is not None and not history.has_object(repo, pending_base):
             material.warnings.append(
                 f"pending paths from an earlier run refer to {pending_base[:12]}, which is gone; "
                 "reading them whole"
@@ -345,19 +282,8 @@ def count_sessions(repo: Repo, agent: Agent, base: str | None, input_commit: str
     """How many source files were added or changed between `base` and `input_commit`
     (the `min_sessions` gate). Like `changed_sources` but from the diff's deltas only —
     no patches are computed — so it stays cheap for the idle path."""
-    from pygit2.enums import DeltaStatus
 
-    old = _subtree(repo, base, agent.dir)
-    new = _subtree(repo, input_commit, agent.dir)
-    if new is None:
-        return 0
-    count = 0
-    for delta in _diff(old, new).deltas:
-        if delta.status in (DeltaStatus.DELETED, DeltaStatus.UNMODIFIED, DeltaStatus.IGNORED):
-            continue
-        if delta.status == DeltaStatus.RENAMED and delta.similarity == 100:
-            continue
-        rel = delta.new_file.path
-        if _kind(agent, f"{agent.dir}/{rel}" if agent.dir else rel) is not None:
-            count += 1
-    return count
+    def source(path: str) -> bool:
+        return _kind(agent, path) is not None
+
+    return len(treediff.changes(repo, base, input_commit, agent.dir, source, lines=False))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -30,10 +31,17 @@ from gitdream.text import blocks, frontmatter
 ORIGIN_KEY = "origin"
 ORIGIN_VALUE = "gitdream"
 INDEX_NAME = "MEMORY.md"
+OVERFLOW_INDEX_NAME = "gitdream-topics.md"
+"""Where gitdream indexes its topics while MEMORY.md's human part is over its limits."""
 ARCHIVE_DIR = "archive"
 FACTS_BLOCK = "facts"
 INDEX_BLOCK = "index"
 LEARNED_BLOCK = "learned"
+SUPERSEDED_BLOCK = "superseded"
+"""Block of a topic file holding facts a newer fact replaced, each with its sources and the
+date and text that superseded it (DESIGN §6 managed blocks)."""
+RELATED_BLOCK = "related"
+"""Block of a topic file holding its `Related:` line of links to related topics."""
 ARCHIVED_BLOCK_PREFIX = "archived-"
 CLAUDE_TYPES = ("user", "feedback", "project", "reference")
 # Slugs a topic may never take: they would collide with the index, the archive folder, the
@@ -41,6 +49,7 @@ CLAUDE_TYPES = ("user", "feedback", "project", "reference")
 # systems fold case).
 RESERVED_SLUGS = frozenset(
     {"memory", "archive", "logs", "index", "readme", "claude", "agents", "agent", "soul", "skill"}
+    | {"gitdream-topics"}
 )
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*\r?$", re.MULTILINE)
 _SLUG_BAD = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|\s]")
@@ -65,7 +74,7 @@ def split_front_matter(text: str) -> tuple[dict[str, object] | None, int]:
     return {str(k): v for k, v in data.items()}, found.body_start
 
 
-def render_front_matter(data: dict[str, object]) -> str:
+def render_front_matter(data: Mapping[str, object]) -> str:
     """`---` / YAML (keys in the given order, Unicode kept, one line per value) / `---`."""
     dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1_000_000)
     return f"---\n{dumped}---\n"
@@ -174,6 +183,7 @@ class MemoryFiles:
     index_text: str | None
     topics: dict[str, Topic] = field(default_factory=dict)
     archives: dict[str, str] = field(default_factory=dict)
+    overflow_text: str | None = None
 
 
 _LINK = re.compile(r"\]\(<?([^)<>]+?)>?\)")
@@ -196,6 +206,10 @@ def index_link_slug(line: str) -> str | None:
 
 def index_path(agent: Agent) -> str:
     return join(agent.memory_dir, INDEX_NAME)
+
+
+def overflow_index_path(agent: Agent) -> str:
+    return join(agent.memory_dir, OVERFLOW_INDEX_NAME)
 
 
 def topic_path(agent: Agent, slug: str) -> str:
@@ -225,7 +239,7 @@ def front_matter_problem(text: str) -> frontmatter.FrontMatterError | None:
 
 def read_topic(slug: str, path: str, text: str) -> Topic:
     meta, _ = split_front_matter(text)
-    owned = bool(meta) and meta.get(ORIGIN_KEY) == ORIGIN_VALUE
+    owned = meta is not None and meta.get(ORIGIN_KEY) == ORIGIN_VALUE
     try:
         content = blocks.get(text, FACTS_BLOCK, path)
     except BlockError as exc:
@@ -244,11 +258,12 @@ def read_memory(agent: Agent, files: dict[str, str]) -> MemoryFiles:
     archive files (`archive/*.md`). Other paths are ignored."""
     prefix = agent.memory_dir + "/" if agent.memory_dir else ""
     idx = index_path(agent)
-    memory = MemoryFiles(agent, idx, files.get(idx))
+    overflow = overflow_index_path(agent)
+    memory = MemoryFiles(agent, idx, files.get(idx), overflow_text=files.get(overflow))
     for path in sorted(files):
         if (
             not path.startswith(prefix)
-            or path == idx
+            or path in (idx, overflow)
             or agent.is_source(path)
             or path in agent.definition_files
         ):
@@ -265,16 +280,50 @@ def read_memory(agent: Agent, files: dict[str, str]) -> MemoryFiles:
     return memory
 
 
+SUPERSEDED_MARK = " — superseded "
+_SUPERSEDED_TAIL = re.compile(r" — superseded \d{4}-\d{2}-\d{2} by: .*$")
+
+
+def superseded_text(text: str) -> str:
+    """The old fact's own text of a line of the `superseded` block (without the
+    " — superseded DATE by: …" tail)."""
+    return _SUPERSEDED_TAIL.sub("", text)
+
+
+def superseded_facts(topic: Topic) -> list[factfmt.Fact]:
+    """The facts of a topic's `superseded` block (empty when it has none or its markers
+    are malformed)."""
+    try:
+        content = blocks.get(topic.text, SUPERSEDED_BLOCK, topic.path)
+    except BlockError:
+        return []
+    return factfmt.parse(content or "")
+
+
+def body_text(text: str) -> str:
+    """A topic file's text without its front matter and managed blocks (what a person
+    wrote), for matching entries to a human-written topic by content."""
+    _, start = split_front_matter(text)
+    body = text[start:]
+    try:
+        found = blocks.parse(body)
+    except BlockError:
+        return body
+    for block in reversed(found):
+        body = body[: block.start] + body[block.end :]
+    return body
+
+
 def count_facts(path: str, text: str) -> int:
-    """Facts in the `facts` block and in `archived-*` blocks of a memory file (0 when its
-    markers are malformed — such a file is never rewritten, so it cannot lose any)."""
+    """Facts in the `facts`, `superseded` and `archived-*` blocks of a memory file (0 when
+    its markers are malformed — such a file is never rewritten, so it cannot lose any)."""
     try:
         found = blocks.parse(text, path)
     except BlockError:
         return 0
     total = 0
     for block in found:
-        if block.name == FACTS_BLOCK or block.name.startswith(ARCHIVED_BLOCK_PREFIX):
+        if block.name in (FACTS_BLOCK, SUPERSEDED_BLOCK) or block.name.startswith(ARCHIVED_BLOCK_PREFIX):
             total += len(factfmt.parse(text[block.inner_start : block.inner_end]))
     return total
 

@@ -7,6 +7,7 @@ closed gate) can build its options without importing the pipeline and what it im
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass
@@ -24,8 +25,22 @@ class RunOptions:
     estimate: bool = False
 
 
-class Reporter:
-    """Receives progress; the CLI renders it on stderr. The default ignores it."""
+class Reporter(Protocol):
+    """Receives progress (the CLI's progress printer is one; it renders it on stderr):
+    `phase` marks the start of a phase; `progress` reports work inside one (an engine's
+    batches and screener calls: `gitdream.contract.Progress`), each report replacing the
+    previous one of the same phase."""
 
-    def phase(self, agent: str, phase: str, detail: str = "") -> None:  # pragma: no cover - default no-op
+    def phase(self, agent: str, phase: str, detail: str = "") -> None: ...
+
+    def progress(self, agent: str, phase: str, detail: str) -> None: ...
+
+
+class Silent:
+    """The Reporter that ignores progress."""
+
+    def phase(self, agent: str, phase: str, detail: str = "") -> None:
+        pass
+
+    def progress(self, agent: str, phase: str, detail: str) -> None:
         pass

@@ -6,36 +6,344 @@ commit, so a note holds JSON Lines: one object per line, appended, never rewritt
 object has a `type`: "receipt" (a run; shape documented in docs/json.md) or "annotation"
 (a later fact about a run, e.g. `{"type": "annotation", "run": R, "reverted_by": S}`).
 
-The notes ref moves by compare-and-swap: libgit2 builds the notes commit on the ref's
-current tip and refuses if it moved meanwhile; the append is then retried.
+`Receipt` is the one type of a receipt: the pipeline fills it during a run and
+`finish()`es it once (calls and token totals, pending material, warnings, times, rejected
+units, redaction of free text); the same object is then the git note, `run --json` and,
+read back with `Receipt.from_json`, what `log`, `show`, `audit` and `revert` see. A
+receipt read from a note is untrusted: a value of the wrong type reads as its default.
 """
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
+import re
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock
-from gitdream.errors import GitdreamError
+from gitdream.git import notes
 
 if TYPE_CHECKING:
+    from gitdream.config import Config
     from gitdream.git.commitbuilder import Identity
     from gitdream.git.repo import Repo
+    from gitdream.units import Rejected
 
 NOTES_REF = "refs/notes/gitdream"
 SCHEMA_VERSION = 1
+MAX_WARNINGS = 200
+MAX_UNITS = 500
+"""A receipt lists at most this many facts written (`units`); `units_truncated` counts the rest."""
+TOKEN_KINDS = ("input", "output", "cache_creation", "cache_read")
+_CALL_TOKENS = {
+    "input": "input_tokens",
+    "output": "output_tokens",
+    "cache_creation": "cache_creation_input_tokens",
+    "cache_read": "cache_read_input_tokens",
+}
+WITHHELD = "(withheld: the unit held a secret)"
+PIECE = 8
+"""A title sharing this many characters with a secret found in its unit is withheld."""
+KINDS = ("experience", "definition")
+
+
+def _no_commits() -> dict[str, str | None]:
+    return {"experience": None, "definition": None}
+
+
+def _no_tokens() -> dict[str, int]:
+    return dict.fromkeys(TOKEN_KINDS, 0)
+
+
+@dataclass
+class RevertFacts:
+    """What a revert's receipt says beyond a dream's: the run it `reverts`, its `only`
+    (experience, definition or None for both), whether it moved the watermark back
+    (`replay`) and the `paths` it changed per kind."""
+
+    reverts: str
+    only: str | None = None
+    replay: bool = False
+    paths: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class Receipt:
+    """One run's receipt (the table in docs/json.md, "Receipts", is its JSON shape).
+
+    Every key is always in the JSON (null where it does not apply), except
+    `definition_units` and `units_truncated`, present only when not empty, and the keys
+    of `revert` (`reverts`, `only`, `replay`, `paths`), present only on a revert's
+    receipt. `annotations` (later facts about the run) are folded in when reading and
+    never written. `extra` keeps keys this version does not know, so `show` shows them.
+    """
+
+    run: str
+    agent: str | None = None
+    agent_dir: str | None = None
+    trigger: str | None = None
+    engine: str | None = None
+    status: str = "failed"
+    started: str | None = None
+    finished: str | None = None
+    duration_seconds: float | None = None
+    input_commit: str | None = None
+    base: str | None = None
+    watermark_before: str | None = None
+    watermark_after: str | None = None
+    branch: str | None = None
+    dry_run: bool = False
+    commits: dict[str, str | None] = field(default_factory=_no_commits)
+    sessions: int | None = None
+    phases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    units: list[dict[str, Any]] = field(default_factory=list)
+    units_truncated: int = 0
+    definition_units: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    tokens: dict[str, int] = field(default_factory=_no_tokens)
+    warnings: list[str] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    revert: RevertFacts | None = None
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    finalised: bool = field(default=False, compare=False)
+
+    # --- during a run ---------------------------------------------------------------
+
+    def phase(self, name: str, **details: Any) -> dict[str, Any]:
+        """The record of phase `name` (created "ok"), updated with `details`."""
+        entry = self.phases.setdefault(name, {"status": "ok"})
+        entry.update(details)
+        return entry
+
+    def record_units(self, written: list[dict[str, Any]]) -> None:
+        """The facts the experience phase wrote (at most MAX_UNITS kept)."""
+        self.units = written[:MAX_UNITS]
+        self.units_truncated = max(len(written) - MAX_UNITS, 0)
+
+    def finish(
+        self,
+        *,
+        calls: list[dict[str, Any]],
+        pending: list[dict[str, Any]],
+        warnings: list[str],
+        rejected: list[Rejected],
+        duration_seconds: float,
+        cfg: Config | None,
+    ) -> None:
+        """Finalise the receipt, once: the engine's `calls` and their token totals, the
+        `pending` material, the `warnings` (de-duplicated, at most MAX_WARNINGS), the
+        finishing time and duration, the `rejected` units — and, with `cfg`, every
+        string of free text masked by the secret scanner (`redact`)."""
+        if self.finalised:
+            raise AssertionError(f"the receipt of run {self.run} is finalised already")
+        self.finalised = True
+        if calls:
+            self.calls = list(calls)
+        self.tokens = _totals(self.calls)
+        self.pending = list(pending)
+        self.warnings = list(dict.fromkeys(self.warnings + warnings))[:MAX_WARNINGS]
+        self.finished = clock.iso(clock.now())
+        self.duration_seconds = round(duration_seconds, 3)
+        if cfg is not None:
+            self.rejected = rejected_json(rejected, cfg)
+            redact(self, cfg)
+        else:
+            self.rejected = [r.to_json() for r in rejected]
+
+    # --- reading --------------------------------------------------------------------
+
+    @property
+    def total_tokens(self) -> int:
+        """Input, output and cache tokens together (what the daily budget counts)."""
+        return sum(int(self.tokens.get(kind, 0) or 0) for kind in TOKEN_KINDS)
+
+    @property
+    def all_units(self) -> list[dict[str, Any]]:
+        """The experience facts and then the definition facts the run wrote."""
+        return [*self.units, *self.definition_units]
+
+    @property
+    def problem(self) -> bool:
+        """True when the run failed, was aborted, or a phase was refused."""
+        if self.status in ("failed", "aborted", "partial"):
+            return True
+        return any(p.get("status") == "refused" for p in self.phases.values())
+
+    def to_json(self) -> dict[str, Any]:
+        """The receipt as written to its note (and printed by `run --json`)."""
+        document: dict[str, Any] = {"type": "receipt", "version": SCHEMA_VERSION, **self.extra}
+        for item in fields(self):
+            if item.name in ("revert", "annotations", "extra", "finalised"):
+                continue
+            value = getattr(self, item.name)
+            if item.name in ("definition_units", "units_truncated") and not value:
+                continue
+            document[item.name] = value
+        if self.revert is not None:
+            document.update(
+                reverts=self.revert.reverts,
+                only=self.revert.only,
+                replay=self.revert.replay,
+                paths=self.revert.paths,
+            )
+        return document
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> Receipt | None:
+        """The receipt in `record` (a note's JSON object), or None when it is not one
+        (no `"type": "receipt"`, no string `run`). Values of the wrong type read as their
+        defaults: a hand-edited note must not break `gitdream log`."""
+        if record.get("type") != "receipt" or not isinstance(record.get("run"), str):
+            return None
+        receipt = cls(run=record["run"])
+        known = {"type", "version", "reverts", "only", "replay", "paths"}
+        for item in fields(cls):
+            known.add(item.name)
+            if item.name in ("run", "revert", "annotations", "extra", "finalised") or item.name not in record:
+                continue
+            value = record[item.name]
+            default = getattr(receipt, item.name)
+            if _same_kind(value, default, item.type):
+                setattr(receipt, item.name, value)
+        if isinstance(record.get("reverts"), str):
+            paths = record.get("paths")
+            receipt.revert = RevertFacts(
+                record["reverts"],
+                record["only"] if record.get("only") in KINDS else None,
+                record.get("replay") is True,
+                paths if isinstance(paths, dict) else {},
+            )
+        if not isinstance(record.get("status"), str):
+            receipt.status = "unknown"
+        receipt.extra = {k: v for k, v in record.items() if k not in known}
+        return receipt
+
+
+def _same_kind(value: Any, default: Any, declared: Any) -> bool:
+    """Whether `value` (from a note) may stand for a field whose default is `default`
+    and whose declared type (a string: annotations are postponed) is `declared`."""
+    text = str(declared)
+    if value is None:
+        return "None" in text
+    if isinstance(default, bool) or text.startswith("bool"):
+        return isinstance(value, bool)
+    if text.startswith(("float", "int")) or isinstance(default, int):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if text.startswith("str"):
+        return isinstance(value, str)
+    if text.startswith("dict") or isinstance(default, dict):
+        return isinstance(value, dict)
+    if text.startswith("list") or isinstance(default, list):
+        return isinstance(value, list)
+    return False
+
+
+def _totals(calls: list[dict[str, Any]]) -> dict[str, int]:
+    tokens = _no_tokens()
+    for call in calls:
+        for kind, key in _CALL_TOKENS.items():
+            tokens[kind] += int(call.get(key, 0) or 0)
+    return tokens
+
+
+# --- redaction ------------------------------------------------------------------------
+
+# Receipt fields that hold identifiers, or facts already screened and written to memory
+# (`gitdream audit --run` matches them against the topic files); every other string of a
+# receipt passes through the scanner's masks.
+_RECEIPT_IDS = frozenset(
+    {"run", "agent", "agent_dir", "input_commit", "commits", "base", "watermark_before"}
+    | {"watermark_after", "branch", "started", "finished", "pending", "units", "definition_units"}
+    | {"revert", "annotations", "extra", "finalised"}
+)
+_WORD = re.compile(r"[A-Za-z_]{0,16}")
+
+
+def redact(receipt: Receipt, cfg: Config) -> None:
+    """Mask, in place, whatever the secret scanner finds in the receipt's free text —
+    warnings, errors, phase details (a model's schema violations quote its answer), model
+    calls, rejected units — so a receipt never becomes the leak the scanner prevents.
+    A receipt whose free text is only short words (a no-op's) is left as it is without
+    loading the scanner: the idle path stays cheap, and short of the lock."""
+    free = [item.name for item in fields(receipt) if item.name not in _RECEIPT_IDS]
+    if not any(_free_text(getattr(receipt, name)) for name in free):
+        return
+    from gitdream.dream.screen import redact_json
+
+    allow, deny = _patterns(cfg)
+    for name in free:
+        setattr(receipt, name, redact_json(getattr(receipt, name), allow=allow, deny=deny))
+
+
+def _free_text(value: Any) -> bool:
+    """True when `value` holds a string (or key) that is more than one short word."""
+    if isinstance(value, str):
+        return _WORD.fullmatch(value) is None
+    if isinstance(value, list):
+        return any(_free_text(v) for v in value)
+    if isinstance(value, dict):
+        return any(_free_text(str(k)) or _free_text(v) for k, v in value.items())
+    return False
+
+
+def _patterns(cfg: Config) -> tuple[list[Any], list[Any]]:
+    """`screen.allow`/`screen.deny`; when they do not compile (the screen phase has
+    already failed on that), none: masking with the built-in rules alone masks more."""
+    from gitdream.dream.screen import user_patterns
+    from gitdream.errors import ConfigError
+
+    try:
+        return user_patterns(cfg)
+    except ConfigError:
+        return [], []
+
+
+def rejected_json(rejected: list[Rejected], cfg: Config) -> list[dict[str, Any]]:
+    """Rejected units for the receipt. A unit holding a secret anywhere (title, body or
+    topic) is recorded with its sources, its topic withheld, and its title masked — or
+    withheld too when it holds a piece of the secret the scanner cannot see as one (cut
+    short, lower-cased): an engine carries secrets into titles and topics in such forms."""
+    if not rejected:
+        return []
+    from gitdream.dream.screen import elide_tokens, scan_text
+    from gitdream.dream.screen import redact as mask
+
+    allow, deny = _patterns(cfg)
+    out = []
+    for item in rejected:
+        record = item.to_json()
+        unit = item.unit
+        found = [
+            finding.text
+            for text in (unit.title, unit.body, unit.topic)
+            for finding in scan_text(text, allow=allow, deny=deny)
+        ]
+        if found or (item.stage == "screen" and item.details.get("findings")):
+            title = elide_tokens(mask(unit.title, allow=allow, deny=deny))
+            pieces = {f[i : i + PIECE].casefold() for f in found for i in range(max(1, len(f) - PIECE + 1))}
+            folded = title.casefold()
+            record["title"] = WITHHELD if any(piece in folded for piece in pieces) else title
+            record["topic"] = WITHHELD
+            record["sources"] = list(unit.sources)[:20]
+        else:
+            record["title"] = elide_tokens(unit.title)
+            record["topic"] = elide_tokens(unit.topic)
+        out.append(record)
+    return out
+
+
+# --- the notes ---------------------------------------------------------------------------
 
 
 def read(repo: Repo, commit: str) -> list[dict[str, Any]]:
     """The records in the note on `commit` (empty when it has none). Lines that are not
     JSON objects are skipped (a hand-edited note must not break `gitdream log`)."""
-    try:
-        note = repo.raw.lookup_note(commit, NOTES_REF)
-    except KeyError:
-        return []
-    return _parse(note.message)
+    return _parse(notes.read(repo, NOTES_REF, commit) or "")
 
 
 def _parse(text: str) -> list[dict[str, Any]]:
@@ -59,85 +367,52 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
     Retries when another process moved the notes ref meanwhile; raises GitdreamError
     after repeated failures.
     """
-    import pygit2
-
-    from gitdream.git import lockfiles
-
     line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    last_error: Exception | None = None
-    for attempt in range(20):
-        try:
-            existing = repo.raw.lookup_note(commit, NOTES_REF).message
-        except KeyError:
-            existing = ""
-        text = existing.rstrip("\n") + ("\n" if existing.strip() else "") + line + "\n"
-        when, offset = clock.git_time()
-        author = pygit2.Signature(ident.author[0], ident.author[1], when, offset)
-        committer = pygit2.Signature(ident.committer[0], ident.committer[1], when, offset)
-        try:
-            repo.raw.create_note(text, author, committer, commit, NOTES_REF, True)
-            return
-        except (pygit2.GitError, OSError) as exc:  # the notes ref moved or is locked, or a
-            # fan-out folder vanished under `git gc` (see `write_object`): read again
-            refusal = lockfiles.from_git_error(exc)
-            if refusal is not None and attempt >= 10:  # a lock that stays: git left it behind
-                raise refusal from exc
-            last_error = exc
-            time.sleep(0.01 * attempt)
-    raise GitdreamError(
-        f"could not write the receipt note on {commit[:12]}: {last_error}",
-        hint="another process keeps updating refs/notes/gitdream; run again",
-    )
+    notes.append_line(repo, NOTES_REF, commit, line, ident)
 
 
-def iter_records(repo: Repo) -> Iterator[tuple[str, dict[str, Any]]]:
+def write(repo: Repo, receipt: Receipt, ident: Identity) -> None:
+    """Append the finalised `receipt` to the note on its input commit."""
+    assert receipt.finalised and receipt.input_commit is not None
+    append(repo, receipt.input_commit, receipt.to_json(), ident)
+
+
+def iter_records(repo: Repo) -> list[tuple[str, dict[str, Any]]]:
     """Every `(annotated commit id, record)` under the notes ref, in no particular order."""
-    try:
-        notes = list(repo.raw.notes(NOTES_REF))
-    except KeyError:
-        return
-    except Exception:  # pygit2 raises GitError when the ref does not exist
-        return
-    for note in notes:
-        for record in _parse(note.message):
-            yield str(note.annotated_id), record
+    return [(commit, record) for commit, text in notes.iter_notes(repo, NOTES_REF) for record in _parse(text)]
 
 
-def receipts(repo: Repo) -> list[dict[str, Any]]:
+def receipts(repo: Repo) -> list[Receipt]:
     """All receipts (with annotations folded in as `annotations`), newest first by run id."""
-    found: dict[str, dict[str, Any]] = {}
-    notes: dict[str, list[dict[str, Any]]] = {}
+    found: dict[str, Receipt] = {}
+    annotations: dict[str, list[dict[str, Any]]] = {}
     for _commit, record in iter_records(repo):
-        kind = record.get("type")
-        run = record.get("run")
-        if not isinstance(run, str):
-            continue
-        if kind == "receipt":
-            found[run] = dict(record)
-        elif kind == "annotation":
-            notes.setdefault(run, []).append(record)
-    for run, items in notes.items():
+        receipt = Receipt.from_json(record)
+        if receipt is not None:
+            found[receipt.run] = receipt
+        elif record.get("type") == "annotation" and isinstance(record.get("run"), str):
+            annotations.setdefault(record["run"], []).append(record)
+    for run, items in annotations.items():
         if run in found:
-            found[run]["annotations"] = items
-    return sorted(found.values(), key=lambda r: r["run"], reverse=True)
+            found[run].annotations = items
+    return sorted(found.values(), key=lambda r: r.run, reverse=True)
 
 
-def latest(repo: Repo, agent_id: str, commit: str | None) -> dict[str, Any] | None:
+def latest(repo: Repo, agent_id: str, commit: str | None) -> Receipt | None:
     """The newest completed dream receipt of `agent_id` in the note on `commit` (its
-    watermark), or None. "Completed" means status ok or noop; receipts of reverts
+    watermark), or None. "Completed" means status ok, partial or noop; receipts of reverts
     (`trigger: revert`) are not dreams and are skipped (their `pending` is always empty)."""
     if commit is None:
         return None
     best = None
     for record in read(repo, commit):
-        if record.get("type") != "receipt" or record.get("agent") != agent_id:
+        receipt = Receipt.from_json(record)
+        if receipt is None or receipt.agent != agent_id or receipt.trigger == "revert":
             continue
-        if record.get("trigger") == "revert":
+        if receipt.status not in ("ok", "partial", "noop"):
             continue
-        if record.get("status") not in ("ok", "noop"):
-            continue
-        if best is None or str(record.get("run", "")) > str(best.get("run", "")):
-            best = record
+        if best is None or receipt.run > best.run:
+            best = receipt
     return best
 
 
@@ -146,15 +421,10 @@ def tokens_used_since(repo: Repo, since_iso: str) -> int:
     after `since_iso` (an ISO 8601 UTC time): the repository's daily budget counter."""
     total = 0
     for _commit, record in iter_records(repo):
-        if record.get("type") != "receipt":
+        receipt = Receipt.from_json(record)
+        if receipt is None or str(receipt.finished or "") < since_iso:
             continue
-        if str(record.get("finished", "")) < since_iso:
-            continue
-        tokens = record.get("tokens") or {}
-        if isinstance(tokens, dict):
-            total += sum(
-                int(tokens.get(k, 0) or 0) for k in ("input", "output", "cache_creation", "cache_read")
-            )
+        total += receipt.total_tokens
     return total
 
 

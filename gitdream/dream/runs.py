@@ -35,13 +35,14 @@ from gitdream.dream import receipts as receipts_mod
 from gitdream.errors import GitdreamError
 
 if TYPE_CHECKING:
+    from gitdream.dream.receipts import Receipt
     from gitdream.git.history import TrailerCommit
     from gitdream.git.repo import Repo
 
 WALK_LIMIT = 2000
 """How many commits of HEAD's history `list_runs` reads for trailers (newest first)."""
 KINDS = ("experience", "definition")
-STATUSES = ("ok", "noop", "failed", "aborted", "unknown")
+STATUSES = ("ok", "partial", "noop", "failed", "aborted", "unknown")
 _LAST = re.compile(r"^last(?:~(?P<n>[0-9]+))?$")
 MAX_CANDIDATES = 10
 
@@ -71,7 +72,7 @@ class Run:
     when only trailers were found), `counts` (from the receipt), `commits`
     (`{"experience": oid|None, "definition": oid|None}`), `input_commit`, `reverts` (the
     run a revert undid), `reverted_by` (`[{"run", "only"}]`), `receipt` (the whole
-    receipt dict, or None), `trailer_commits` (kind → oid of commits found in HEAD's
+    receipt, or None), `trailer_commits` (kind → oid of commits found in HEAD's
     history by trailer).
     """
 
@@ -88,12 +89,17 @@ class Run:
     reverts: str | None = None
     only: str | None = None
     reverted_by: list[dict[str, Any]] = field(default_factory=list)
-    receipt: dict[str, Any] | None = None
+    receipt: Receipt | None = None
     trailer_commits: dict[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """The run as `gitdream log --json` lists it (shape in docs/readme/review.md)."""
+    @property
+    def shown_counts(self) -> dict[str, int]:
+        """The counts `log` shows: facts created, corroborated, units rejected."""
         counts = self.counts or {}
+        return {key: int(counts.get(key, 0) or 0) for key in ("created", "corroborated", "rejected")}
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as `gitdream log --json` lists it (shape in docs/json.md)."""
         return {
             "run": self.run,
             "agent": self.agent,
@@ -101,11 +107,7 @@ class Run:
             "trigger": self.trigger,
             "engine": self.engine,
             "status": self.status,
-            "counts": {
-                "created": int(counts.get("created", 0) or 0),
-                "corroborated": int(counts.get("corroborated", 0) or 0),
-                "rejected": int(counts.get("rejected", 0) or 0),
-            },
+            "counts": self.shown_counts,
             "commits": dict(self.commits),
             "input_commit": self.input_commit,
             "branch": self.branch,
@@ -116,28 +118,26 @@ class Run:
         }
 
 
-def _from_receipt(record: dict[str, Any]) -> Run:
-    commits = record.get("commits") if isinstance(record.get("commits"), dict) else {}
-    assert isinstance(commits, dict)
-    run_id = str(record["run"])
-    time = record.get("started")
-    if not isinstance(time, str):
-        when = ids.run_time(run_id)
+def _from_receipt(receipt: Receipt) -> Run:
+    commits = receipt.commits
+    time = receipt.started
+    if time is None:
+        when = ids.run_time(receipt.run)
         time = clock.iso(when) if when else None
     return Run(
-        run=run_id,
-        agent=record.get("agent"),
+        run=receipt.run,
+        agent=receipt.agent,
         time=time,
-        trigger=record.get("trigger"),
-        engine=record.get("engine"),
-        status=str(record.get("status") or "unknown"),
-        counts=dict(record.get("counts") or {}),
+        trigger=receipt.trigger,
+        engine=receipt.engine,
+        status=receipt.status or "unknown",
+        counts=dict(receipt.counts),
         commits={k: (str(commits[k]) if commits.get(k) else None) for k in KINDS},
-        input_commit=record.get("input_commit"),
-        branch=record.get("branch"),
-        reverts=record.get("reverts"),
-        only=record.get("only"),
-        receipt=record,
+        input_commit=receipt.input_commit,
+        branch=receipt.branch,
+        reverts=receipt.revert.reverts if receipt.revert else None,
+        only=receipt.revert.only if receipt.revert else None,
+        receipt=receipt,
     )
 
 
@@ -170,20 +170,17 @@ def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], boo
     from gitdream.git import history
 
     runs: dict[str, Run] = {}
-    for record in receipts_mod.receipts(repo):
-        if not isinstance(record.get("run"), str):
-            continue
-        run = _from_receipt(record)
+    for receipt in receipts_mod.receipts(repo):
+        run = _from_receipt(receipt)
         runs[run.run] = run
-        for note in record.get("annotations", []):
+        for note in receipt.annotations:
             if isinstance(note, dict) and note.get("reverted_by"):
                 _add_reverted_by(run, str(note["reverted_by"]), note.get("only"))
     head = repo.head().oid
     found, truncated = history.trailer_commits(repo, head, walk_limit)
     for commit in found:
-        run = runs.get(commit.run)
-        if run is None:
-            run = runs[commit.run] = _from_trailers(commit)
+        known = runs.get(commit.run)
+        run = known if known is not None else runs.setdefault(commit.run, _from_trailers(commit))
         if commit.kind in KINDS:
             run.trailer_commits.setdefault(commit.kind, commit.oid)
             if run.receipt is None and run.commits.get(commit.kind) is None:

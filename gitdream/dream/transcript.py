@@ -15,6 +15,19 @@ Each line is read on its own and its format detected on its own:
   Claude Code writes one record per content block, all with the same `message.id`: the
   text-bearing records of one message that follow each other (other records in between
   are ignored) are one message spanning their lines.
+  Synthetic rows are not the user's or the model's words and are counted, not read:
+  API error messages (`isApiErrorMessage`, model `<synthetic>`) as "api_error", interrupt
+  markers and bash-mode rows (`[Request interrupted by user]`, `<bash-input>`,
+  `<bash-stdout>`…) as "synthetic", sidechain (subagent) turns as "sidechain". Title and
+  name rows (`custom-title`, `agent-name`, `ai-title`) are known records: counted under
+  their type, with no warning.
+- **Codex CLI** rollouts (`~/.codex/sessions/**/rollout-*.jsonl`): `{"timestamp", "type",
+  "payload"}` records. `response_item` records whose `payload.type` is "message", with role
+  user or assistant, give the messages (their `input_text`/`output_text` blocks); developer
+  and system messages, the harness's `<environment_context>`/`<user_instructions>` blocks,
+  reasoning, function calls and their output, `session_meta` and `turn_context` are
+  counted. `event_msg` user and agent messages repeat them and are counted as "event" —
+  read instead only in a rollout that has no `response_item` message.
 - **Plain**: `{"role": "user"|"assistant", "text": "...", "ts": ...}` (`content` is read
   when `text` is missing; other roles are counted under the role, or "unknown").
 
@@ -34,6 +47,21 @@ from gitdream.dream.decode import scrub
 
 _KNOWN_RECORDS = frozenset(
     {"queue-operation", "summary", "system", "progress", "file-history-snapshot", "result", "attachment"}
+    | {"custom-title", "agent-name", "ai-title", "tag", "mode", "last-prompt"}
+)
+# Codex CLI rollouts (`~/.codex/sessions/**/rollout-*.jsonl`): `{"timestamp", "type",
+# "payload"}` records.
+_CODEX_RECORDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_CODEX_TEXT = frozenset({"input_text", "output_text", "text"})
+_CODEX_EVENTS = {"user_message": "user", "agent_message": "assistant"}
+# Text Claude Code writes on its own (a harness, not the user or the model, said it).
+_SYNTHETIC = re.compile(
+    r"^\s*(?:\[Request interrupted by user(?: for tool use)?\]"
+    r"|<(?:bash-input|bash-stdout|bash-stderr|user-prompt-submit-hook|local-command-caveat)>"
+    r"|API Error: |No response requested\.)"
+)
+_CODEX_CONTEXT = re.compile(
+    r"^\s*<(?:environment_context|user_instructions|permissions instructions|INSTRUCTIONS)>", re.I
 )
 _KNOWN_BLOCKS = frozenset(
     {
@@ -74,6 +102,8 @@ class Parsed:
     warnings: list[str] = field(default_factory=list)
     line: int = 0
     unknown: dict[str, list[int]] = field(default_factory=dict)  # what → [first line, count]
+    codex_messages: int = 0
+    events: list[tuple[int, dict[str, object], object]] = field(default_factory=list)
 
     def drop(self, what: str, count: int = 1) -> None:
         self.dropped[what] = self.dropped.get(what, 0) + count
@@ -127,9 +157,68 @@ def _texts(content: object, parsed: Parsed) -> list[str]:
     return texts
 
 
+def _codex(record: dict[str, object], parsed: Parsed) -> tuple[str, list[str], object, str | None] | None:
+    """`(role, texts, timestamp, None)` of a Codex CLI rollout message, or None (counted):
+    `response_item` records of `payload.type` "message" with role user or assistant and
+    `input_text`/`output_text` blocks; developer and system messages, the harness's
+    environment and instruction blocks, reasoning, tool calls and their output are counted,
+    not read. `event_msg` user/agent messages repeat the `response_item` ones and are
+    counted as "event" (`parse_messages` reads them only when a file has no
+    `response_item` message)."""
+    kind = str(record.get("type"))
+    payload = record.get("payload")
+    if kind != "response_item" or not isinstance(payload, dict):
+        if kind == "event_msg" and isinstance(payload, dict) and payload.get("type") in _CODEX_EVENTS:
+            parsed.events.append((parsed.line, payload, record.get("timestamp")))
+        parsed.drop("event" if kind == "event_msg" else kind)
+        return None
+    if payload.get("type") != "message":
+        parsed.drop(str(payload.get("type") or "unknown"))
+        return None
+    role = payload.get("role")
+    if role not in ROLES:
+        parsed.drop(str(role) if role in ("developer", "system") else "unknown")
+        return None
+    texts: list[str] = []
+    content = payload.get("content")
+    for block in content if isinstance(content, list) else []:
+        if (
+            isinstance(block, dict)
+            and block.get("type") in _CODEX_TEXT
+            and isinstance(block.get("text"), str)
+        ):
+            if _CODEX_CONTEXT.match(block["text"]):
+                parsed.drop("meta")
+            else:
+                texts.append(block["text"])
+        else:
+            parsed.drop(str(block.get("type")) if isinstance(block, dict) else "unknown")
+    if texts:
+        parsed.codex_messages += 1
+    return str(role), texts, record.get("timestamp"), None
+
+
+def _synthetic(record: dict[str, object], texts: list[str]) -> str | None:
+    """Why a Claude Code message record is not the user's or the model's words: an API
+    error message, an interrupt marker, bash-mode input or output, a sidechain (subagent)
+    turn; None when it is."""
+    message = record.get("message")
+    if record.get("isSidechain") is True:
+        return "sidechain"
+    if record.get("isApiErrorMessage") is True or (
+        isinstance(message, dict) and message.get("model") == "<synthetic>"
+    ):
+        return "api_error"
+    if texts and all(_SYNTHETIC.match(t) for t in texts):
+        return "synthetic"
+    return None
+
+
 def _record(record: dict[str, object], parsed: Parsed) -> tuple[str, list[str], object, str | None] | None:
     """`(role, texts, timestamp, message id)` of a message record, or None (counted)."""
     kind = record.get("type")
+    if isinstance(kind, str) and kind in _CODEX_RECORDS and "payload" in record:
+        return _codex(record, parsed)
     if isinstance(kind, str) and "role" not in record:
         if kind not in ROLES:
             if kind in _KNOWN_RECORDS:
@@ -149,7 +238,12 @@ def _record(record: dict[str, object], parsed: Parsed) -> tuple[str, list[str], 
             return None
         role = message.get("role") if message.get("role") in ROLES else kind
         ident = message.get("id") if isinstance(message.get("id"), str) else None
-        return str(role), _texts(message.get("content"), parsed), record.get("timestamp"), ident
+        texts = _texts(message.get("content"), parsed)
+        why = _synthetic(record, texts)
+        if why is not None:
+            parsed.drop(why)
+            return None
+        return str(role), texts, record.get("timestamp"), ident
     role = record.get("role")
     if isinstance(role, str):
         if role not in ROLES:
@@ -163,6 +257,22 @@ def _record(record: dict[str, object], parsed: Parsed) -> tuple[str, list[str], 
         return role, _texts(content, parsed), stamp, None
     parsed.drop_unknown("a record without a string type or role")
     return None
+
+
+def _events_as_messages(parsed: Parsed) -> None:
+    """A Codex rollout without `response_item` messages: its `event_msg` user and agent
+    messages are the conversation (they were counted as "event"; now they are read)."""
+    for number, payload, stamp in parsed.events:
+        text = payload.get("message")
+        if not isinstance(text, str) or not text.strip() or _CODEX_CONTEXT.match(text):
+            continue
+        parsed.dropped["event"] -= 1
+        parsed.messages.append(
+            Message(number, number, _CODEX_EVENTS[str(payload["type"])], scrub(text), stamp)
+        )
+    parsed.messages.sort(key=lambda m: m.start)
+    if parsed.dropped.get("event") == 0:
+        del parsed.dropped["event"]
 
 
 def parse_messages(path: str, lines: list[str]) -> Parsed:
@@ -211,6 +321,8 @@ def parse_messages(path: str, lines: list[str]) -> Parsed:
         current = Message(number, number, role, "\n\n".join(texts), stamp, key)
     if current is not None:
         parsed.messages.append(current)
+    if parsed.events and not parsed.codex_messages:
+        _events_as_messages(parsed)
     for what, (first, count) in parsed.unknown.items():
         more = f" ({count} times in this file)" if count > 1 else ""
         parsed.warnings.append(f"{path}:{first}: {what} is not one gitdream reads; skipped{more}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gitdream.contract import Engine, UsedToday, nothing_used
+from gitdream.contract import Engine, Progress, UsedToday, no_progress, nothing_used
 from gitdream.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -18,10 +18,13 @@ if TYPE_CHECKING:
 ENGINES = ("offline", "anthropic")
 
 
-def get_engine(name: str, cfg: Config, *, used_today: UsedToday = nothing_used) -> Engine:
+def get_engine(
+    name: str, cfg: Config, *, used_today: UsedToday = nothing_used, progress: Progress = no_progress
+) -> Engine:
     """Build engine `name` ("offline" or "anthropic") with configuration `cfg` (its
-    per-run budgets) and `used_today` (tokens spent today, asked only by an engine with a
-    daily budget; see `gitdream.contract.UsedToday`).
+    per-run budgets), `used_today` (tokens spent today, asked only by an engine with a
+    daily budget; see `gitdream.contract.UsedToday`) and `progress` (where an engine that
+    makes model calls reports them; `gitdream.contract.Progress`).
 
     Raises ConfigError for an unknown name. Building does no work and needs no key:
     `Engine.check()` says whether the engine can run.
@@ -33,5 +36,5 @@ def get_engine(name: str, cfg: Config, *, used_today: UsedToday = nothing_used) 
     if name == "anthropic":
         from gitdream.engines.anthropic import AnthropicEngine
 
-        return AnthropicEngine(cfg, used_today=used_today)
+        return AnthropicEngine(cfg, used_today=used_today, progress=progress)
     raise ConfigError(f"unknown engine {name!r}", hint="use --engine offline or --engine anthropic")

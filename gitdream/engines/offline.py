@@ -1,54 +1,55 @@
-"""The offline engine: deterministic consolidation with no key and no network (DESIGN §9).
+"""The offline engine: an extractive consolidator, deterministic, with no key and no network
+(DESIGN §9).
 
-Per raw entry, in input order:
+It cannot rewrite text the way a model does, so it **chooses**: of a run's raw entries it
+keeps the few that carry durable knowledge, groups them by subject and states each in the
+words it was written in. Per run and agent:
 
-1. **Clean up** (`clean_text`): drop the list marker (`-`, `*`, `+`, `1.`, `1)`, a task box
-   `[ ]`/`[x]`), leading `[YYYY-MM-DD]` dates and leading `[tag]`s, `#tag`s at the very start
-   or end when they are the entry's tags; rewrite relative dates to absolute ones from the
-   entry's date (`absolutize`); collapse to one line; escape `<!--`; cap at `FACT_MAX_CHARS`
-   characters with "…" (never inside a grapheme, never inside a run of ASCII without spaces —
-   a key or token is kept whole or not at all). An entry with no letter, digit or symbol
-   left is skipped as "empty after clean-up" (or `TOKEN_ONLY` when all it held was one
-   token longer than a fact). Short entries are never skipped: one line of Chinese can be a
-   whole sentence.
-2. **Route**: an entry tagged `#skill`, `#soul` or `#agent` (the first such tag wins) becomes
-   a definition unit (target `skill`/`soul`/`agent`, topic = the target) for the `learned`
-   block of SKILL.md/soul.md/agent.md. Everything else is experience.
-3. **Topic** (experience): the first explicit tag other than the routing tags; else the
-   nearest heading above the entry (`entry.context`, innermost first) that is not *generic*
-   — a heading left empty once dates, times, weekday and month names, numbers and the words
-   in `GENERIC_HEADING_WORDS` (log, daily, notes, journal, heartbeat, session, summary, …)
-   are taken out, such as "2026-02-10 Daily Log", "Heartbeat ~00:33 UTC" or "Notes"; else
-   `journal`. A tag or heading longer than `NAME_MAX_CHARS`, or holding something the secret
-   scanner finds (checked as written, before it is clipped or lower-cased), is passed over.
-   The name maps to an existing topic file when its slug, or the normalised front
-   matter `name`/file name, matches one (case-insensitive), so facts land in the existing
-   (possibly human-written) topic's facts block; otherwise `slugify(name, taken)` gives a new
-   safe slug (`taken` holds every existing topic file name, the reserved names and the slugs
-   given out earlier in the run).
-4. **Near-duplicates**: the cleaned text is compared with the facts of the agent's topics
-   (`facts` blocks) — or, for definition units, the `learned` block of the target file — and
-   with the facts created earlier in the same run, by character n-gram Jaccard similarity
-   (`gitdream.text.similarity`; bigrams inside CJK/no-space runs, trigrams elsewhere). Only
-   facts stating the same numbers are compared ("disk 80%" never corroborates "disk 95%").
-   When the most similar of them is at or above `offline.similarity`, the entry becomes a
-   `corroborate` unit naming that fact
-   (`Unit.corroborates`, `Unit.topic` = where the fact lives) and carrying the entry as its
-   source; below, a `create` unit. When a fact that already cites this very entry id is
-   similar to it at or above the threshold (material read again), the entry is skipped as
-   "already consolidated" and uses no budget.
-5. **Budget**: at most `max_units` units. Once reached, this entry and every later one are
-   *deferred*: listed in `skipped` with the reason "over max_units (N); left for the next run"
-   and in `failed_entries`, so the pipeline does not move the watermark past material that
-   was not processed. Re-reading the processed part next time costs nothing (step 4).
+1. **Clean up** (`clean_text`): drop the layout that was only layout — the list marker
+   (`-`, `*`, `+`, `1.`, a task box), leading `[YYYY-MM-DD]` dates and `[tag]`s, `#tag`s at
+   the start or end, `⏺`/`⎿`/`>` prefixes, emoji status marks, bold markers around a label
+   (`**Moltbook:** x` → `Moltbook: x`), trailing ids in parentheses (`(8db2b276)`,
+   `(id: 2eb119e5)`); rewrite relative dates to absolute ones from the entry's date
+   (`absolutize`); collapse to one line; keep the first two sentences (`FACT_SENTENCES`);
+   escape `<!--`; cap at `FACT_MAX_CHARS` characters with "…" (never inside a grapheme or
+   a token). An entry with nothing left is skipped as "empty after clean-up".
+2. **Salience** (`gitdream.dream.salience`, whose docstring explains the model): each entry
+   is scored for what it carries; below `offline.salience_threshold` it is *read and not
+   kept* — counted in the receipt as "not kept: <reason>" (status snapshot, activity
+   record, plan or to-do, narration, terminal or UI output, a question, nothing durable) —
+   and the watermark moves past it. Among the kept, an entry that states again what
+   another day's entry or an existing fact states (same numbers) ranks higher. An entry tagged
+   `#skill`, `#soul` or `#agent` is the agent's own choice and is always kept.
+3. **Route**: a `#skill`/`#soul`/`#agent` entry (the first such tag wins) becomes a
+   definition unit for the `learned` block of SKILL.md/soul.md/agent.md. Everything else is
+   experience.
+4. **Already consolidated**: an entry is recognised by its content and source file — a fact
+   (current or superseded) citing an entry of the same file, with a text similar at or
+   above `offline.similarity` — and skipped, so a lost watermark, `--full` or a rebase that
+   shifted lines never counts it twice.
+5. **Corroborate or create**, highest salience first: an entry as similar as
+   `offline.similarity` to an existing fact, or to one created earlier in the run (only
+   facts stating the same numbers are compared: "disk 80%" never corroborates "disk 95%"),
+   corroborates it; otherwise it creates a fact in the topic of its subject
+   (`gitdream.dream.grouping`): the existing topic — human-written or gitdream's — whose
+   name, description and facts share most of its rare terms, else a new topic named after
+   its most-mentioned fit name (a file, a product, a person, a bold label), its tag or its
+   nearest fit heading; never after a clock time, a date, a turn, a heartbeat, a tally or a
+   template slot. Name families ("lessons", "lessons-learned") fold into one topic.
+6. **Caps**: at most `max_units` units and `max_new_topics` new topics per run. An entry
+   above the bar that does not fit is *deferred*: in `skipped` with the reason and in
+   `failed_entries`, so it stays pending for the next run (where it is judged again, and
+   the highest salience goes first again). A backlog converges in a handful of runs, each
+   commit small enough to review.
 
-Experience units have `title` = the topic's display name (the new topic file's `# Title`)
-and `body` = the fact text; definition units have `title` = the fact text clipped to
-DEFINITION_TITLE_MAX_CHARS. Stats: `entries`, `created`, `corroborated` (experience),
-`definition` (definition units, create or corroborate), `skipped`, `deferred`.
+Experience units have `title` = the topic's display name and `body` = the fact text;
+definition units have `title` = the fact text clipped to DEFINITION_TITLE_MAX_CHARS. Stats:
+`entries`, `created`, `corroborated`, `definition`, `skipped`, `not_kept`, `deferred`,
+`new_topics`.
 
-Scale: two passes over the material (the first counts shingle frequencies), one prefix-filter
-index — no pairwise comparison; see `bench/offline_engine.py`.
+Scale: near-duplicates through one prefix-filter index (`gitdream.text.similarity`), topic
+matching against topic profiles — no pairwise comparison of entries; see
+`bench/offline_engine.py`.
 """
 
 from __future__ import annotations
@@ -57,19 +58,20 @@ import hashlib
 import re
 import unicodedata
 from array import array
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gitdream.contract import DistillContext, DistillResult, ScreenResult
-from gitdream.dream import memoryfiles
+from gitdream.dream import grouping, memoryfiles, salience
 from gitdream.dream.facts import one_line, parse
 from gitdream.errors import BlockError
 from gitdream.text import blocks
 from gitdream.text.clip import clip
 from gitdream.text.similarity import ShingleIndex, Vocabulary, jaccard
-from gitdream.units import DEFINITION_TARGETS, Entry, Unit, parse_source_ref
+from gitdream.units import DEFINITION_TARGETS, Entry, Unit, parse_entry_id, parse_source_ref
 
 if TYPE_CHECKING:
     from gitdream.config import Config
@@ -130,10 +132,50 @@ def _has_content(text: str) -> bool:
     return any(unicodedata.category(ch) in _CONTENT for ch in text)
 
 
+FACT_SENTENCES = 2
+"""A fact keeps at most this many sentences of its entry."""
+_GLYPH = re.compile(r"^\s*(?:[⏺●⎿✻]|>(?=\s))\s*")
+_STATUS_MARK = re.compile(
+    "^(?:[\u2705\u274c\u26a0\u2714\u2716\u2611\u2b50\u23f3\u2757\u2753\ufe0f"
+    "\U0001f534\U0001f7e0\U0001f7e1\U0001f7e2\U0001f535\U0001f6a8\U0001f525\U0001f4cc"
+    "\U0001f4dd\U0001f4a1\U0001f389\U0001f680]\\s*)+"
+)
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
+_TRAILING_ID = re.compile(
+    r" ?\((?:id:\s*|#)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
+    r"| ?\(id: ?[^()]{1,60}\)"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9\u00c0-\u024f])|(?<=[。！？])")
+_SUB_ITEM = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s+")
+
+
+def strip_layout(text: str) -> str:
+    """`text` without layout-only markup (module docstring, step 1): glyph prefixes,
+    emoji status marks, bold markers, trailing ids in parentheses; nested list items
+    become "; "-separated clauses."""
+    text = _GLYPH.sub("", text, count=1)
+    text = _STATUS_MARK.sub("", text)
+    text = one_line(_SUB_ITEM.sub("; ", text))  # single spaces: the patterns below stay linear
+    text = _BOLD.sub(lambda m: m.group(1) or m.group(2), text)
+    text = _TRAILING_ID.sub("", text)
+    text = re.sub(r" ([:;,])", r"\1", text)
+    return text.replace(":;", ":").strip()
+
+
+def first_sentences(text: str, count: int = FACT_SENTENCES) -> str:
+    """The first `count` sentences of one-line `text` (sentence ends: . ! ? followed by
+    a capital or digit, and 。！？)."""
+    parts = _SENTENCE_END.split(text)
+    if len(parts) <= count:
+        return text
+    return " ".join(p.strip() for p in parts[:count] if p.strip())
+
+
 def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     """The fact text of `entry` (see module docstring, step 1); "" when nothing is left."""
     tags = set(entry.tags)
     text = entry.text.strip()
+    text = _GLYPH.sub("", text, count=1)
     text = _LIST_MARKER.sub("", text, count=1)
     text = _TASK_BOX.sub("", text, count=1)
     while True:
@@ -153,7 +195,7 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
         if not match or match.group(1).lower() not in tags:
             break
         text = text[: match.start()].rstrip()
-    text = one_line(text)
+    text = first_sentences(one_line(salience.without_kind_label(strip_layout(text))))
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))
     text = memoryfiles.neutral(text)
@@ -291,8 +333,16 @@ class _Topics:
         self._taken = {s for s in memory.topics} | set(memoryfiles.RESERVED_SLUGS)
         self._taken |= {s.upper() for s in memoryfiles.RESERVED_SLUGS} | {"MEMORY"}
         self._cache: dict[str, str] = {}
+        self._by_family: dict[str, str] = {}
+        for slug, topic in sorted(memory.topics.items()):
+            name = topic.name or slug.replace("_", " ").replace("-", " ")
+            if grouping.is_subject_family(name):
+                self._by_family.setdefault(grouping.family(name), slug)
 
-    def slug(self, name: str) -> str:
+    def existing(self, name: str) -> str | None:
+        """The slug `name` maps to without creating a topic: an existing topic (by loose key,
+        file name or front matter name), or one of its name family (existing or created in
+        this run); None when there is none."""
         key = _key(name)
         cached = self._cache.get(key)
         if cached is not None:
@@ -301,17 +351,40 @@ class _Topics:
         if slug is None:
             bare = self._slugify(name, set())
             slug = self._by_fold.get(bare.casefold()) if memoryfiles.safe_slug(bare) else None
-        if slug is None:
-            slug = self._slugify(name, set(self._taken))
-            if not memoryfiles.safe_slug(slug) or slug.casefold() in self._by_fold:
-                slug = self._slugify(f"topic {name}", set(self._taken))
-            if not memoryfiles.safe_slug(slug) or slug.casefold() in self._by_fold:
-                slug = "topic-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-            self._taken.add(slug)
-            self._by_fold[slug.casefold()] = slug
-            self.titles[slug] = name
+        if slug is None and not grouping.unfit_name(name):
+            slug = self._by_family.get(grouping.family(name)) if grouping.is_subject_family(name) else None
+        if slug is not None:
+            self._cache[key] = slug
+        return slug
+
+    def slug(self, name: str) -> str:
+        found = self.existing(name)
+        if found is not None:
+            return found
+        key = _key(name)
+        slug = self._slugify(name, set(self._taken))
+        if not memoryfiles.safe_slug(slug) or slug.casefold() in self._by_fold:
+            slug = self._slugify(f"topic {name}", set(self._taken))
+        if not memoryfiles.safe_slug(slug) or slug.casefold() in self._by_fold:
+            slug = "topic-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        self._taken.add(slug)
+        self._by_fold[slug.casefold()] = slug
+        self.titles[slug] = name
+        if grouping.is_subject_family(name):
+            self._by_family.setdefault(grouping.family(name), slug)
         self._cache[key] = slug
         return slug
+
+
+@dataclass
+class _Candidate:
+    """An entry above the salience bar, waiting for its turn (highest score first)."""
+
+    position: int
+    entry: Entry
+    text: str
+    score: float
+    target: str
 
 
 class OfflineEngine:
@@ -330,7 +403,10 @@ class OfflineEngine:
     ) -> None:
         self.cfg = cfg
         self.max_units = cfg.int("max_units")
+        self.max_new_topics = cfg.int("max_new_topics")
         self.threshold = cfg.float("offline.similarity")
+        self.bar = cfg.float("offline.salience_threshold")
+        self.cues = salience.Cues.configured(cfg.list("offline.keep_cues"), cfg.list("offline.skip_cues"))
         self.calls: list[dict[str, Any]] = []  # no model, no calls
         self._slugify = slugify
         self._absolutize = absolutize
@@ -355,24 +431,57 @@ class OfflineEngine:
         holds `(entry id, reason)` and whose `failed_entries` holds the deferred entry ids."""
         slugify = self._slugify or _default_slugify()
         absolutize = self._absolutize or _default_absolutize()
-        agent = context.agent
-        memory = memoryfiles.read_memory(agent, context.memory.files)
-        topics = _Topics(memory, slugify)
-        vocabulary = Vocabulary()
+        memory = memoryfiles.read_memory(context.agent, context.memory.files)
+        known = _Known.load(context, memory)
+        cleaned = [clean_text(entry, absolutize) for entry in context.entries]
+        run = _Run(self, context, memory, known, cleaned, slugify)
+        candidates = run.judge()
+        run.select(candidates)
+        position = {entry.id: n for n, entry in enumerate(context.entries)}
+        run.result.units.sort(
+            key=lambda u: position.get(u.sources[0], 0)
+        )  # chosen by salience, written in log order
+        run.result.stats = run.stats
+        return run.result
 
-        existing: dict[str, list[_Fact]] = {"experience": []}
-        cited: dict[str, list[_Fact]] = {}  # entry id → facts that cite it
+
+@dataclass(eq=False)
+class _Known:
+    """What memory already holds: facts by group (experience or a definition target), and
+    the facts (current or superseded) citing each source file."""
+
+    facts: dict[str, list[_Fact]]
+    by_path: dict[str, list[_Fact]]
+    by_id: dict[str, list[_Fact]]
+
+    @classmethod
+    def load(cls, context: DistillContext, memory: memoryfiles.MemoryFiles) -> _Known:
+        facts: dict[str, list[_Fact]] = {"experience": []}
+        by_path: dict[str, list[_Fact]] = {}
+        by_id: dict[str, list[_Fact]] = {}
+
+        def cite(fact: _Fact, sources: list[str]) -> None:
+            ids = _cited(sources)
+            for entry_id in ids:
+                by_id.setdefault(entry_id, []).append(fact)
+            for path in {parsed[0] for parsed in map(parse_entry_id, ids) if parsed}:
+                by_path.setdefault(path, []).append(fact)
+
         for slug, topic in memory.topics.items():
             for fact in topic.facts or ():
                 known = _Fact("experience", slug, topic.title, one_line(fact.text))
-                existing["experience"].append(known)
-                for entry_id in _cited(fact.sources):
-                    cited.setdefault(entry_id, []).append(known)
+                facts["experience"].append(known)
+                cite(known, fact.sources)
+            for fact in memoryfiles.superseded_facts(topic):
+                cite(
+                    _Fact("superseded", slug, topic.title, memoryfiles.superseded_text(fact.text)),
+                    fact.sources,
+                )
         for target in DEFINITION_TARGETS:
-            existing[target] = []
-            path = memoryfiles.definition_path(agent, target)
+            facts[target] = []
+            path = memoryfiles.definition_path(context.agent, target)
             text = context.memory.files.get(path) if path else None
-            if text is None:
+            if text is None or path is None:
                 continue
             try:
                 content = blocks.get(text, memoryfiles.LEARNED_BLOCK, path)
@@ -380,104 +489,170 @@ class OfflineEngine:
                 continue
             for fact in parse(content or ""):
                 known = _Fact(target, target, target, one_line(fact.text))
-                existing[target].append(known)
-                for entry_id in _cited(fact.sources):
-                    cited.setdefault(entry_id, []).append(known)
+                facts[target].append(known)
+                cite(known, fact.sources)
+        return cls(facts, by_path, by_id)
 
-        cleaned: list[str] = []
-        codes: list[array] = []
-        for entry in context.entries:
-            text = clean_text(entry, absolutize)
-            cleaned.append(text)
-            codes.append(vocabulary.count(text) if text else _NO_CODES)
-        known_codes = {name: [vocabulary.count(f.text) for f in group] for name, group in existing.items()}
-        vocabulary.freeze()
 
+class _Run:
+    """One distillation: judging, then choosing in salience order (module docstring)."""
+
+    def __init__(
+        self,
+        engine: OfflineEngine,
+        context: DistillContext,
+        memory: memoryfiles.MemoryFiles,
+        known: _Known,
+        cleaned: list[str],
+        slugify: Slugify,
+    ) -> None:
+        self.engine = engine
+        self.context = context
+        self.known = known
+        self.cleaned = cleaned
+        self.topics = _Topics(memory, slugify)
+        self.result = DistillResult()
+        self.stats = {"entries": len(context.entries), "created": 0, "corroborated": 0, "definition": 0}
+        self.stats |= {"skipped": 0, "not_kept": 0, "deferred": 0, "new_topics": 0}
+        self.vocabulary = Vocabulary()
+        self.codes = [self.vocabulary.count(t) if t else _NO_CODES for t in cleaned]
+        known_codes = {g: [self.vocabulary.count(f.text) for f in group] for g, group in known.facts.items()}
+        self.vocabulary.freeze()
+        self.indexes: dict[tuple[str, tuple[str, ...]], ShingleIndex[_Fact]] = {}
+        for group, facts in known.facts.items():
+            for fact, fact_codes in zip(facts, known_codes[group], strict=True):
+                self.index_for(group, _numbers(fact.text)).add(
+                    fact, fact.text, self.vocabulary.ranks(fact_codes)
+                )
+        documents = [grouping.terms(t) for t in cleaned if t]
+        self.matcher = grouping.TopicMatcher(documents)
+        self.proper = grouping.proper_names(e.text for e in context.entries)
+        for slug, topic in memory.topics.items():
+            texts = [topic.description] + [f.text for f in topic.facts or ()]
+            if topic.facts is None or not topic.owned:
+                texts.append(memoryfiles.body_text(topic.text))
+            name = topic.name or topic.title
+            self.matcher.add_topic(slug, name, texts)
+            self.matcher.add_names(slug, [name, slug.replace("_", " ")], own=True)
+            self.matcher.add_names(slug, [n for t in texts for n in grouping.names(t, (), self.proper)])
+        self.mentions: Counter[str] = Counter()
+        for entry, text in zip(context.entries, cleaned, strict=True):
+            if text:
+                found = grouping.names(entry.text, entry.tags, self.proper)
+                self.mentions.update(grouping.family(n) for n in found)
+        self.new_topics: set[str] = set()
+
+    def index_for(self, group: str, numbers: tuple[str, ...]) -> ShingleIndex[_Fact]:
         # One index per (group, numbers stated): a fact stating other numbers can never be
         # corroborated, so it is never a candidate, and the indexes stay small.
-        indexes: dict[tuple[str, tuple[str, ...]], ShingleIndex[_Fact]] = {}
+        index = self.indexes.get((group, numbers))
+        if index is None:
+            index = self.indexes[(group, numbers)] = ShingleIndex(self.vocabulary, self.engine.threshold)
+        return index
 
-        def index_for(group: str, numbers: tuple[str, ...]) -> ShingleIndex[_Fact]:
-            index = indexes.get((group, numbers))
-            if index is None:
-                index = indexes[(group, numbers)] = ShingleIndex(vocabulary, self.threshold)
-            return index
+    def skip(self, entry: Entry, reason: str, counter: str = "skipped") -> None:
+        self.result.skipped.append((entry.id, reason))
+        self.stats[counter] += 1
 
-        for name, group in existing.items():
-            for fact, fact_codes in zip(group, known_codes[name], strict=True):
-                index_for(name, _numbers(fact.text)).add(fact, fact.text, vocabulary.ranks(fact_codes))
-
-        result = DistillResult()
-        stats = {"entries": len(context.entries), "created": 0, "corroborated": 0, "definition": 0}
-        stats |= {"skipped": 0, "deferred": 0}
-        for position, entry in enumerate(context.entries):
+    def judge(self) -> list[_Candidate]:
+        """Skip what is empty, already consolidated or below the bar; return the rest."""
+        entries = self.context.entries
+        repeated = self._repeated()
+        out: list[_Candidate] = []
+        for position, entry in enumerate(entries):
             if position % 256 == 0:
-                context.stop()
-            text = cleaned[position]
+                self.context.stop()
+            text = self.cleaned[position]
             if not _has_content(text):
-                # clip() never keeps part of a token: one longer than a fact leaves only "…"
-                reason = "empty after clean-up" if not text else TOKEN_ONLY
-                result.skipped.append((entry.id, reason))
-                stats["skipped"] += 1
+                self.skip(entry, "empty after clean-up" if not text else TOKEN_ONLY)
                 continue
-            if len(result.units) >= self.max_units:
-                reason = f"over max_units ({self.max_units}); left for the next run"
-                for later in context.entries[position:]:
-                    result.skipped.append((later.id, reason))
-                    result.failed_entries.append(later.id)
-                stats["deferred"] = len(context.entries) - position
-                break
-            if entry.role == "user" and text.rstrip().endswith(("?", "？")):
-                result.skipped.append((entry.id, "a user's question, not a fact"))
-                stats["skipped"] += 1
-                continue
-            target = next((t for t in entry.tags if t.lower() in ROUTING_TAGS), None)
-            target = target.lower() if target else "experience"
-            index = index_for(target, _numbers(text))
+            target = next((t.lower() for t in entry.tags if t.lower() in ROUTING_TAGS), "experience")
             done = next(
                 (
                     f
-                    for f in cited.get(entry.id, ())
-                    if f.group == target and jaccard(text, f.text) >= self.threshold
+                    for f in self.known.by_id.get(entry.id, ())
+                    if f.group in (target, "superseded") and jaccard(text, f.text) >= self.engine.threshold
+                ),
+                None,
+            ) or next(
+                (
+                    f
+                    for f in self.known.by_path.get(entry.path, ())
+                    if f.group in (target, "superseded") and f.text == text
                 ),
                 None,
             )
             if done is not None:
-                result.skipped.append((entry.id, f"already consolidated (cited by a fact in {done.where})"))
-                stats["skipped"] += 1
+                self.skip(entry, f"already consolidated (cited by a fact in {done.where})")
                 continue
-            ids = vocabulary.ranks(codes[position])
-            codes[position] = _NO_CODES
-            match = index.best(text, ids)  # only facts stating the same numbers are candidates
+            if target != "experience":
+                out.append(_Candidate(position, entry, text, float("inf"), target))
+                continue
+            if entry.role == "user" and text.rstrip().endswith(("?", "？")):
+                self.skip(entry, "not kept: a user's question", "not_kept")
+                continue
+            verdict = salience.judge(entry, text, self.engine.cues, self.engine.bar)
+            if verdict.reason is not None:
+                self.skip(entry, f"not kept: {verdict.reason}", "not_kept")
+                continue
+            rank = verdict.score + (salience.REPEATED_BONUS if position in repeated else 0.0)
+            out.append(_Candidate(position, entry, text, rank, target))
+        out.sort(key=lambda c: (-c.score, c.position))
+        return out
+
+    def _repeated(self) -> set[int]:
+        """Positions of entries whose statement (same numbers) appears on another day of the
+        material, or is already a fact in memory."""
+        found: set[int] = set()
+        index: ShingleIndex[int] = ShingleIndex(self.vocabulary, self.engine.threshold)
+        for position, entry in enumerate(self.context.entries):
+            text = self.cleaned[position]
+            if not _has_content(text):
+                continue
+            ids = self.vocabulary.ranks(self.codes[position])
+            if self.index_for("experience", _numbers(text)).best(text, ids) is not None:
+                found.add(position)
+            match = index.best(text, ids)
             if match is not None:
-                fact = match.key
-                cited.setdefault(entry.id, []).append(fact)
-                result.units.append(
-                    Unit(
-                        title=fact.title
-                        if target == "experience"
-                        else clip(text, DEFINITION_TITLE_MAX_CHARS),
-                        body=text,
-                        target=target,
-                        action="corroborate",
-                        topic=fact.where,
-                        sources=(entry.id,),
-                        date=entry.date,
-                        corroborates=fact.text,
-                    )
-                )
-                stats["definition" if target != "experience" else "corroborated"] += 1
+                other = self.context.entries[match.key]
+                if other.date != entry.date and _numbers(text) == _numbers(self.cleaned[match.key]):
+                    found.update((position, match.key))
+            index.add(position, text, ids)
+        return found
+
+    def defer(self, rest: list[_Candidate], reason: str) -> None:
+        for later in rest:
+            self.result.skipped.append((later.entry.id, reason))
+            self.result.failed_entries.append(later.entry.id)
+        self.stats["deferred"] += len(rest)
+
+    def select(self, candidates: list[_Candidate]) -> None:
+        """Corroborate or create, highest salience first, within the caps."""
+        engine = self.engine
+        waiting: list[_Candidate] = []
+        for rank, candidate in enumerate(candidates):
+            if len(self.result.units) >= engine.max_units:
+                self.defer(candidates[rank:], f"over max_units ({engine.max_units}); left for the next run")
+                break
+            entry, text, target = candidate.entry, candidate.text, candidate.target
+            ids = self.vocabulary.ranks(self.codes[candidate.position])
+            index = self.index_for(target, _numbers(text))
+            match = index.best(text, ids)
+            if match is not None:
+                self._corroborate(candidate, match.key)
                 continue
             if target == "experience":
-                name = topic_name(entry)
-                where = topics.slug(name)
-                title = topics.titles.get(where, name)
+                placed = self._topic_of(entry, text)
+                if placed is None:
+                    waiting.append(candidate)
+                    continue
+                where, title = placed
             else:
                 where, title = target, clip(text, DEFINITION_TITLE_MAX_CHARS)
             fact = _Fact(target, where, title, text)
-            cited.setdefault(entry.id, []).append(fact)
             index.add(fact, text, ids)
-            result.units.append(
+            self.matcher.add_text(where, text)
+            self.result.units.append(
                 Unit(
                     title=title,
                     body=text,
@@ -488,6 +663,84 @@ class OfflineEngine:
                     date=entry.date,
                 )
             )
-            stats["definition" if target != "experience" else "created"] += 1
-        result.stats = stats
-        return result
+            self.stats["definition" if target != "experience" else "created"] += 1
+        if waiting:
+            self.defer(
+                waiting,
+                f"its subject needs a new topic, over max_new_topics ({engine.max_new_topics}); "
+                "left for the next run",
+            )
+
+    def _corroborate(self, candidate: _Candidate, fact: _Fact) -> None:
+        target, text = candidate.target, candidate.text
+        self.result.units.append(
+            Unit(
+                title=fact.title if target == "experience" else clip(text, DEFINITION_TITLE_MAX_CHARS),
+                body=text,
+                target=target,
+                action="corroborate",
+                topic=fact.where,
+                sources=(candidate.entry.id,),
+                date=candidate.entry.date,
+                corroborates=fact.text,
+            )
+        )
+        self.stats["definition" if target != "experience" else "corroborated"] += 1
+
+    def _topic_of(self, entry: Entry, text: str) -> tuple[str, str] | None:
+        """`(slug, title)` of the entry's topic (module docstring, step 5), or None when it
+        needs a new topic and the run has created `max_new_topics` already."""
+        tagged = [
+            t
+            for t in entry.tags
+            if not _unfit_name(_as_written(t, entry.text)) and not grouping.unfit_name(t)
+        ]
+        for tag in tagged:
+            slug = self.topics.existing(clean_name(tag))
+            if slug is not None:
+                return slug, self.topics.titles[slug]
+        for heading in reversed(entry.context):
+            unfit = _unfit_name(heading) or grouping.unfit_name(heading) or salience.is_event_heading(heading)
+            slug = None if unfit else self.topics.existing(clean_name(heading))
+            if slug is not None:
+                return slug, self.topics.titles[slug]
+        found = grouping.names(entry.text, entry.tags, self.proper)
+        match = self.matcher.best(text, found)
+        if match is not None:
+            self.matcher.add_names(match[0], found)
+            return match[0], self.topics.titles.get(match[0], match[0])
+        name = next(iter(clean_name(t) for t in tagged), None) or self._name_for(entry, text)
+        slug = self.topics.existing(name)
+        if slug is not None:
+            return slug, self.topics.titles[slug]
+        if len(self.new_topics) >= self.engine.max_new_topics:
+            return None
+        slug = self.topics.slug(name)
+        self.new_topics.add(slug)
+        self.stats["new_topics"] += 1
+        self.matcher.add_topic(slug, name, [text])
+        self.matcher.add_names(slug, [name], own=True)
+        self.matcher.add_names(slug, found)
+        return slug, self.topics.titles.get(slug, name)
+
+    def _name_for(self, entry: Entry, text: str) -> str:
+        """A new topic's name: the entry's most-mentioned fit name (mentioned by at least
+        `grouping.MIN_MENTIONS` entries), else its nearest fit heading, else the default."""
+        for text_ in (entry.text, *reversed(entry.context)):
+            found = [n for n in grouping.names(text_, entry.tags, self.proper) if not _unfit_name(n)]
+            if found:
+                best = max(found, key=lambda n: (self.mentions[grouping.family(n)], -found.index(n)))
+                if self.mentions[grouping.family(best)] >= grouping.MIN_MENTIONS:
+                    return clean_name(best)
+        for heading in reversed(entry.context):
+            if _unfit_name(heading) or is_generic_heading(heading) or grouping.unfit_name(heading):
+                continue
+            name = clean_name(heading)
+            if (
+                name
+                and len(name.split()) <= 3
+                and not salience.is_event_heading(heading)
+                and not salience.is_lesson_heading(heading)
+            ):
+                return name
+        return grouping.DEFAULT_TOPIC.capitalize()

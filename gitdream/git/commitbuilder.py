@@ -51,6 +51,7 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -192,7 +193,7 @@ def _restore(repo: Repo) -> None:
     on_disk = pygit2.Odb(_objects_dir(repo))
     for oid, (kind, data) in kept.items():
         if not on_disk.exists(oid):
-            write_object(lambda kind=kind, data=data: repo.raw.odb.write(kind, data))
+            write_object(partial(repo.raw.odb.write, kind, data))
 
 
 def _reachable(repo: Repo) -> None:
@@ -229,7 +230,7 @@ def _build_tree(repo: Repo, base_tree: pygit2.Tree | None, items: dict[str, tupl
         existing = base_tree[name] if base_tree is not None and name in base_tree else None
         sub_base = existing if isinstance(existing, pygit2.Tree) else None
         sub_oid = _build_tree(repo, sub_base, sub_items)
-        if len(raw[sub_oid]) == 0:  # git stores no empty trees
+        if len(raw[sub_oid].peel(pygit2.Tree)) == 0:  # git stores no empty trees
             if builder.get(name) is not None:
                 builder.remove(name)
         else:
@@ -270,10 +271,10 @@ def _create_commit(repo: Repo, ident: Identity, message: str, tree: str, parent:
     when, offset = clock.git_time()
     author = pygit2.Signature(ident.author[0], ident.author[1], when, offset)
     committer = pygit2.Signature(ident.committer[0], ident.committer[1], when, offset)
-    parents = [pygit2.Oid(hex=parent)] if parent else []
+    parents: list[str | pygit2.Oid] = [pygit2.Oid(hex=parent)] if parent else []
     tree_oid = pygit2.Oid(hex=tree)
     if signing.signing_enabled(repo):
-        payload = repo.raw.create_commit_string(author, committer, message, tree_oid, parents)
+        payload = str(repo.raw.create_commit_string(author, committer, message, tree_oid, parents))
         signature = signing.sign(repo, payload, f"{ident.committer[0]} <{ident.committer[1]}>")
         oid = str(write_object(lambda: repo.raw.create_commit_with_signature(payload, signature)))
     else:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gitdream.git.trees import blob_data
+
 if TYPE_CHECKING:
     from gitdream.git.repo import Repo
 
@@ -53,5 +55,5 @@ def to_repository(repo: Repo, path: str, data: bytes) -> Converted:
 def to_worktree(repo: Repo, path: str, oid: str) -> bytes:
     """The working-tree bytes git's checkout would write for blob `oid` at `path`."""
     if not needs_conversion(repo, path):
-        return bytes(repo.raw[oid].data)
+        return blob_data(repo, oid)
     return repo.git("cat-file", "--filters", f"--path={path}", oid).stdout

@@ -165,7 +165,36 @@ def exists(repo: Repo, oid: str | None) -> bool:
     """True when `oid` names a commit in this repository."""
     import pygit2
 
-    return bool(oid) and isinstance(repo.raw.get(oid), pygit2.Commit)
+    if not oid:
+        return False
+    return isinstance(repo.raw.get(oid), pygit2.Commit)
+
+
+def has_object(repo: Repo, oid: str) -> bool:
+    """True when the object database holds `oid` (of any type)."""
+    return repo.raw.get(oid) is not None
+
+
+def resolve_commit(repo: Repo, revision: str) -> str | None:
+    """The commit id (hex) that `revision` (a commit, branch, tag, `HEAD~3` …) names, or
+    None when it names none."""
+    import pygit2
+
+    try:
+        return str(repo.raw.revparse_single(revision).peel(pygit2.Commit).id)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
+def merge_base(repo: Repo, one: str, other: str) -> str | None:
+    """The best common ancestor of commits `one` and `other`, or None without one."""
+    import pygit2
+
+    try:
+        found = repo.raw.merge_base(one, other)
+    except pygit2.GitError:
+        return None
+    return str(found) if found is not None else None
 
 
 def in_history(repo: Repo, head: str | None, oid: str) -> bool:
@@ -222,7 +251,7 @@ def changed_paths(repo: Repo, oid: str) -> list[str]:
 
     commit = repo.raw[oid].peel(pygit2.Commit)
     if commit.parents:
-        diff = repo.raw.diff(commit.parents[0].tree, commit.tree)
+        diff = commit.parents[0].tree.diff_to_tree(commit.tree)
     else:
         diff = commit.tree.diff_to_tree(swap=True)
     out = set()

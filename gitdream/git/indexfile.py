@@ -17,6 +17,7 @@ from pathlib import Path
 
 from gitdream.errors import RepoStateError
 from gitdream.git.repo import Repo, index_format_error
+from gitdream.git.trees import blob_data
 
 # Regular files only: 100644 and 100755. Symlinks (120000) and gitlinks (160000) are not
 # text a planner reads.
@@ -86,7 +87,7 @@ def _read(repo: Repo, index_path: Path | None, want: Callable[[str], bool] | Non
         if not want(entry.path):
             continue
         try:
-            out[entry.path] = repo.raw[entry.id].data
+            out[entry.path] = blob_data(repo, str(entry.id))
         except KeyError as exc:
             raise RepoStateError(
                 f"the index names a blob that is not in the repository: {entry.path} ({entry.id})",
@@ -111,7 +112,7 @@ def head_blobs(repo: Repo, paths: list[str] | set[str]) -> dict[str, bytes | Non
         except KeyError:
             continue
         if entry.filemode in _REGULAR:
-            out[path] = repo.raw[entry.id].data
+            out[path] = blob_data(repo, str(entry.id))
     return out
 
 

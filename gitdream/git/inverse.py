@@ -77,6 +77,14 @@ def _entry(tree: pygit2.Tree, path: str) -> tuple[str, int] | None:
     return str(obj.id), int(obj.filemode)
 
 
+def _blob_bytes(raw: pygit2.Repository, oid: str) -> bytes:
+    import pygit2
+
+    blob = raw[oid]
+    assert isinstance(blob, pygit2.Blob), oid
+    return bytes(blob.data)
+
+
 def inverse(repo: Repo, commit_oid: str, onto_oid: str) -> Inverse:
     """Compute the inverse of commit `commit_oid` on the tree of commit `onto_oid`
     (see the module docstring). Reads objects only.
@@ -93,7 +101,7 @@ def inverse(repo: Repo, commit_oid: str, onto_oid: str) -> Inverse:
     parent = commit.parents[0]
     onto = raw[onto_oid].peel(pygit2.Commit)
     result = Inverse(str(commit.id), str(onto.id))
-    diff = raw.diff(parent.tree, commit.tree)
+    diff = parent.tree.diff_to_tree(commit.tree)
     paths: set[str] = set()
     for delta in diff.deltas:
         paths.add(delta.old_file.path)
@@ -105,9 +113,9 @@ def inverse(repo: Repo, commit_oid: str, onto_oid: str) -> Inverse:
         if ours == theirs:
             result.unchanged.append(path)
             continue
-        old = bytes(raw[ours[0]].data) if ours is not None else None
+        old = _blob_bytes(raw, ours[0]) if ours is not None else None
         if ours == base:
-            data = bytes(raw[theirs[0]].data) if theirs is not None else None
+            data = _blob_bytes(raw, theirs[0]) if theirs is not None else None
             result.changes.append(NewContent(path, data, old))
             continue
         if base is None:
@@ -135,7 +143,7 @@ def _merge(
     import pygit2
 
     def entry(value: tuple[str, int]) -> pygit2.IndexEntry:
-        return pygit2.IndexEntry(path, pygit2.Oid(hex=value[0]), value[1])
+        return pygit2.IndexEntry(path, pygit2.Oid(hex=value[0]), pygit2.enums.FileMode(value[1]))
 
     try:
         merged = repo.raw.merge_file_from_index(entry(base), entry(ours), entry(theirs))

@@ -105,3 +105,24 @@ def compare_and_swap_all(
 
 def _short(value: str | None) -> str:
     return value[:12] if value else "nothing"
+
+
+def target(repo: Repo, ref: str) -> str | None:
+    """The commit id (hex) `ref` points at, or None when it does not exist."""
+    found = repo.raw.references.get(ref)
+    return str(found.target) if found is not None else None
+
+
+def branch_reflog_mentions(repo: Repo, prefix: str) -> bool:
+    """True when an entry of a branch's reflog (`refs/heads/*`) has a message starting
+    with `prefix` (a branch without a reflog has none)."""
+    for name in repo.raw.references:
+        if not name.startswith("refs/heads/"):
+            continue
+        try:
+            entries = repo.raw.references[name].log()
+            if any((entry.message or "").startswith(prefix) for entry in entries):
+                return True
+        except (KeyError, ValueError, OSError):  # no reflog for this branch
+            continue
+    return False

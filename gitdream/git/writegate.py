@@ -139,10 +139,12 @@ def _worktree_link_problem(workdir: Path, path: str) -> tuple[str, str] | None:
 
 def _tree_problem(repo: Repo, path: str) -> tuple[str, str] | None:
     """Links, submodules or directories in HEAD's tree along `path`."""
+    import pygit2
+
     head = repo.head()
     if head.oid is None:
         return None
-    tree = repo.raw[head.oid].peel(_tree_type())
+    tree = repo.raw[head.oid].peel(pygit2.Tree)
     parts = path.split("/")
     for index in range(len(parts)):
         shown = "/".join(parts[: index + 1])
@@ -167,12 +169,6 @@ def _tree_problem(repo: Repo, path: str) -> tuple[str, str] | None:
         if not last and mode != _TREE:
             return (f"{shown} is a file in HEAD, not a directory", f"move {shown} away")
     return None
-
-
-def _tree_type() -> type:
-    import pygit2
-
-    return pygit2.Tree
 
 
 def _filter_problem(repo: Repo, path: str) -> tuple[str, str] | None:

@@ -109,6 +109,12 @@ def _loader() -> type:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _line(event: Any) -> int:
+    """The 0-based line a YAML event starts on (0 when PyYAML gives no mark)."""
+    mark = event.start_mark
+    return int(mark.line) if mark is not None else 0
+
+
 def _guard(yaml_text: str, first_line: int) -> None:
     """Refuse aliases and deep nesting by reading the event stream before composing."""
     import yaml
@@ -119,7 +125,7 @@ def _guard(yaml_text: str, first_line: int) -> None:
             raise FrontMatterError(
                 "front matter uses a YAML alias (*name); gitdream does not expand aliases",
                 hint="write the value out instead of referring to an anchor",
-                line=event.start_mark.line + first_line,
+                line=_line(event) + first_line,
             )
         if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
             depth += 1
@@ -127,7 +133,7 @@ def _guard(yaml_text: str, first_line: int) -> None:
                 raise FrontMatterError(
                     f"front matter nests deeper than {MAX_DEPTH} levels",
                     hint="flatten the front matter",
-                    line=event.start_mark.line + first_line,
+                    line=_line(event) + first_line,
                 )
         elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
             depth -= 1

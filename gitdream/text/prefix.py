@@ -437,111 +437,149 @@ def check_prefix(
     units = _Units(text, unit)
     requirements = parse_required(required_sections)
     problems: list[Problem] = []
+    fm, found_blocks, blocks_ok = _structure(text, problems)
+    sections = _Sections(text, fm, found_blocks, problems)
+    for req in requirements:
+        sections.require(req)
+    problems += _late_sections(sections.found, units, prefix_chars)
+    if blocks_ok and sections.found:
+        problems += _early_blocks(sections.found, found_blocks, units)
+    return PrefixResult(
+        problems=tuple(problems),
+        sections=tuple(Section(n, units(s), units(e), ln, r) for n, s, e, ln, r in sections.found),
+        unit=unit,
+        limit=prefix_chars,
+        length=units(len(text)),
+        blocks=tuple(found_blocks),
+    )
 
+
+def _structure(
+    text: str, problems: list[Problem]
+) -> tuple[frontmatter.FrontMatter | None, list[blocks_mod.Block], bool]:
+    """The front matter (None when absent or unterminated) and the managed blocks of
+    `text`, and whether the block markers parsed; syntax problems go to `problems`."""
     try:
         fm = frontmatter.find(text)
     except frontmatter.FrontMatterError as exc:
         fm = None
         problems.append(Problem(RULE_FRONT_MATTER, exc.message, exc.hint or "", 0, None, exc.line))
-    body_start = fm.body_start if fm else 0
-
     try:
-        found_blocks = blocks_mod.parse(text)
-        blocks_ok = True
+        return fm, blocks_mod.parse(text), True
     except BlockError as exc:
-        found_blocks = []
-        blocks_ok = False
         problems.append(Problem(RULE_BLOCKS, exc.message, exc.hint or "", None, None, exc.line))
-    spans = [(b.start, b.end) for b in found_blocks]
-    found = headings(text, body_start, spans)
+        return fm, [], False
 
-    sections: list[tuple[str, int, int, int, str]] = []  # name, start, end, line, requirement
 
-    def add(name: str, start: int, end: int, line: int, requirement: str) -> None:
-        if not any(s[1] == start and s[0] == name for s in sections):
-            sections.append((name, start, end, line, requirement))
+_SectionSpan = tuple[str, int, int, int, str]
+"""name, start, end, line, requirement (offsets in code points)."""
 
-    for req in requirements:
+
+class _Sections:
+    """The required sections found in one text, in the order required; a requirement that
+    is not met adds its problem."""
+
+    def __init__(
+        self,
+        text: str,
+        fm: frontmatter.FrontMatter | None,
+        found_blocks: list[blocks_mod.Block],
+        problems: list[Problem],
+    ) -> None:
+        self.text, self.fm, self.problems = text, fm, problems
+        self.body_start = fm.body_start if fm else 0
+        self.spans = [(b.start, b.end) for b in found_blocks]
+        self.headings = headings(text, self.body_start, self.spans)
+        self.found: list[_SectionSpan] = []
+
+    def add(self, name: str, start: int, end: int, line: int, requirement: str) -> None:
+        if not any(s[1] == start and s[0] == name for s in self.found):
+            self.found.append((name, start, end, line, requirement))
+
+    def require(self, req: Requirement) -> None:
         if req.kind in ("default", "front-matter"):
-            if fm is not None:
-                add("front matter", fm.start, fm.end, 1, req.raw)
-            elif req.kind == "front-matter":
-                problems.append(
+            self._front(req)
+        elif req.kind == "role":
+            self._role()
+        else:
+            self._heading(req)
+
+    def _end(self, start: int, level: int) -> int:
+        """Where the section starting at `start` under a heading of `level` ends."""
+        stop = _next_heading_start(self.headings, start, level, len(self.text))
+        return _content_end(self.text, start, stop, self.spans)
+
+    def _front(self, req: Requirement) -> None:
+        """The front matter, and (for "default") the opening section of the body."""
+        text, fm = self.text, self.fm
+        if fm is not None:
+            self.add("front matter", fm.start, fm.end, 1, req.raw)
+        elif req.kind == "front-matter":
+            self.problems.append(
+                Problem(
+                    RULE_MISSING,
+                    "required front matter not found (the file must start with a '---' line)",
+                    "add YAML front matter at the top, or remove 'front-matter' from required_sections",
+                    0,
+                    0,
+                    1,
+                )
+            )
+        if req.kind == "front-matter":
+            return
+        first = _first_content(text, self.body_start, self.spans)
+        if first is None:
+            if fm is None:
+                self.problems.append(
                     Problem(
                         RULE_MISSING,
-                        "required front matter not found (the file must start with a '---' line)",
-                        "add YAML front matter at the top, or remove 'front-matter' from required_sections",
+                        "the file has no content, so planners would read nothing",
+                        "start it with a '# Title' line and a short summary of the agent's role",
                         0,
                         0,
                         1,
                     )
                 )
-            if req.kind == "front-matter":
-                continue
-            first = _first_content(text, body_start, spans)
-            if first is None:
-                if fm is None:
-                    problems.append(
-                        Problem(
-                            RULE_MISSING,
-                            "the file has no content, so planners would read nothing",
-                            "start it with a '# Title' line and a short summary of the agent's role",
-                            0,
-                            0,
-                            1,
-                        )
-                    )
-                continue
-            offset, line = first
-            lead = next((h for h in found if h.start == offset), None)
-            if lead is not None:
-                stop = _next_heading_start(found, offset, 6, len(text))
-                add(
-                    f"{'#' * lead.level} {lead.text}".rstrip(),
-                    offset,
-                    _content_end(text, offset, stop, spans),
-                    line,
-                    req.raw,
-                )
-            else:
-                stop = _next_heading_start(found, offset - 1, 6, len(text))
-                add("first body section", offset, _content_end(text, offset, stop, spans), line, req.raw)
-        elif req.kind == "role":
-            for heading in found:
-                if names_role(heading.text):
-                    stop = _next_heading_start(found, heading.start, heading.level, len(text))
-                    add(
-                        f"{'#' * heading.level} {heading.text}",
-                        heading.start,
-                        _content_end(text, heading.start, stop, spans),
-                        heading.line,
-                        "role",
-                    )
+            return
+        offset, line = first
+        lead = next((h for h in self.headings if h.start == offset), None)
+        if lead is not None:
+            self.add(f"{'#' * lead.level} {lead.text}".rstrip(), offset, self._end(offset, 6), line, req.raw)
         else:
-            want = _norm(req.text)
-            match = next((h for h in found if h.level == req.level and _norm(h.text) == want), None)
-            if match is None:
-                problems.append(
-                    Problem(
-                        RULE_MISSING,
-                        f"required section '{req.raw.strip()}' not found",
-                        f"add a '{req.raw.strip()}' heading near the top, or change required_sections in gitdream.toml",
-                        None,
-                        None,
-                        None,
-                    )
-                )
-                continue
-            stop = _next_heading_start(found, match.start, match.level, len(text))
-            add(
-                req.raw.strip(),
-                match.start,
-                _content_end(text, match.start, stop, spans),
-                match.line,
-                req.raw,
+            stop = _next_heading_start(self.headings, offset - 1, 6, len(text))
+            self.add(
+                "first body section", offset, _content_end(text, offset, stop, self.spans), line, req.raw
             )
 
-    limit = prefix_chars
+    def _role(self) -> None:
+        """Every heading that names the agent's role or purpose."""
+        for heading in self.headings:
+            if names_role(heading.text):
+                end = self._end(heading.start, heading.level)
+                self.add(f"{'#' * heading.level} {heading.text}", heading.start, end, heading.line, "role")
+
+    def _heading(self, req: Requirement) -> None:
+        """A section required by its heading (e.g. "## Role")."""
+        want = _norm(req.text)
+        match = next((h for h in self.headings if h.level == req.level and _norm(h.text) == want), None)
+        if match is None:
+            self.problems.append(
+                Problem(
+                    RULE_MISSING,
+                    f"required section '{req.raw.strip()}' not found",
+                    f"add a '{req.raw.strip()}' heading near the top, or change required_sections in gitdream.toml",
+                    None,
+                    None,
+                    None,
+                )
+            )
+            return
+        self.add(req.raw.strip(), match.start, self._end(match.start, match.level), match.line, req.raw)
+
+
+def _late_sections(sections: list[_SectionSpan], units: _Units, limit: int) -> list[Problem]:
+    """A problem for each required section that ends past the window."""
+    problems = []
     for name, start, end, line, requirement in sections:
         end_u = units(end)
         if end_u <= limit:
@@ -575,30 +613,26 @@ def check_prefix(
                 line,
             )
         )
+    return problems
 
-    if blocks_ok and sections:
-        last = max(sections, key=lambda s: s[2])
-        last_label = _label(last[0], last[3])
-        for block in found_blocks:
-            if block.start < last[2]:
-                problems.append(
-                    Problem(
-                        RULE_ORDER,
-                        f"managed block '{block.name}' starts at {units.word} {units(block.start)} "
-                        f"(line {block.begin_line}), before the end of {last_label} at "
-                        f"{units.word} {units(last[2])}",
-                        f"move the block (both marker lines and what is between them) below {last_label}",
-                        units(block.start),
-                        units(block.end),
-                        block.begin_line,
-                    )
-                )
 
-    return PrefixResult(
-        problems=tuple(problems),
-        sections=tuple(Section(n, units(s), units(e), ln, r) for n, s, e, ln, r in sections),
-        unit=unit,
-        limit=limit,
-        length=units(len(text)),
-        blocks=tuple(found_blocks),
-    )
+def _early_blocks(
+    sections: list[_SectionSpan], found_blocks: list[blocks_mod.Block], units: _Units
+) -> list[Problem]:
+    """A problem for each managed block that starts before the last required section ends."""
+    last = max(sections, key=lambda s: s[2])
+    last_label = _label(last[0], last[3])
+    return [
+        Problem(
+            RULE_ORDER,
+            f"managed block '{block.name}' starts at {units.word} {units(block.start)} "
+            f"(line {block.begin_line}), before the end of {last_label} at "
+            f"{units.word} {units(last[2])}",
+            f"move the block (both marker lines and what is between them) below {last_label}",
+            units(block.start),
+            units(block.end),
+            block.begin_line,
+        )
+        for block in found_blocks
+        if block.start < last[2]
+    ]

@@ -109,7 +109,7 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             and now < counted + timedelta(minutes=throttle)
             and entry.last_sessions is not None
         )
-        if reused:
+        if reused and counted is not None:  # `reused` holds `counted`; mypy needs it said
             sessions: int | None = entry.last_sessions
             pending = entry.last_pending
             note = f" (counted {(now - counted).total_seconds() / 60:.0f} min ago; nothing committed since)"
@@ -194,7 +194,7 @@ def pending_paths(repo: Repo, agent: Agent) -> int:
     from gitdream.dream import material, receipts
 
     last = receipts.latest(repo, agent.id, material.read_watermark(repo, agent))
-    return len((last or {}).get("pending") or [])
+    return len(last.pending) if last is not None else 0
 
 
 def _sessions(repo: Repo, agent: Agent, head: str) -> int | None:

@@ -88,9 +88,9 @@ def describe(result: Any) -> str:
     if result.outcomes:
         parts = []
         for outcome in result.outcomes:
-            commits = outcome.receipt.get("commits") or {}
+            commits = outcome.receipt.commits
             made = ", ".join(f"{kind} {oid[:7]}" for kind, oid in commits.items() if oid)
-            run_id = outcome.receipt.get("run", "")
+            run_id = outcome.receipt.run
             parts.append(f"{outcome.agent} {outcome.status} (run {run_id}{'; ' + made if made else ''})")
         return "dreamed: " + "; ".join(parts)
     if gate and not gate.get("open"):

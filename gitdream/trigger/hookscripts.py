@@ -428,66 +428,9 @@ def install(
     """
     where = locate(repo)
     _refuse_outside(where, allow_outside, "installing")
-    names = _names(hooks)
     directory = where.path
     warnings: list[str] = []
-    plan: list[tuple[str, str]] = []  # (name, what to do)
-    for name in names:
-        path = directory / name
-        prev = directory / (name + PREV_SUFFIX)
-        legacy = directory / (name + LEGACY_SUFFIX)
-        chained_by = next(
-            (directory / (name + s) for s in OTHER_CHAIN_SUFFIXES if is_ours(directory / (name + s))),
-            None,
-        )
-        if is_ours(path):
-            plan.append((name, "ours"))
-        elif chained_by is not None:
-            plan.append((name, "other-chain"))
-        elif os.path.lexists(path) and is_pre_commit_framework(path) and not path.is_symlink():
-            # pre-commit's hook runs `<hook>.legacy` first: ours goes there, so that
-            # `pre-commit install` run again keeps running it (it would otherwise move ours
-            # to .legacy and run itself, saved as our previous hook, in "migration mode").
-            if os.path.lexists(legacy):
-                if os.path.lexists(prev):
-                    raise HookInstallError(
-                        f"{legacy} (run by pre-commit's hook) and {prev} (a hook saved by an "
-                        "earlier install) both exist; gitdream will not overwrite either",
-                        hint=f"keep the one you want as {legacy.name} and delete the other, then "
-                        "run `gitdream hooks install` again",
-                    )
-                _refuse_crlf_link(legacy)
-                plan.append((name, "under-framework-prev"))
-            else:
-                plan.append((name, "under-framework"))
-        elif os.path.lexists(path):
-            if where.in_worktree and _tracked(repo, path):
-                raise HookInstallError(
-                    f"{path} is tracked by git; gitdream will not move a tracked file",
-                    hint=f"call `gitdream hook {name}` from that hook yourself (docs/hooks.md, "
-                    "'Hook managers'), or install with --hook for the other hooks only",
-                )
-            if os.path.lexists(prev):
-                same = (
-                    not path.is_symlink()
-                    and not prev.is_symlink()
-                    and path.is_file()
-                    and prev.is_file()
-                    and path.read_bytes() == prev.read_bytes()
-                )
-                if not same:
-                    raise HookInstallError(
-                        f"{path} is not gitdream's hook, and {prev} (a hook saved by an "
-                        "earlier install) exists too; gitdream will not overwrite either",
-                        hint=f"keep the one you want as {path.name} and delete the other, then "
-                        "run `gitdream hooks install` again",
-                    )
-                plan.append((name, "replace-duplicate"))
-            else:
-                _refuse_crlf_link(path)
-                plan.append((name, "chain"))
-        else:
-            plan.append((name, "new"))
+    plan = [(name, _plan(repo, where, name)) for name in _names(hooks)]
 
     created = False
     if not directory.is_dir():
@@ -495,60 +438,7 @@ def install(
         (directory / CREATED_MARKER).write_bytes(b"created by gitdream hooks install\n")
         created = True
 
-    actions: list[HookAction] = []
-    for name, what in plan:
-        path = directory / name
-        prev = directory / (name + PREV_SUFFIX)
-        legacy = directory / (name + LEGACY_SUFFIX)
-        content = render(name, python)
-        if what == "ours":
-            if path.read_bytes() == content and _executable(path):
-                actions.append(HookAction(name, path, "unchanged", prev if os.path.lexists(prev) else None))
-            else:
-                _write(path, content)
-                actions.append(HookAction(name, path, "updated", prev if os.path.lexists(prev) else None))
-        elif what == "other-chain":
-            target = next(
-                directory / (name + s) for s in OTHER_CHAIN_SUFFIXES if is_ours(directory / (name + s))
-            )
-            note = f"runs as {target.name}, chained by the hook now at {name}"
-            if os.path.lexists(prev) and is_pre_commit_framework(prev) and is_pre_commit_framework(path):
-                # An earlier install chained pre-commit's own script: pre-commit would run
-                # itself "in migration mode" and fail every commit.
-                os.remove(prev)
-                note += f"; removed {prev.name}, a copy of pre-commit's own hook that made it loop"
-                actions.append(HookAction(name, target, "updated", None, note))
-                if target.read_bytes() != content or not _executable(target):
-                    _write(target, content)
-            elif target.read_bytes() == content and _executable(target):
-                actions.append(HookAction(name, target, "unchanged", None, note))
-            else:
-                _write(target, content)
-                actions.append(HookAction(name, target, "updated", None, note))
-        elif what in ("under-framework", "under-framework-prev"):
-            note = f"runs as {legacy.name}, which pre-commit's hook at {name} runs first"
-            previous = None
-            if what == "under-framework-prev":
-                converted = _move_aside(legacy, prev)
-                previous = prev
-                if converted:
-                    note += f"; {converted}"
-            _write(legacy, content)
-            actions.append(HookAction(name, legacy, "chained", previous, note))
-        elif what == "replace-duplicate":
-            os.remove(path)
-            _write(path, content)
-            actions.append(HookAction(name, path, "chained", prev, "the hook here equals the saved one"))
-        elif what == "chain":
-            manager = _manager_warning(name, path)
-            converted = _move_aside(path, prev)
-            _write(path, content)
-            actions.append(HookAction(name, path, "chained", prev, converted))
-            if manager:
-                warnings.append(manager)
-        else:
-            _write(path, content)
-            actions.append(HookAction(name, path, "installed"))
+    actions = [_apply(directory, name, what, python, warnings) for name, what in plan]
     if where.in_worktree:
         for action in actions:
             if action.action in ("installed", "chained") and not _ignored(repo, action.path):
@@ -559,6 +449,123 @@ def install(
     if created:
         warnings.append(f"created the hooks directory {directory}")
     return HooksResult(where, actions, warnings)
+
+
+def _plan(repo: Any, where: HooksDir, name: str) -> str:
+    """What installing hook `name` into `where` means: "ours" (update), "other-chain"
+    (another manager runs ours), "under-framework"/"under-framework-prev" (below
+    pre-commit's hook), "replace-duplicate", "chain" (move the hook there aside) or "new".
+    Raises HookInstallError for what must not be touched (nothing is written then)."""
+    directory = where.path
+    path = directory / name
+    prev = directory / (name + PREV_SUFFIX)
+    legacy = directory / (name + LEGACY_SUFFIX)
+    chained_by = next(
+        (directory / (name + s) for s in OTHER_CHAIN_SUFFIXES if is_ours(directory / (name + s))),
+        None,
+    )
+    if is_ours(path):
+        return "ours"
+    elif chained_by is not None:
+        return "other-chain"
+    elif os.path.lexists(path) and is_pre_commit_framework(path) and not path.is_symlink():
+        # pre-commit's hook runs `<hook>.legacy` first: ours goes there, so that
+        # `pre-commit install` run again keeps running it (it would otherwise move ours
+        # to .legacy and run itself, saved as our previous hook, in "migration mode").
+        if os.path.lexists(legacy):
+            if os.path.lexists(prev):
+                raise HookInstallError(
+                    f"{legacy} (run by pre-commit's hook) and {prev} (a hook saved by an "
+                    "earlier install) both exist; gitdream will not overwrite either",
+                    hint=f"keep the one you want as {legacy.name} and delete the other, then "
+                    "run `gitdream hooks install` again",
+                )
+            _refuse_crlf_link(legacy)
+            return "under-framework-prev"
+        else:
+            return "under-framework"
+    elif os.path.lexists(path):
+        if where.in_worktree and _tracked(repo, path):
+            raise HookInstallError(
+                f"{path} is tracked by git; gitdream will not move a tracked file",
+                hint=f"call `gitdream hook {name}` from that hook yourself (docs/hooks.md, "
+                "'Hook managers'), or install with --hook for the other hooks only",
+            )
+        if os.path.lexists(prev):
+            same = (
+                not path.is_symlink()
+                and not prev.is_symlink()
+                and path.is_file()
+                and prev.is_file()
+                and path.read_bytes() == prev.read_bytes()
+            )
+            if not same:
+                raise HookInstallError(
+                    f"{path} is not gitdream's hook, and {prev} (a hook saved by an "
+                    "earlier install) exists too; gitdream will not overwrite either",
+                    hint=f"keep the one you want as {path.name} and delete the other, then "
+                    "run `gitdream hooks install` again",
+                )
+            return "replace-duplicate"
+        else:
+            _refuse_crlf_link(path)
+            return "chain"
+    else:
+        return "new"
+
+
+def _apply(directory: Path, name: str, what: str, python: str | None, warnings: list[str]) -> HookAction:
+    """Carry out the plan `what` (see `_plan`) for hook `name`; warnings go to `warnings`."""
+    path = directory / name
+    prev = directory / (name + PREV_SUFFIX)
+    legacy = directory / (name + LEGACY_SUFFIX)
+    content = render(name, python)
+    if what == "ours":
+        if path.read_bytes() == content and _executable(path):
+            return HookAction(name, path, "unchanged", prev if os.path.lexists(prev) else None)
+        else:
+            _write(path, content)
+            return HookAction(name, path, "updated", prev if os.path.lexists(prev) else None)
+    elif what == "other-chain":
+        target = next(directory / (name + s) for s in OTHER_CHAIN_SUFFIXES if is_ours(directory / (name + s)))
+        note = f"runs as {target.name}, chained by the hook now at {name}"
+        if os.path.lexists(prev) and is_pre_commit_framework(prev) and is_pre_commit_framework(path):
+            # An earlier install chained pre-commit's own script: pre-commit would run
+            # itself "in migration mode" and fail every commit.
+            os.remove(prev)
+            note += f"; removed {prev.name}, a copy of pre-commit's own hook that made it loop"
+            if target.read_bytes() != content or not _executable(target):
+                _write(target, content)
+            return HookAction(name, target, "updated", None, note)
+        elif target.read_bytes() == content and _executable(target):
+            return HookAction(name, target, "unchanged", None, note)
+        else:
+            _write(target, content)
+            return HookAction(name, target, "updated", None, note)
+    elif what in ("under-framework", "under-framework-prev"):
+        note = f"runs as {legacy.name}, which pre-commit's hook at {name} runs first"
+        previous = None
+        if what == "under-framework-prev":
+            converted = _move_aside(legacy, prev)
+            previous = prev
+            if converted:
+                note += f"; {converted}"
+        _write(legacy, content)
+        return HookAction(name, legacy, "chained", previous, note)
+    elif what == "replace-duplicate":
+        os.remove(path)
+        _write(path, content)
+        return HookAction(name, path, "chained", prev, "the hook here equals the saved one")
+    elif what == "chain":
+        manager = _manager_warning(name, path)
+        converted = _move_aside(path, prev)
+        _write(path, content)
+        if manager:
+            warnings.append(manager)
+        return HookAction(name, path, "chained", prev, converted)
+    else:
+        _write(path, content)
+        return HookAction(name, path, "installed")
 
 
 def uninstall(

@@ -13,17 +13,20 @@ starting Python, that the time gate is closed. Three lines:
 
     <epoch second the gate opens> <the same time, ISO 8601 UTC>
     <the worktree root it was computed for (physical path)>
-    <GITDREAM_MIN_HOURS>|<GITDREAM_AGENTS> as they were set (STAMP_ENV)
+    <GITDREAM_MIN_HOURS>|<GITDREAM_AGENTS>|<GITDREAM_ENABLED>|<GITDREAM_HOME> as they were set (STAMP_ENV)
 
 The hook trusts it only for the same worktree and environment, and only while neither
 `gitdream.toml` nor the user config is newer than the stamp file: the stamp's mtime is
 set to one second before the configuration was read, so a configuration change reaches
-the hook on its next firing. A missing, unreadable, past or distrusted stamp means "ask
+the hook on its next firing. Since gitdream writes nothing while disabled, a trusted
+stamp also tells the hook that gitdream is enabled, without reading the configuration
+files (the same holds for `precommit-paths`). A missing, unreadable, past or distrusted stamp means "ask
 Python", so a stale stamp can only cost a Python start, never skip a dream that is due.
 
 Back-off (DESIGN §5): after n consecutive failed runs the time gate's interval is
 min(base × 2^n, max(base, 24 h)), base being `min_hours`, counted from the last failure;
-`noop` and `aborted` runs leave n as it is, an `ok` run resets it to 0.
+a `partial` run (a model call failed, its material left pending) counts as failed, and as
+a dream; `noop` and `aborted` runs leave n as it is, an `ok` run resets it to 0.
 """
 
 from __future__ import annotations
@@ -42,10 +45,16 @@ from gitdream import clock, paths
 STATE_FILE = "state.json"
 STAMP_FILE = "stamp"
 PRECOMMIT_FILE = "precommit-paths"
-STAMP_ENV = ("GITDREAM_MIN_HOURS", "GITDREAM_AGENTS")
+STAMP_ENV = ("GITDREAM_MIN_HOURS", "GITDREAM_AGENTS", "GITDREAM_ENABLED", "GITDREAM_HOME")
 """Environment variables the stamp depends on: the hooks compare their values with the
 stamp's third line (the sh reads them with `${NAME-}`)."""
-PRECOMMIT_ENV = ("GITDREAM_AGENTS", "GITDREAM_DEFINITION_FILES", "GITDREAM_MEMORY_DIR")
+PRECOMMIT_ENV = (
+    "GITDREAM_AGENTS",
+    "GITDREAM_DEFINITION_FILES",
+    "GITDREAM_MEMORY_DIR",
+    "GITDREAM_ENABLED",
+    "GITDREAM_HOME",
+)
 """Environment variables the pre-commit hook's path patterns depend on."""
 
 
@@ -126,12 +135,15 @@ def time_gate_reason(agent: AgentState, base_hours: float, opens: datetime, now:
 
 
 def record_run(state: State, agent_id: str, run_id: str, status: str, started: datetime) -> None:
-    """Update the agent's state after a run with `status` (ok/noop/failed/aborted)."""
+    """Update the agent's state after a run with `status` (ok/partial/noop/failed/aborted):
+    a `partial` run (a model call failed; its material stays pending) counts as a failure."""
     entry = state.agent(agent_id)
     entry.last_attempt = clock.iso(started)
     entry.last_run = run_id
     entry.last_status = status
-    if status == "failed":
+    if status == "partial":  # material was consolidated, and a model call failed
+        entry.last_dream = clock.iso(started)
+    if status in ("failed", "partial"):
         entry.failures += 1
         entry.last_failed = clock.iso(started)
     elif status == "ok":

@@ -189,7 +189,9 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
     ok = dream(demo)
     noop = dream(demo)
     log = demo / OPS / "memory/logs/2026/03/2026-03-08.md"
-    log.write_text(log.read_text() + "- [2026-03-08] One more line.\n")
+    log.write_text(
+        log.read_text() + "- [2026-03-08] [backups] Never restore a backup before checking its checksum.\n"
+    )
     commit_all(demo, "ops: more log")
     index = demo / OPS / "memory/MEMORY.md"
     index.write_text(index.read_text() + "an uncommitted edit\n")
@@ -212,7 +214,11 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
     counts = ok["counts"]  # created/corroborated/refined: experience; definition: definition facts
     assert (
         len(shown["units"])
-        == counts["created"] + counts["corroborated"] + counts["refined"] + counts["definition"]
+        == counts["created"]
+        + counts["corroborated"]
+        + counts["refined"]
+        + counts["superseded"]
+        + counts["definition"]
     )
     assert {u["path"] for u in shown["units"]} >= {f"{OPS}/memory/deploy.md", f"{OPS}/SKILL.md"}
     text = cli(demo, "log").stdout.splitlines()
@@ -223,7 +229,7 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
 
 # --- audit on a repository built from real agent files ---------------------------------------
 
-REAL_AGENTS = ("bookminder", "claude-dev")
+REAL_AGENTS = ("bookminder", "kit")
 
 
 @pytest.fixture

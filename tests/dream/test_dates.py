@@ -172,3 +172,46 @@ def test_date_from_timestamp_never_raises_for_hostile_numbers(value: object) -> 
     """Regression test: a transcript record whose timestamp is a 400-digit JSON integer made
     `float()` raise OverflowError outside the guard, and the whole run crashed."""
     assert date_from_timestamp(value) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("어제 배포가 실패했다", "어제(2026-03-03) 배포가 실패했다"),
+        ("내일부터 적용한다", "내일(2026-03-05)부터 적용한다"),
+        ("그저께 바꿨다", "그저께(2026-03-02) 바꿨다"),
+        ("3일 전에 정했다", "3일 전(2026-03-01)에 정했다"),
+        ("지난주 결정", "지난주(week of 2026-02-23) 결정"),
+        ("다음 주에 회의", "다음 주(week of 2026-03-09)에 회의"),
+        ("지난달 장애", "지난달(2026-02) 장애"),
+        ("오늘날 많은 팀이", "오늘날 많은 팀이"),  # "nowadays", not today
+        ("다음 주제는 캐시", "다음 주제는 캐시"),  # "the next topic", not next week
+        ("先々週の障害", "先々週(week of 2026-02-16)の障害"),
+        ("2週間前に決めた", "2週間前(week of 2026-02-16)に決めた"),
+        ("再来週リリース", "再来週(week of 2026-03-16)リリース"),
+    ],
+)
+def test_korean_and_japanese_relative_dates(text: str, expected: str) -> None:
+    assert absolutize(text, date(2026, 3, 4)) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'He wrote "yesterday" in the ticket',
+        "她说“昨天”是最后一次",
+        "「昨日」と書いてあった",
+        "『어제』라는 말",
+        "le ticket dit «yesterday»",
+        "`date -d yesterday`",
+    ],
+)
+def test_relative_dates_inside_quotations_or_code_are_left_alone(text: str) -> None:
+    assert absolutize(text, date(2026, 3, 4)) == text
+
+
+def test_a_quotation_does_not_hide_the_dates_around_it() -> None:
+    text = 'Yesterday he said "tomorrow"; tomorrow we ship.'
+    assert absolutize(text, date(2026, 3, 4)) == (
+        'Yesterday (2026-03-03) he said "tomorrow"; tomorrow (2026-03-05) we ship.'
+    )

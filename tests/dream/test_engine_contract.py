@@ -12,6 +12,7 @@ from gitdream.contract import DistillContext
 from gitdream.dream.options import RunOptions
 from gitdream.dream.pipeline import run_agent
 from gitdream.git import commitbuilder
+from gitdream.git.chain import CommitChain
 from gitdream.git.repo import Repo
 from gitdream.units import Unit
 from tests.fakeengine import FakeEngine
@@ -29,7 +30,8 @@ def _dream(root: Path, engine: FakeEngine, **opts: object):
     cfg = config.load(repo.workdir)
     (agent,) = list_agents(repo.workdir, cfg, [])
     ident = commitbuilder.identity(repo, cfg)
-    return run_agent(repo, agent, cfg, RunOptions(**opts), "0000000000r1", ident, engine)  # type: ignore[arg-type]
+    options = RunOptions(**opts)  # type: ignore[arg-type]
+    return run_agent(repo, agent, cfg, options, "0000000000r1", ident, engine, CommitChain(options.branch))
 
 
 def _propose(context: DistillContext) -> list[Unit]:
@@ -46,7 +48,7 @@ def test_pipeline_verifies_screens_and_records_whatever_engine_it_is_given(agent
     commit_all(agent_repo, "log")
     engine = FakeEngine(_propose, rejects=["The screener says no to this."], tokens=7)
     outcome = _dream(agent_repo, engine)
-    receipt = outcome.receipt
+    receipt = outcome.receipt.to_json()
     assert receipt["status"] == "ok" and receipt["engine"] == "fake"
     assert [u["text"] for u in receipt["units"]] == ["Rollbacks need the previous image tag."]
     assert {(r["title"], r["stage"]) for r in receipt["rejected"]} == {
@@ -74,4 +76,4 @@ def test_estimate_asks_the_engine_and_distills_nothing(agent_repo: Path) -> None
 
     outcome = _dream(agent_repo, FakeEngine(never, tokens=5), estimate=True)
     assert outcome.estimate == {"engine": "fake", "calls": 1, "input_tokens": 5, "entries": 2}
-    assert outcome.receipt["calls"] == [] and git(agent_repo, "rev-parse", "HEAD") == before
+    assert outcome.receipt.calls == [] and git(agent_repo, "rev-parse", "HEAD") == before

@@ -200,7 +200,8 @@ def test_corroboration_updates_the_fact_instead_of_adding_a_line() -> None:
     )
     (fact,) = facts_of(result.changes[f"{MEM}/deploys.md"] or "")
     assert fact.text == "Rollbacks need the previous image tag."
-    assert fact.seen == 3 and fact.first == TODAY and fact.last == later
+    # L1 is cited already: reading it again is not a corroboration (seen counts L1 and L7)
+    assert fact.seen == 2 and fact.first == TODAY and fact.last == later
     assert fact.sources == [f"{LOG}#L1-L1@1a2b3c4d5e6f", f"{LOG}#L7-L7@1a2b3c4d5e6f"]
     assert result.corroborated == 2 and result.created == 0
     assert INDEX not in result.changes  # no topic created or demoted: the index is left alone
@@ -227,7 +228,7 @@ def test_integration_is_idempotent() -> None:
     twice = apply(once, twice_result)
     for path in (f"{MEM}/deploys.md", f"{MEM}/backups.md"):
         assert [f.text for f in facts_of(twice[path])] == [f.text for f in facts_of(once[path])]
-        assert all(f.seen == 2 for f in facts_of(twice[path]))
+        assert all(f.seen == 1 for f in facts_of(twice[path]))  # the same entries never count twice
         assert all(len(f.sources) == 1 for f in facts_of(twice[path]))
     assert twice[INDEX] == once[INDEX]
     assert twice_result.corroborated == 3 and twice_result.created == 0

@@ -852,3 +852,145 @@ def test_a_heading_with_a_long_run_of_spaces_is_read_in_linear_time(run: str) ->
     assert read_markdown_log(LOG, b"## Deploys ##\n\n- x\n", fallback_date=FALLBACK).entries[0].context == (
         "Deploys",
     )
+
+
+# --- Codex CLI rollouts, Claude Code synthetic rows, title rows (issue #14, item 7) -------------
+
+
+def _jsonl(*records: dict) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+def test_codex_rollout_messages_are_read_and_its_harness_records_counted() -> None:
+    data = _jsonl(
+        {"timestamp": "2026-03-05T10:00:00Z", "type": "session_meta", "payload": {"id": "s", "cwd": "/w"}},
+        {
+            "timestamp": "2026-03-05T10:00:01Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {
+                        "type": "input_text",
+                        "text": "<environment_context>\n<cwd>/w</cwd>\n</environment_context>",
+                    }
+                ],
+            },
+        },
+        {
+            "timestamp": "2026-03-05T10:00:02Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "Always lint first."}],
+            },
+        },
+        {
+            "timestamp": "2026-03-05T10:00:02Z",
+            "type": "event_msg",
+            "payload": {"type": "user_message", "message": "Always lint first."},
+        },
+        {"timestamp": "2026-03-05T10:00:03Z", "type": "turn_context", "payload": {"cwd": "/w"}},
+        {
+            "timestamp": "2026-03-05T10:00:04Z",
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "shell"},
+        },
+        {
+            "timestamp": "2026-03-05T10:00:05Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "developer",
+                "content": [{"type": "input_text", "text": "rules"}],
+            },
+        },
+        {
+            "timestamp": "2026-03-06T09:00:00Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "The linter needs ruff 0.5."}],
+            },
+        },
+    )
+    result = read_transcript("a/sessions/rollout-1.jsonl", data, fallback_date=None)
+    assert [(e.start, e.role, e.text, e.date) for e in result.entries] == [
+        (3, "user", "Always lint first.", date(2026, 3, 5)),
+        (8, "assistant", "The linter needs ruff 0.5.", date(2026, 3, 6)),
+    ]
+    assert result.warnings == []
+    assert result.dropped == {
+        "session_meta": 1,
+        "meta": 1,
+        "event": 1,
+        "turn_context": 1,
+        "function_call": 1,
+        "developer": 1,
+    }
+
+
+def test_a_codex_rollout_with_only_event_messages_reads_them() -> None:
+    data = _jsonl(
+        {"timestamp": "2026-03-05T10:00:00Z", "type": "session_meta", "payload": {"id": "s"}},
+        {
+            "timestamp": "2026-03-05T10:00:01Z",
+            "type": "event_msg",
+            "payload": {"type": "user_message", "message": "Use uv."},
+        },
+        {"timestamp": "2026-03-05T10:00:02Z", "type": "event_msg", "payload": {"type": "token_count"}},
+        {
+            "timestamp": "2026-03-05T10:00:03Z",
+            "type": "event_msg",
+            "payload": {"type": "agent_message", "message": "Noted: uv."},
+        },
+    )
+    result = read_transcript("a/sessions/rollout-2.jsonl", data, fallback_date=None)
+    assert [(e.start, e.role, e.text) for e in result.entries] == [
+        (2, "user", "Use uv."),
+        (4, "assistant", "Noted: uv."),
+    ]
+    assert result.dropped == {"session_meta": 1, "event": 1}
+
+
+def test_claude_code_synthetic_rows_are_dropped_and_title_rows_read_without_a_warning() -> None:
+    def row(kind: str, text: str, **extra: object) -> dict:
+        return {"type": kind, "message": {"role": kind, "content": [{"type": "text", "text": text}]}, **extra}
+
+    data = _jsonl(
+        {"type": "custom-title", "customTitle": "Release review"},
+        {"type": "agent-name", "agentName": "ops"},
+        {"type": "ai-title", "aiTitle": "Fixing the release"},
+        row("user", "Deploys need a green smoke test."),
+        row("user", "[Request interrupted by user for tool use]"),
+        row("user", "<bash-input>ls</bash-input>"),
+        row("user", "<bash-stdout>a.txt</bash-stdout><bash-stderr></bash-stderr>"),
+        row("assistant", "API Error: 529 overloaded", isApiErrorMessage=True),
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "model": "<synthetic>",
+                "content": [{"type": "text", "text": "No response requested."}],
+            },
+        },
+        row("assistant", "subagent chatter", isSidechain=True),
+        row("assistant", "The smoke test lives in ci/smoke.sh."),
+    )
+    result = read_transcript("a/sessions/s.jsonl", data, fallback_date=date(2026, 3, 5))
+    assert [e.text for e in result.entries] == [
+        "Deploys need a green smoke test.",
+        "The smoke test lives in ci/smoke.sh.",
+    ]
+    assert result.warnings == []
+    assert result.dropped == {
+        "custom-title": 1,
+        "agent-name": 1,
+        "ai-title": 1,
+        "synthetic": 3,
+        "api_error": 2,
+        "sidechain": 1,
+    }

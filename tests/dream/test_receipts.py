@@ -21,8 +21,8 @@ def test_append_and_read(agent_repo: Path) -> None:
     receipts.append(repo, commit, {"type": "annotation", "run": "a", "reverted_by": "c"}, IDENT)
     assert [r["run"] for r in receipts.read(repo, commit)] == ["a", "b", "a"]
     listed = receipts.receipts(repo)
-    assert [r["run"] for r in listed] == ["b", "a"]
-    assert listed[1]["annotations"] == [{"type": "annotation", "run": "a", "reverted_by": "c"}]
+    assert [r.run for r in listed] == ["b", "a"]
+    assert listed[1].annotations == [{"type": "annotation", "run": "a", "reverted_by": "c"}]
     # The note is visible to git itself.
     assert '"run":"a"' in git(agent_repo, "notes", "--ref", "gitdream", "show", commit)
 
@@ -39,7 +39,8 @@ def test_latest_ignores_failed_runs_and_other_agents(agent_repo: Path) -> None:
         receipts.append(
             repo, commit, {"type": "receipt", "run": run, "agent": agent, "status": status}, IDENT
         )
-    assert receipts.latest(repo, "ops", commit)["run"] == "1"
+    latest = receipts.latest(repo, "ops", commit)
+    assert latest is not None and latest.run == "1"
     assert receipts.latest(repo, "ops", None) is None
 
 
@@ -106,3 +107,30 @@ def test_tokens_used_since(agent_repo: Path) -> None:
     )
     assert receipts.tokens_used_since(repo, "2026-03-02T00:00:00Z") == 6
     assert receipts.tokens_used_since(repo, "2026-03-01T00:00:00Z") == 126
+
+
+def test_a_receipt_reads_back_as_it_was_written_and_a_hand_edited_one_reads_as_defaults() -> None:
+    """Regression test for #12: the note, `run --json` and `show` read one type."""
+    receipt = receipts.Receipt(run="r1", agent="ops", status="ok", input_commit="a" * 40)
+    receipt.phase("gather", files=2)
+    receipt.finish(
+        calls=[{"input_tokens": 5, "output_tokens": 2}],
+        pending=[],
+        warnings=["w", "w"],
+        rejected=[],
+        duration_seconds=1.23456,
+        cfg=None,
+    )
+    document = receipt.to_json()
+    assert document["tokens"] == {"input": 5, "output": 2, "cache_creation": 0, "cache_read": 0}
+    assert document["warnings"] == ["w"] and document["duration_seconds"] == 1.235
+    assert "definition_units" not in document and "reverts" not in document
+    again = receipts.Receipt.from_json(document)
+    assert again is not None and again.to_json() == document
+    edited = receipts.Receipt.from_json(
+        {"type": "receipt", "run": "r2", "counts": "many", "tokens": [1], "future_key": 1}
+    )
+    assert edited is not None
+    assert (edited.status, edited.counts, edited.total_tokens) == ("unknown", {}, 0)
+    assert edited.to_json()["future_key"] == 1
+    assert receipts.Receipt.from_json({"type": "annotation", "run": "r1"}) is None

@@ -28,10 +28,10 @@ from gitdream.engines.anthropic import (
     UNITS_SCHEMA,
     AnthropicEngine,
     ApiCallFailed,
+    ServerCannot,
     estimate,
     missing_key,
 )
-from gitdream.engines.budget import BudgetExceeded
 from gitdream.errors import EngineError
 from gitdream.units import Entry, Unit
 from tests import fakeapi
@@ -47,7 +47,8 @@ def make_cfg(
 ) -> Config:
     """Config for the engine: key and base URL as a user would set them (environment),
     plus `anthropic.<name>` values set directly (tests may go below the documented minimum,
-    e.g. a 0.3 s timeout)."""
+    e.g. a 0.3 s timeout). The plan uses the local token estimate unless a test sets
+    `count_tokens=True`, so batches are what `estimate` predicts."""
     env = {}
     if key is not None:
         env["ANTHROPIC_API_KEY"] = key
@@ -55,6 +56,7 @@ def make_cfg(
         env["ANTHROPIC_BASE_URL"] = api.url
     cfg = config.load(None, env=env)
     values.setdefault("model", "claude-sonnet-4-6")  # the SDK warns about claude-sonnet-4-5
+    values.setdefault("count_tokens", False)
     for name, value in values.items():
         cfg.settings[f"anthropic.{name}"] = Setting(value, "test")
     return cfg
@@ -83,7 +85,7 @@ def unit_json(sources: list[str], **over: Any) -> dict[str, Any]:
 
 
 def units_reply(*units: dict[str, Any], **use: int) -> fakeapi.Reply:
-    return fakeapi.tool_use(DISTILL_TOOL, {"units": list(units)}, **use)
+    return fakeapi.distilled(list(units), **use)
 
 
 ENTRIES = [
@@ -107,6 +109,35 @@ def test_no_key_is_a_clear_error_before_any_request(anthropic_api: FakeAnthropic
     with pytest.raises(EngineError, match="needs an API key"):  # nor does it send without one
         engine.distill(context(cfg, ENTRIES))
     assert anthropic_api.requests == []
+
+
+def test_auth_token_is_honoured_as_the_sdk_does(anthropic_api: FakeAnthropic) -> None:
+    """ANTHROPIC_AUTH_TOKEN alone is a credential (sent as a bearer token); with an API key
+    too, the key is used, as the SDK resolves its own environment."""
+    only_token = config.load(
+        None, env={"ANTHROPIC_AUTH_TOKEN": "tok-123", "ANTHROPIC_BASE_URL": anthropic_api.url}
+    )
+    engine = AnthropicEngine(only_token)
+    engine.check()
+    anthropic_api.enqueue(units_reply())
+    engine.distill(context(only_token, ENTRIES))
+    engine.close()
+    sent = anthropic_api.messages[-1].headers
+    assert sent.get("authorization") == "Bearer tok-123" and "x-api-key" not in sent
+    both = config.load(
+        None,
+        env={
+            "ANTHROPIC_AUTH_TOKEN": "tok-123",
+            "ANTHROPIC_API_KEY": "key-456",
+            "ANTHROPIC_BASE_URL": anthropic_api.url,
+        },
+    )
+    engine = AnthropicEngine(both)
+    anthropic_api.enqueue(units_reply())
+    engine.distill(context(both, ENTRIES))
+    engine.close()
+    sent = anthropic_api.messages[-1].headers
+    assert "tok-123" not in json.dumps(sent) and "key-456" in json.dumps(sent)
 
 
 def test_engine_selected_by_name_with_key_from_environment(anthropic_api: FakeAnthropic) -> None:
@@ -201,15 +232,20 @@ def test_existing_facts_are_shown_with_ids_and_corroborate_names_the_fact(
     anthropic_api: FakeAnthropic,
 ) -> None:
     topic = (
-        "---\nname: deployment\ndescription: deploys\ntype: topic\n---\n\n"
+        "---\nname: deployment\ndescription: deploys\ntype: topic\norigin: gitdream\n---\n\n"
         "<!-- gitdream:begin facts -->\n"
         "- Keep the last three image tags for rollbacks.\n"
         "  Sources: `agents/ops/memory/logs/2026/02/2026-02-01.md#L2-L2@0123456789ab` — seen 1 time\n"
+        "<!-- gitdream:end facts -->\n"
+    )
+    plants = (
+        "---\nname: plants\ndescription: office plants\ntype: topic\norigin: gitdream\n---\n\n"
+        "<!-- gitdream:begin facts -->\n"
         "- Unrelated: the office plant needs water.\n"
         "  Sources: `agents/ops/memory/logs/2026/02/2026-02-01.md#L3-L3@0123456789ab` — seen 1 time\n"
         "<!-- gitdream:end facts -->\n"
     )
-    files = {"agents/ops/memory/deployment.md": topic}
+    files = {"agents/ops/memory/deployment.md": topic, "agents/ops/memory/plants.md": plants}
     cfg = make_cfg(anthropic_api)
     ctx = context(cfg, ENTRIES, files)
     facts = existing_facts(ctx.memory, ctx.agent)
@@ -219,8 +255,11 @@ def test_existing_facts_are_shown_with_ids_and_corroborate_names_the_fact(
     [unit] = AnthropicEngine(cfg).distill(ctx).units
     assert unit.corroborates == "Keep the last three image tags for rollbacks."
     content = anthropic_api.messages[0].body["messages"][0]["content"]
-    assert f'<fact id="{fid}" topic="deployment">Keep the last three image tags' in content
-    assert "office plant" not in content  # shares no term with the material: not relevant
+    assert (
+        '<topic slug="deployment" name="deployment" written-by="gitdream" description="deploys">' in content
+    )
+    assert f'<fact id="{fid}">Keep the last three image tags' in content
+    assert "office plant" not in content  # a topic sharing no term with the material: not relevant
     kept, rejected = verify([unit], [e.id for e in ENTRIES], [f.id for f in facts])
     assert kept == [unit] and rejected == []
 
@@ -448,11 +487,42 @@ def test_schema_violation_twice_fails_that_batch_and_others_land(anthropic_api: 
 
 def test_text_instead_of_the_tool_counts_as_a_violation(anthropic_api: FakeAnthropic) -> None:
     cfg = make_cfg(anthropic_api)
-    anthropic_api.enqueue(fakeapi.text("Here are my thoughts"), fakeapi.text("Still prose"))
+    anthropic_api.enqueue(fakeapi.text("Here are my thoughts"), units_reply(unit_json([ENTRIES[0].id])))
     result = AnthropicEngine(cfg).distill(context(cfg, ENTRIES))
-    assert result.failed_entries == [e.id for e in ENTRIES]
+    assert len(result.units) == 1 and result.failed_entries == []
     retry = anthropic_api.messages[1].body["messages"]
     assert retry[1] == {"role": "assistant", "content": [{"type": "text", "text": "Here are my thoughts"}]}
+
+
+def test_a_server_that_ignores_the_forced_tool_cannot_be_used(anthropic_api: FakeAnthropic) -> None:
+    """Twice no tool call although the request forced one: the server lacks a forced
+    tool_choice, and the error says so instead of failing batch after batch."""
+    cfg = make_cfg(anthropic_api)
+    anthropic_api.enqueue(fakeapi.text("Here are my thoughts"), fakeapi.text("Still prose"))
+    with pytest.raises(ServerCannot) as info:
+        AnthropicEngine(cfg).distill(context(cfg, ENTRIES))
+    assert "does not support a forced tool_choice" in info.value.message
+    assert "record_units" in info.value.message and len(anthropic_api.messages) == 2
+
+
+@pytest.mark.parametrize(
+    ("detail", "missing"),
+    [
+        ("tool_choice: unsupported value {'type': 'tool'}", "a forced tool_choice"),
+        ("tools are not supported by this model", "tools"),
+    ],
+)
+def test_a_server_that_rejects_tools_cannot_be_used(
+    anthropic_api: FakeAnthropic, detail: str, missing: str
+) -> None:
+    cfg = make_cfg(anthropic_api)
+    anthropic_api.enqueue(
+        fakeapi.status(400, "invalid_request_error", detail, headers={"x-should-retry": "false"})
+    )
+    with pytest.raises(ServerCannot) as info:
+        AnthropicEngine(cfg).distill(context(cfg, ENTRIES))
+    assert f"it does not support {missing}" in info.value.message
+    assert anthropic_api.url in info.value.message
 
 
 @pytest.mark.parametrize("field", ["topic", "target"])
@@ -491,44 +561,51 @@ def test_fabricated_source_ids_are_rejected_by_verify(anthropic_api: FakeAnthrop
 # --- budgets and estimate ---------------------------------------------------------------------
 
 
-def test_max_calls_per_run_stops_the_run(anthropic_api: FakeAnthropic) -> None:
+def test_max_calls_per_run_leaves_what_it_cannot_hold_for_the_next_run(anthropic_api: FakeAnthropic) -> None:
+    """Four calls hold one batch asked for two units (its call, a retry if needed, and two
+    screener calls): the other batches are left for the next run, and nothing fails."""
     entries = many_entries(6)
-    cfg = make_cfg(anthropic_api, max_input_tokens=4500, max_calls_per_run=1)
-    anthropic_api.enqueue(units_reply(unit_json([entries[0].id])))
+    cfg = make_cfg(anthropic_api, max_input_tokens=4500, max_calls_per_run=4)
+    anthropic_api.enqueue(units_reply(unit_json([entries[0].id]), unit_json([entries[0].id], topic="ci")))
     engine = AnthropicEngine(cfg)
-    with pytest.raises(BudgetExceeded) as info:
-        engine.distill(context(cfg, entries))
-    assert info.value.budget == "anthropic.max_calls_per_run"
-    assert "call 2 of this run" in info.value.message
+    result = engine.distill(context(cfg, entries))
     assert len(anthropic_api.messages) == 1 and len(engine.calls) == 1
+    assert anthropic_api.messages[0].body["messages"][0]["content"].count("units: at most 2") == 1
+    sent = [
+        e.id for e in entries if f'id="{e.id}"' in anthropic_api.messages[0].body["messages"][0]["content"]
+    ]
+    assert sent and [d[0] for d in result.deferred] == [e.id for e in entries if e.id not in sent]
+    assert "anthropic.max_calls_per_run = 4 holds no more batches" in result.deferred[0][1]
+    assert result.errors == [] and result.stats["limit"] == "anthropic.max_calls_per_run"
 
 
-def test_max_tokens_per_run_stops_before_the_request(anthropic_api: FakeAnthropic) -> None:
+def test_max_tokens_per_run_too_small_for_any_batch_is_a_clear_error(anthropic_api: FakeAnthropic) -> None:
     cfg = make_cfg(anthropic_api, max_tokens_per_run=3000)
-    with pytest.raises(BudgetExceeded, match=r"over anthropic.max_tokens_per_run = 3000") as info:
+    with pytest.raises(
+        EngineError, match=r"anthropic.max_tokens_per_run = 3000 cannot hold one distill call"
+    ):
         AnthropicEngine(cfg).distill(context(cfg, ENTRIES))
-    assert info.value.budget == "anthropic.max_tokens_per_run"
     assert anthropic_api.requests == []
 
 
-def test_max_tokens_per_day_counts_tokens_used_today(anthropic_api: FakeAnthropic) -> None:
+def test_max_tokens_per_day_used_up_leaves_the_material_for_tomorrow(anthropic_api: FakeAnthropic) -> None:
     cfg = make_cfg(anthropic_api, max_tokens_per_day=100_000)
     engine = AnthropicEngine(cfg, used_today=lambda: 99_000)
-    with pytest.raises(BudgetExceeded, match=r"99000 tokens used today") as info:
-        engine.distill(context(cfg, ENTRIES))
-    assert info.value.budget == "anthropic.max_tokens_per_day"
-    assert anthropic_api.requests == []
+    result = engine.distill(context(cfg, ENTRIES))
+    assert anthropic_api.requests == [] and result.units == [] and result.errors == []
+    assert [d[0] for d in result.deferred] == [e.id for e in ENTRIES]
+    assert "anthropic.max_tokens_per_day = 100000 (99000 used today, UTC)" in result.deferred[0][1]
     anthropic_api.enqueue(units_reply())
-    assert AnthropicEngine(cfg, used_today=lambda: 0).distill(context(cfg, ENTRIES)).units == []
+    assert AnthropicEngine(cfg, used_today=lambda: 0).distill(context(cfg, ENTRIES)).deferred == []
 
 
 def test_tokens_of_earlier_calls_count_against_the_run_budget(anthropic_api: FakeAnthropic) -> None:
     entries = many_entries(6)
     cfg = make_cfg(anthropic_api, max_input_tokens=4500, max_tokens=1000, max_tokens_per_run=20_000)
     anthropic_api.enqueue(units_reply(input_tokens=18_000, output_tokens=10))
-    with pytest.raises(BudgetExceeded, match=r"this run used 18010 tokens"):
-        AnthropicEngine(cfg).distill(context(cfg, entries))
+    result = AnthropicEngine(cfg).distill(context(cfg, entries))
     assert len(anthropic_api.messages) == 1
+    assert result.deferred and "anthropic.max_tokens_per_run" in result.deferred[0][1]
 
 
 def test_estimate_makes_no_request_and_needs_no_key(anthropic_api: FakeAnthropic) -> None:
@@ -596,7 +673,7 @@ def test_screener_request_holds_only_the_policy_title_and_body(anthropic_api: Fa
     body = request.body
     assert set(body) == {"model", "max_tokens", "system", "tools", "tool_choice", "messages", "stream"}
     assert body["tool_choice"] == {"type": "tool", "name": SCREEN_TOOL}
-    assert "shared agent memory" in body["system"][0]["text"]
+    assert "# Privacy policy: private" in body["system"][0]["text"]
     [message] = body["messages"]
     assert message["role"] == "user"
     assert f"<title>{units[0].title}</title>" in message["content"]
@@ -619,33 +696,54 @@ def test_screener_request_holds_only_the_policy_title_and_body(anthropic_api: Fa
     ],
     ids=["text", "bad-verdict", "no-reason", "max-tokens"],
 )
-def test_unparseable_verdict_rejects(anthropic_api: FakeAnthropic, reply: Any) -> None:
+def test_unusable_verdict_is_asked_again_once(anthropic_api: FakeAnthropic, reply: Any) -> None:
     cfg = make_cfg(anthropic_api)
     first, second = unit("One", "First lesson."), unit("Two", "Second lesson.")
-    anthropic_api.enqueue(reply(), verdict("yes", "general"))
+    anthropic_api.enqueue(reply(), verdict("yes", "general"), verdict("no", "names a customer"))
     result = AnthropicEngine(cfg).screen([first, second])
-    assert result.kept == [second]
-    assert result.rejected[0].unit == first
-    assert result.rejected[0].reason.startswith("screener answer unusable")
+    assert result.kept == [first] and [r.unit for r in result.rejected] == [second]
+    assert result.unjudged == [] and result.errors == []
+    retry = anthropic_api.messages[1].body["messages"]
+    assert [m["role"] for m in retry] == ["user", "assistant", "user"]
+    assert "Call screen_verdict again" in json.dumps(retry[2])
 
 
-def test_screener_error_rejects_and_the_rest_fail_closed(anthropic_api: FakeAnthropic) -> None:
+@pytest.mark.parametrize(
+    "reply",
+    [
+        lambda: verdict("maybe", "unsure"),
+        lambda: fakeapi.tool_use(SCREEN_TOOL, {"verdict": "yes"}),
+        lambda: fakeapi.truncated_tool_use(SCREEN_TOOL, {"verdict": "yes", "reason": "fine"}),
+    ],
+    ids=["bad-verdict", "no-reason", "max-tokens"],
+)
+def test_verdict_unusable_twice_leaves_the_unit_unjudged(anthropic_api: FakeAnthropic, reply: Any) -> None:
+    """Not judged is not rejected: the unit is not written and its material stays pending."""
+    cfg = make_cfg(anthropic_api)
+    first, second = unit("One", "First lesson."), unit("Two", "Second lesson.")
+    anthropic_api.enqueue(reply(), reply(), verdict("yes", "general"))
+    result = AnthropicEngine(cfg).screen([first, second])
+    assert result.kept == [second] and result.rejected == [] and result.unjudged == [first]
+    assert result.errors[0].startswith("screener answer unusable after a retry")
+
+
+def test_screener_down_leaves_every_unit_unjudged_without_more_calls(anthropic_api: FakeAnthropic) -> None:
     cfg = make_cfg(anthropic_api, max_retries=1)
     units = [unit("One", "First."), unit("Two", "Second.")]
     anthropic_api.enqueue(fakeapi.overloaded(), fakeapi.overloaded())
     result = AnthropicEngine(cfg).screen(units)
-    assert result.kept == []
-    assert result.rejected[0].reason.startswith("screener call failed: ")
-    assert "529 (overloaded)" in result.rejected[0].reason
-    assert result.rejected[1].reason.startswith("screener not asked: an earlier screener call failed")
+    assert result.kept == [] and result.rejected == [] and result.unjudged == units
+    assert result.errors[0].startswith("screener call failed: ") and "529 (overloaded)" in result.errors[0]
+    assert "2 units not judged" in result.errors[-1]
     assert len(anthropic_api.messages) == 2  # one call (two attempts), none for the second unit
 
 
-def test_screener_budget_stops_the_run(anthropic_api: FakeAnthropic) -> None:
+def test_a_screener_call_over_the_budget_leaves_the_rest_unjudged(anthropic_api: FakeAnthropic) -> None:
     cfg = make_cfg(anthropic_api, max_calls_per_run=1)
     anthropic_api.enqueue(verdict("yes", "fine"))
-    with pytest.raises(BudgetExceeded):
-        AnthropicEngine(cfg).screen([unit("One", "First."), unit("Two", "Second.")])
+    result = AnthropicEngine(cfg).screen([unit("One", "First."), unit("Two", "Second.")])
+    assert [u.title for u in result.kept] == ["One"] and [u.title for u in result.unjudged] == ["Two"]
+    assert "max_calls_per_run" in result.errors[0]
     assert len(anthropic_api.messages) == 1
 
 
@@ -676,3 +774,38 @@ def test_secrets_in_material_are_masked_before_they_are_sent(anthropic_api: Fake
     assert result.stats["masked_entries"] == 1
     kept, rejected = verify(result.units, [e.id for e in ctx.entries])
     assert [u.sources for u in kept] == [(leaky.id,)] and not rejected
+
+
+# --- servers without parts of the Messages API ------------------------------------------------
+
+
+def test_the_plan_uses_the_servers_token_count_when_it_has_one(anthropic_api: FakeAnthropic) -> None:
+    """The fake counts UTF-8 bytes / 4, the local estimate bytes / 3: once the first
+    batch's request is counted, batches carry about a third more material."""
+    entries = many_entries(12)
+    estimated = make_cfg(anthropic_api, max_input_tokens=6000)
+    planned = estimate(context(estimated, entries))["batches"]
+    cfg = make_cfg(anthropic_api, max_input_tokens=6000, count_tokens=True)
+    anthropic_api.enqueue(*(units_reply() for _ in range(planned)))
+    result = AnthropicEngine(cfg).distill(context(cfg, entries))
+    assert result.stats["token_count"] == "count_tokens"
+    assert len(anthropic_api.counts) == 1 and anthropic_api.requests[0].path.endswith("/count_tokens")
+    assert anthropic_api.counts[0].body["tool_choice"] == {"type": "tool", "name": DISTILL_TOOL}
+    assert result.stats["batches"] < planned and result.deferred == []
+    anthropic_api.replies.clear()
+
+
+def test_a_server_without_count_tokens_falls_back_to_the_estimate() -> None:
+    server = FakeAnthropic(count_tokens=False).start()
+    try:
+        entries = many_entries(12)
+        cfg = make_cfg(server, max_input_tokens=6000, count_tokens=True)
+        planned = estimate(context(cfg, entries))["batches"]
+        server.enqueue(*(units_reply() for _ in range(planned)))
+        result = AnthropicEngine(cfg).distill(context(cfg, entries))
+    finally:
+        server.stop()
+    assert result.stats["token_count"] == "estimate (the server has no count_tokens)"
+    assert result.stats["batches"] == planned and result.errors == []
+    assert len(server.counts) == 1, "asked once; a 404 is not asked again"
+    assert server.unscripted == 0

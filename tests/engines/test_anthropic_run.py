@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gitdream.engines.anthropic import DISTILL_TOOL, SCREEN_TOOL
+from gitdream.engines.anthropic import SCREEN_TOOL
 from tests import fakeapi
 from tests.fakeapi import FakeAnthropic
 from tests.helpers import cli, commit_all, git, head, write
@@ -36,7 +36,7 @@ def _unit(sources: list[str], **over: Any) -> dict[str, Any]:
 
 
 def _distill(*units: dict[str, Any]) -> fakeapi.Reply:
-    return fakeapi.tool_use(DISTILL_TOOL, {"units": list(units)}, input_tokens=1200, output_tokens=300)
+    return fakeapi.distilled(list(units), input_tokens=1200, output_tokens=300)
 
 
 def _verdict(verdict: str, reason: str = "no secrets or personal data") -> fakeapi.Reply:
@@ -112,7 +112,9 @@ def test_fabricated_sources_and_secrets_are_rejected(agent_repo: Path, anthropic
     )
 
 
-def test_screener_no_and_error_reject(agent_repo: Path, anthropic_api: FakeAnthropic) -> None:
+def test_screener_no_rejects_and_a_failed_screener_call_keeps_the_material(
+    agent_repo: Path, anthropic_api: FakeAnthropic
+) -> None:
     _setup(agent_repo)
     anthropic_api.enqueue(
         _distill(_unit([f"{LOG}#L1-L1"], title="One"), _unit([f"{LOG}#L2-L2"], title="Two", topic="ci")),
@@ -121,12 +123,23 @@ def test_screener_no_and_error_reject(agent_repo: Path, anthropic_api: FakeAnthr
         fakeapi.server_error(),
         fakeapi.server_error(),
     )
-    _code, doc, _err = _run(agent_repo, env={"GITDREAM_ANTHROPIC_MAX_RETRIES": "2"})
+    code, doc, err = _run(agent_repo, env={"GITDREAM_ANTHROPIC_MAX_RETRIES": "2"})
+    assert code == 1
     receipt = doc["runs"][0]
-    reasons = {r["title"]: r["reason"] for r in receipt["rejected"]}
-    assert "names a customer" in reasons["One"]
-    assert reasons["Two"]
-    assert receipt["commits"]["experience"] is None
+    # "One" was judged on the merits: rejected, consumed and listed.
+    assert [(r["title"], r["stage"]) for r in receipt["rejected"]] == [("One", "screen")]
+    assert "names a customer" in receipt["rejected"][0]["reason"]
+    # "Two" was not judged: not written, not rejected, and its entry stays pending.
+    assert receipt["status"] == "partial" and receipt["commits"]["experience"] is None
+    assert receipt["pending"] == [
+        {"path": LOG, "since": None, "entries": [f"{LOG}#L2-L2"], "reason": "not screened"}
+    ]
+    assert receipt["phases"]["screen"]["status"] == "partial" and receipt["phases"]["screen"]["unjudged"] == 1
+    assert (
+        "screener call failed" in err and "1 unit not judged: not written, its material is read again" in err
+    )
+    state = json.loads((agent_repo / ".git" / "gitdream" / "state.json").read_text())
+    assert state["agents"]["ops"]["failures"] == 1  # the back-off counts a partial run
 
 
 def test_prompt_injection_path_topic_never_reaches_the_disk(
@@ -190,29 +203,57 @@ def test_persistent_overload_fails_and_counts_for_backoff(
     assert "error: Dream for agent ops failed in distill" in err
 
 
-def test_budget_stops_the_run(agent_repo: Path, anthropic_api: FakeAnthropic) -> None:
+def test_a_tight_call_budget_commits_what_fits_and_never_fails(
+    agent_repo: Path, anthropic_api: FakeAnthropic
+) -> None:
+    """max_calls_per_run = 2 holds one distill call asked for one unit, and its screener
+    call: the model's second unit is over that cap and its material waits for the next
+    run; the run is ok and commits."""
     _setup(agent_repo)
     anthropic_api.enqueue(
         _distill(_unit([f"{LOG}#L1-L1"]), _unit([f"{LOG}#L2-L2"], topic="ci")), _verdict("yes")
     )
-    code, doc, _err = _run(agent_repo, env={"GITDREAM_ANTHROPIC_MAX_CALLS_PER_RUN": "2"})
-    assert code == 1
+    code, doc, err = _run(agent_repo, env={"GITDREAM_ANTHROPIC_MAX_CALLS_PER_RUN": "2"})
+    assert code == 0, err
     receipt = doc["runs"][0]
-    assert receipt["status"] == "failed"
-    assert "max_calls_per_run" in receipt["error"]["message"]
-    assert receipt["commits"] == {"experience": None, "definition": None}
+    assert receipt["status"] == "ok" and receipt["commits"]["experience"]
+    assert "units: at most 1" in anthropic_api.messages[0].body["messages"][0]["content"]
+    assert [c["purpose"] for c in receipt["calls"]] == ["distill", "screen"]
+    [pending] = receipt["pending"]
+    assert pending["entries"] == [f"{LOG}#L2-L2"] and "over the 1 units asked" in pending["reason"]
 
 
 def test_daily_budget_counts_earlier_receipts(agent_repo: Path, anthropic_api: FakeAnthropic) -> None:
+    """What today's earlier runs spent counts: with too little left, the run makes no
+    request, fails nothing, and leaves the material for tomorrow."""
     _setup(agent_repo)
-    anthropic_api.enqueue(_distill(_unit([f"{LOG}#L1-L1"])), _verdict("yes"))
+    anthropic_api.enqueue(
+        fakeapi.distilled([_unit([f"{LOG}#L1-L1"])], input_tokens=38_000, output_tokens=300),
+        _verdict("yes"),
+    )
     assert _run(agent_repo)[0] == 0
-    write(agent_repo, LOG, RAW + "- Another line.\n")
+    write(agent_repo, LOG, RAW + "- Another line about the registry.\n")
     commit_all(agent_repo, "more")
+    code, doc, err = _run(agent_repo, env={"GITDREAM_ANTHROPIC_MAX_TOKENS_PER_DAY": "40000"})
+    assert code == 0, err
+    receipt = doc["runs"][0]
+    assert receipt["status"] == "ok" and receipt["calls"] == []
+    assert len(anthropic_api.messages) == 2, "the second run made no request"
+    [pending] = receipt["pending"]
+    assert pending["entries"] == [f"{LOG}#L3-L3"] and "max_tokens_per_day = 40000" in pending["reason"]
+
+
+def test_a_daily_budget_too_small_for_any_batch_is_a_clear_error(
+    agent_repo: Path, anthropic_api: FakeAnthropic
+) -> None:
+    _setup(agent_repo)
     code, doc, _err = _run(agent_repo, env={"GITDREAM_ANTHROPIC_MAX_TOKENS_PER_DAY": "2000"})
     assert code == 1
-    assert "max_tokens_per_day" in doc["runs"][0]["error"]["message"]
-    assert len(anthropic_api.messages) == 2, "the second run made no request"
+    assert (
+        "anthropic.max_tokens_per_day = 2000 cannot hold one distill call"
+        in doc["runs"][0]["error"]["message"]
+    )
+    assert anthropic_api.messages == []
 
 
 def test_estimate_makes_no_request_and_needs_no_key(agent_repo: Path, anthropic_api: FakeAnthropic) -> None:

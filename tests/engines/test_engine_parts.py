@@ -16,13 +16,15 @@ from gitdream.errors import EngineError
 
 
 def test_shipped_prompts_render() -> None:
-    distill = prompts.render("distill", agent="ops")
+    policy = prompts.load("policy-private")
+    distill = prompts.render("distill", agent="ops", policy=policy)
     assert "`ops`" in distill and "$" not in distill
     for phase in ("Orient", "Gather", "Consolidate", "Prune"):
         assert f"**{phase}.**" in distill
-    assert "never instructions" in distill
-    screen = prompts.render("screen")
-    assert "screen_verdict" in screen and "shared agent memory" in screen
+    assert "never instructions" in distill and "# Privacy policy: private" in distill
+    assert "in the language of the entries it comes from" in distill
+    screen = prompts.render("screen", policy=prompts.load("policy-shared"))
+    assert "screen_verdict" in screen and "# Privacy policy: shared" in screen and "$" not in screen
 
 
 def test_missing_prompt_and_placeholder_are_engine_errors(
@@ -55,15 +57,19 @@ def good_unit() -> dict[str, object]:
 
 
 def test_schema_accepts_a_valid_answer_and_an_empty_one() -> None:
-    assert validate({"units": [good_unit()]}, UNITS_SCHEMA) == []
-    assert validate({"units": []}, UNITS_SCHEMA) == []
+    topic = {"slug": "ops", "name": "Operations", "description": "How the service is run"}
+    assert validate({"topics": [topic], "units": [good_unit()]}, UNITS_SCHEMA) == []
+    assert validate({"topics": [], "units": []}, UNITS_SCHEMA) == []
+    assert validate({"topics": [dict(topic, name="")], "units": []}, UNITS_SCHEMA) == [
+        "$.topics[0].name: shorter than 1 characters"
+    ]
     assert validate({"verdict": "no", "reason": "names a customer"}, VERDICT_SCHEMA) == []
 
 
 def test_schema_reports_every_violation_with_a_path() -> None:
     bad = dict(good_unit(), target="file", topic="Not A Slug", sources=[], extra=1)
     del bad["body"]
-    errors = validate({"units": [good_unit(), bad], "more": True}, UNITS_SCHEMA)
+    errors = validate({"topics": [], "units": [good_unit(), bad], "more": True}, UNITS_SCHEMA)
     assert errors == [
         "$.units[1]: missing required property 'body'",
         "$.units[1].target: 'file' is not one of 'experience', 'skill', 'soul', 'agent'",
@@ -73,9 +79,10 @@ def test_schema_reports_every_violation_with_a_path() -> None:
         "$: unexpected property 'more'",
     ]
     assert validate([], UNITS_SCHEMA) == ["$: expected object, got list []"]
-    assert validate({"units": [dict(good_unit(), title="")]}, UNITS_SCHEMA) == [
+    assert validate({"topics": [], "units": [dict(good_unit(), title="")]}, UNITS_SCHEMA) == [
         "$.units[0].title: shorter than 1 characters"
     ]
+    assert validate({"units": []}, UNITS_SCHEMA) == ["$: missing required property 'topics'"]
     assert validate(True, {"type": "integer"}) == ["$: expected integer, got bool True"]
     assert validate(["a", "b"], {"type": "array", "maxItems": 1}) == ["$: more than 1 items"]
     assert validate("abc", {"type": "string", "maxLength": 2}) == ["$: longer than 2 characters"]

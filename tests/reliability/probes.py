@@ -19,11 +19,20 @@ SESSIONS = f"{OPS}/sessions"
 DEFINITIONS = (f"{OPS}/agent.md", f"{OPS}/soul.md", f"{OPS}/SKILL.md")
 
 
+# These probes are about what reaches memory safely, not about which entries are worth
+# keeping (tests/dream/test_salience.py): every entry above the bar, no cap in the way.
+EVERY_ENTRY = {
+    "GITDREAM_OFFLINE_SALIENCE_THRESHOLD": "-1000",
+    "GITDREAM_MAX_UNITS": "100000",
+    "GITDREAM_MAX_NEW_TOPICS": "100000",
+}
+
+
 def dream(root: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """`gitdream run --json ARGS` in-process (GITDREAM_RAISE_ERRORS=1: a crash raises);
     asserted to exit 0 without a traceback. Returns the first receipt, with the run's
     stderr under "_stderr"."""
-    result = cli(root, "run", "--json", *args, env=env)
+    result = cli(root, "run", "--json", *args, env={**EVERY_ENTRY, **(env or {})})
     assert result.exit_code == 0, f"exit {result.exit_code}\n{result.stdout}\n{result.stderr}"
     assert "Traceback" not in result.stderr, result.stderr
     receipt = json.loads(result.stdout)["runs"][0]

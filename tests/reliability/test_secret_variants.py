@@ -25,7 +25,7 @@ from gitdream.dream import screen
 from gitdream.dream.screen import RULES, mask, normalize, redact, scan_text
 from tests.dream.test_screen import SECRETS as BUILTIN_CASES
 from tests.helpers import cli, commit_all, git, write
-from tests.reliability.probes import LOGS, SESSIONS, everything_written, raw_blob_ids
+from tests.reliability.probes import EVERY_ENTRY, LOGS, SESSIONS, everything_written, raw_blob_ids
 from tests.reliability.secretsamples import fullwidth, interleave, sample
 
 INVISIBLE = {
@@ -229,7 +229,7 @@ def test_a_dream_writes_and_prints_none_of_the_attacks(agent_repo: Path) -> None
     write(agent_repo, LOG, log)
     write(agent_repo, SESSION, session)
     commit_all(agent_repo, "raw material with disguised secrets")
-    result = cli(agent_repo, "run", "--json")
+    result = cli(agent_repo, "run", "--json", env=EVERY_ENTRY)  # every attack reaches the scanner
     assert result.exit_code == 0, result.stderr
     receipt = json.loads(result.stdout)["runs"][0]
     assert receipt["status"] == "ok" and receipt["commits"]["experience"]

@@ -209,7 +209,7 @@ def test_next_opening_and_stamp(tmp_path: Path) -> None:
         state_mod.write_stamp(tmp_path, opening, workdir=tmp_path, env={"GITDREAM_AGENTS": "x/*"})
         assert state_mod.read_stamp(tmp_path) == int(opening.timestamp())
         assert state_mod.stamp_path(tmp_path).read_text() == (
-            f"{int(opening.timestamp())} 2026-03-02T12:00:00Z\n{os.path.realpath(tmp_path)}\n|x/*\n"
+            f"{int(opening.timestamp())} 2026-03-02T12:00:00Z\n{os.path.realpath(tmp_path)}\n|x/*||\n"
         )
         state_mod.write_stamp(tmp_path, None)
         assert state_mod.read_stamp(tmp_path) == 0

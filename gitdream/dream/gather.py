@@ -1,0 +1,124 @@
+"""Gather (DESIGN §5, phase 2): the new material of one agent, read into raw entries.
+
+Material since the watermark (`gitdream.dream.material`), plus what the last completed
+dream left pending (read again from the base that run used); each source file read
+(`gitdream.dream.readers`, a file over `max_file_bytes` skipped — and left pending, so
+raising the limit loses nothing); then only certain noise dropped
+(`gitdream.dream.noise`), never a guess at importance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gitdream.dream import material as material_mod
+from gitdream.dream import noise, readers, receipts
+from gitdream.git import trees
+
+if TYPE_CHECKING:
+    from gitdream.agents import Agent
+    from gitdream.config import Config
+    from gitdream.dream.material import Material
+    from gitdream.dream.options import RunOptions
+    from gitdream.git.repo import Repo
+    from gitdream.units import Entry
+
+
+@dataclass
+class Gathered:
+    """What gather found: the `material`, its `entries` after noise, the `watermark` and
+    `base` it was measured between, the `pending` records of files it skipped, warnings,
+    and the phase's `details` for the receipt."""
+
+    material: Material
+    watermark: str | None
+    entries: list[Entry] = field(default_factory=list)
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def base(self) -> str | None:
+        return self.material.base
+
+    @property
+    def sessions(self) -> int:
+        return self.material.sessions
+
+
+def _pending_in(repo: Repo, agent: Agent, opts: RunOptions, watermark: str | None) -> list[dict[str, Any]]:
+    """The `pending` records of the last completed dream (none with --full or --since)."""
+    if opts.full or opts.since is not None:
+        return []
+    last = receipts.latest(repo, agent.id, watermark)
+    if last is None:
+        return []
+    return [p for p in last.pending if isinstance(p, dict) and "path" in p]
+
+
+def gather(
+    repo: Repo, agent: Agent, cfg: Config, opts: RunOptions, input_commit: str, watermark: str | None
+) -> Gathered:
+    """Gather the agent's material between its `watermark` (`material.read_watermark`)
+    and `input_commit` (module docstring). Raises RepoStateError for a watermark that
+    cannot be reached (see `material.resolve_base`)."""
+    base, warnings = material_mod.resolve_base(repo, agent, input_commit, since=opts.since, full=opts.full)
+    pending_in = _pending_in(repo, agent, opts, watermark)
+    material = material_mod.changed_sources(
+        repo, agent, base, input_commit, [(p["path"], p.get("since")) for p in pending_in]
+    )
+    found = Gathered(material, watermark, warnings=[*warnings, *material.warnings])
+    only_ids: dict[str, set[str]] = {}
+    for item in pending_in:
+        if item.get("entries") and item["path"] not in only_ids:
+            only_ids[item["path"]] = set(item["entries"])
+    fallback = trees.commit_date(repo, input_commit)
+    entries: list[Entry] = []
+    dropped: dict[str, int] = {}
+    skipped_files: list[dict[str, str]] = []
+    max_file_bytes = cfg.int("max_file_bytes")
+    for source in material.files:
+        # The size first, from the object header: a 50 MB log is not loaded to be skipped.
+        size = trees.blob_size(repo, source.blob)
+        result = readers.skip_too_large(source.path, size, max_file_bytes) or readers.read_source(
+            source.path,
+            trees.blob_data(repo, source.blob),
+            kind=source.kind,
+            fallback_date=fallback,
+            added_lines=set(source.added_lines) if source.added_lines is not None else None,
+            max_file_bytes=max_file_bytes,
+        )
+        found.warnings += result.warnings
+        for key, count in result.dropped.items():
+            dropped[key] = dropped.get(key, 0) + count
+        if result.skipped:
+            skipped_files.append({"path": source.path, "reason": result.skipped})
+        if result.skipped and readers.TOO_LARGE in result.skipped:
+            # Not consumed: read again by the next run, so raising max_file_bytes loses nothing.
+            found.pending.append(
+                {
+                    "path": source.path,
+                    "since": material.since_of(source.path),
+                    "entries": [],
+                    "reason": readers.TOO_LARGE,
+                }
+            )
+        read = result.entries
+        # A path pending with explicit entries: those entries, and the lines added since
+        # the base (new material in the same file, e.g. a daily log that grew).
+        if source.path in only_ids and base is not None:
+            wanted = only_ids[source.path]
+            if wanted:
+                read = [e for e in read if e.id in wanted or material.is_fresh(source.path, e.start, e.end)]
+        entries.extend(read)
+    found.entries, noise_counts = noise.filter_noise(entries)
+    found.details = {
+        "files": len(material.files),
+        "entries": len(entries),
+        "kept": len(found.entries),
+        "noise": noise_counts,
+        "dropped": dropped,
+        "skipped_files": skipped_files,
+    }
+    return found

@@ -1,0 +1,734 @@
+"""Topics by subject: which topic a fact belongs to, and what a new topic is called.
+
+The offline engine groups facts by what they are about, not by the heading that happened to
+sit above them:
+
+1. **Terms.** Each text is reduced to its terms (`terms`): words of two letters or more in
+   scripts with spaces (case-folded, a short list of function words left out), Korean words
+   without their trailing particle, CJK bigrams in scripts without spaces, and the stems of
+   file and command names (`scripts/fork-fingerprint.py` → `fork-fingerprint`).
+2. **Names.** The candidate subjects of a text (`names`): file and code names, capitalised
+   or mixed-case words and short bold labels in Latin script, explicit tags. A name that
+   many entries of the run mention is a better subject than one they mention once.
+3. **Match.** An entry joins the existing topic — human-written or gitdream's — that is
+   about one of its names: whose own name is one of them (same family), else whose facts or
+   text mention two of them; failing that, the topic whose profile (name, description,
+   facts, a person's text) is most similar (tf-idf cosine at least `FALLBACK_COSINE`,
+   rare terms weighing more, a term of the topic's name three times). Otherwise it starts
+   a new topic (`TopicMatcher.best`).
+4. **Naming.** A new topic is named after the entry's most-mentioned fit name, else its
+   nearest fit heading, else `DEFAULT_TOPIC`. A name is *unfit* (`unfit_name`) when it is a
+   clock time, a date, a weekday or month, a turn, heartbeat or session counter, a tally
+   ("3 writes 2 likes"), a count in parentheses, or holds nothing but such words — those
+   say when something happened, not what it is about.
+5. **Families.** Names that differ only by trailing words of a family ("lessons",
+   "lessons-learned", "lessons-learned-today") fold into one topic: the first significant
+   word, singular, is the family key (`family`).
+
+`related(profiles)` lists, for each topic, the topics it shares the most rare terms with (a
+`Related:` line, the relation completion of the seed documents).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+DEFAULT_TOPIC = "general"
+MATCH_THRESHOLD = 0.2
+FALLBACK_COSINE = 0.4
+"""An entry that names nothing a topic is about joins it only when this similar."""
+"""Cosine similarity (tf-idf) between an entry and a topic's profile for the entry to join it."""
+NAME_WEIGHT = 3.0
+MAX_RELATED = 3
+RELATED_MIN_SCORE = 3.0
+"""Summed rarity (idf) of the terms two topics share, for one to be related to the other."""
+MIN_MENTIONS = 3
+"""A name founds a topic only when at least this many entries of the material mention it."""
+
+_STOP = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "else",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "not",
+        "no",
+        "yes",
+        "do",
+        "does",
+        "did",
+        "done",
+        "have",
+        "has",
+        "had",
+        "having",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "i",
+        "me",
+        "my",
+        "we",
+        "our",
+        "you",
+        "your",
+        "he",
+        "she",
+        "they",
+        "them",
+        "their",
+        "his",
+        "her",
+        "him",
+        "us",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "some",
+        "each",
+        "every",
+        "more",
+        "most",
+        "less",
+        "least",
+        "very",
+        "just",
+        "also",
+        "only",
+        "so",
+        "too",
+        "than",
+        "such",
+        "via",
+        "per",
+        "about",
+        "after",
+        "before",
+        "again",
+        "against",
+        "between",
+        "both",
+        "during",
+        "few",
+        "further",
+        "nor",
+        "off",
+        "once",
+        "other",
+        "own",
+        "same",
+        "through",
+        "until",
+        "up",
+        "down",
+        "out",
+        "now",
+        "new",
+        "one",
+        "two",
+        "three",
+        "get",
+        "got",
+        "use",
+        "used",
+        "using",
+        "make",
+        "made",
+        "like",
+        "let",
+        "lets",
+        "it's",
+        "i'm",
+        "i've",
+        "we've",
+        "you've",
+        "don't",
+        "didn't",
+        "can't",
+        "still",
+        "yet",
+        "even",
+        "much",
+        "many",
+        "way",
+        "thing",
+        "things",
+        "lot",
+        "lots",
+        "really",
+        "well",
+        "good",
+        "great",
+    ]
+)
+_GENERIC_NAME = frozenset(
+    [
+        "log",
+        "logs",
+        "daily",
+        "diary",
+        "journal",
+        "journals",
+        "notes",
+        "note",
+        "misc",
+        "miscellaneous",
+        "entries",
+        "entry",
+        "heartbeat",
+        "heartbeats",
+        "session",
+        "sessions",
+        "today",
+        "yesterday",
+        "tomorrow",
+        "summary",
+        "summaries",
+        "update",
+        "updates",
+        "standup",
+        "day",
+        "days",
+        "week",
+        "weekly",
+        "morning",
+        "afternoon",
+        "evening",
+        "night",
+        "utc",
+        "gmt",
+        "am",
+        "pm",
+        "status",
+        "checks",
+        "check",
+        "platform",
+        "platforms",
+        "writes",
+        "write",
+        "writing",
+        "actions",
+        "action",
+        "likes",
+        "like",
+        "replies",
+        "reply",
+        "engagement",
+        "progress",
+        "done",
+        "completed",
+        "changelog",
+        "stats",
+        "totals",
+        "total",
+        "build",
+        "builds",
+        "research",
+        "notable",
+        "continuation",
+        "carryover",
+        "recap",
+        "misc",
+        "other",
+        "others",
+        "general",
+        "todo",
+        "next",
+        "plan",
+        "plans",
+        "turn",
+        "turns",
+        "round",
+        "rounds",
+        "cycle",
+        "cycles",
+        "run",
+        "runs",
+        "step",
+        "steps",
+        "part",
+        "time",
+        "new",
+        "more",
+        "mon",
+        "tue",
+        "tues",
+        "wed",
+        "thu",
+        "thur",
+        "thurs",
+        "fri",
+        "sat",
+        "sun",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "may",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "日志",
+        "日誌",
+        "笔记",
+        "筆記",
+        "日记",
+        "日記",
+        "今天",
+        "昨天",
+        "明天",
+        "记录",
+        "記録",
+        "ログ",
+        "メモ",
+        "日報",
+        "ノート",
+        "作業ログ",
+        "进度",
+        "状态",
+        "일지",
+        "일기",
+        "오늘",
+        "어제",
+        "내일",
+        "기록",
+        "로그",
+        "메모",
+        "진행",
+        "상태",
+        "요약",
+        "세션",
+        "회차",
+        "작업",
+        "업데이트",
+        "今日",
+        "昨日",
+        "明日",
+        "進捗",
+        "状況",
+        "まとめ",
+        "セッション",
+        "作業",
+    ]
+)
+_GENERIC_NAME = _GENERIC_NAME | {
+    "key",
+    "change",
+    "changes",
+    "item",
+    "items",
+    "thing",
+    "stuff",
+    "updated",
+    "created",
+    "added",
+    "fixed",
+    "removed",
+    "done",
+    "finished",
+    "started",
+    "self",
+    "maintenance",
+}
+_MEMORY_TYPES = frozenset({"user", "feedback", "project", "reference"})
+_PARTICLES = (
+    "으로부터",
+    "에서부터",
+    "에게서",
+    "으로써",
+    "이라는",
+    "라는",
+    "에서는",
+    "에서도",
+    "으로는",
+    "에서",
+    "에게",
+    "으로",
+    "하고",
+    "이나",
+    "부터",
+    "까지",
+    "처럼",
+    "보다",
+    "마다",
+    "이랑",
+    "은",
+    "는",
+    "이",
+    "가",
+    "을",
+    "를",
+    "에",
+    "의",
+    "로",
+    "와",
+    "과",
+    "도",
+    "만",
+    "나",
+    "랑",
+)
+_CLOCK = re.compile(r"\d{1,2}:\d{2}|\b\d{1,2}\s?(?:am|pm)\b|\butc\b|\bgmt\b", re.I)
+_DATE = re.compile(
+    r"\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|\d{1,2}\s*(?:月|월)\s*\d{1,2}|\d+\s*(?:日|일|号|號)"
+)
+_TALLY = re.compile(
+    r"\d+\s*[^\W\d_]+\s*(?:[+,&/]|and)\s*\d+|\(\s*\d+[^)]*\)|#\s*\d+|\b(?:turn|round|cycle|heartbeat|session|run|step|part|day|week)\s*#?\d+",
+    re.I,
+)
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_DENSE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]+")
+_WORDS = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+_CODE = re.compile(r"`([^`\n]{2,80})`")
+_FILE = re.compile(
+    r"(?<![\w/.-])(?:[\w.-]+/)*([\w-]{2,60})\.(?:py|sh|js|ts|tsx|md|json|toml|yaml|yml|ini|cfg|rs|go|rb|java|txt)\b"
+)
+_BOLD = re.compile(r"\*\*([^*\n]{2,40}?)\*\*")
+_LINE_HEAD = re.compile(r"^\s*(?:#+\s+|>\s*|(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?)*(?:\*\*)?")
+_CAPITAL = re.compile(
+    # CamelCase, an acronym (at most five capitals: a longer run is emphasis), a capitalised word
+    r"(?<![\w'])([A-Z][a-z]+[A-Z][\w]*|[A-Z]{2,5}[a-z]*|[A-Z][a-z]{2,}(?:[-.][A-Za-z]+)*)(?![\w'])"
+)
+
+
+def _lesson_lexicon():  # the words that say a label is a kind of knowledge, not a subject
+    from gitdream.dream.salience import LESSON_WORDS, Lexicon
+
+    return Lexicon(LESSON_WORDS)
+
+
+class _Lazy:
+    """The lesson lexicon, built on first use (salience imports this module's callers)."""
+
+    def __init__(self) -> None:
+        self._lexicon: Any = None
+
+    def search(self, text: str) -> bool:
+        if self._lexicon is None:
+            self._lexicon = _lesson_lexicon()
+        return self._lexicon.search(text)
+
+
+_LESSON = _Lazy()
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _strip_particle(word: str) -> str:
+    for particle in _PARTICLES:
+        if word.endswith(particle) and len(word) > len(particle) + 1:
+            return word[: -len(particle)]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """The terms of `text` (module docstring, step 1), in order, with repeats."""
+    norm = _norm(text)
+    out: list[str] = []
+    for match in _FILE.finditer(text):
+        out.append(_norm(match.group(1)))
+    for run in _DENSE.findall(norm):
+        if len(run) == 1:
+            out.append(run)
+        out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    for word in _WORDS.findall(_DENSE.sub(" ", norm)):
+        if _HANGUL.search(word):
+            word = _strip_particle(word)
+            if len(word) >= 2:
+                out.append(word)
+            continue
+        if len(word) < 2 or word in _STOP or word.isdigit():
+            continue
+        out.append(_stem(word))
+    return out
+
+
+def _stem(word: str) -> str:
+    """A Latin-script word without its possessive and plural -s ("registry's" → "registry",
+    "tags" → "tag"); other words as they are."""
+    word = word.removesuffix("'s")
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.isascii():
+        return word[:-1]
+    return word
+
+
+def proper_names(texts: Iterable[str]) -> set[str]:
+    """Case-folded words written with a capital somewhere in `texts` other than at the
+    start of a sentence: proper names, which a sentence may also start with."""
+    out: set[str] = set()
+    for text in texts:
+        for line in re.sub(r"`[^`]*`", " ", text).split("\n"):
+            sentence_start = True
+            for match in re.finditer(r"\S+", _LINE_HEAD.sub("", line)):
+                word = match.group(0)
+                cap = _CAPITAL.fullmatch(word.strip("*_\"'“”‘’()[]{},.;:!?"))
+                if cap and not sentence_start:
+                    out.add(cap.group(1).casefold())
+                sentence_start = word.endswith((".", "!", "?", ":", "—", "-")) or word in ("-", "—", "*")
+    return out
+
+
+def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Candidate subject names of `text` (module docstring, step 2), as written, in order
+    of appearance, without repeats; unfit names are left out. `proper` (from
+    `proper_names`) lets a proper name count at the start of a sentence too."""
+    found: list[str] = []
+    found.extend(t for t in tags)
+    for match in _FILE.finditer(text):
+        found.append(match.group(1))
+        folder = re.search(r"([\w-]{2,40})/[\w.-]+$", match.group(0))
+        if folder:
+            found.append(folder.group(1))  # the folder groups its files: scripts/, docs/
+    for match in _CODE.finditer(text):
+        inner = match.group(1).strip()
+        if " " not in inner and not inner.startswith("-") and len(inner) <= 40:
+            found.append(re.sub(r"\.(?:py|sh|js|ts|md|json|toml|yaml|yml)$", "", inner.rsplit("/", 1)[-1]))
+    for match in _BOLD.finditer(text):
+        label = match.group(1).strip(" :：`")
+        if 1 <= len(label.split()) <= 3 and not _LESSON.search(label):
+            found.append(label)
+    for line in re.sub(r"`[^`]*`", " ", text).split("\n"):
+        sentence_start = True
+        for match in re.finditer(r"\S+", _LINE_HEAD.sub("", line)):
+            word = match.group(0)
+            cap = _CAPITAL.fullmatch(word.strip("*_\"'“”‘’()[]{},.;:!?"))
+            if cap and not (
+                sentence_start and cap.group(1).istitle() and cap.group(1).casefold() not in proper
+            ):
+                found.append(cap.group(1))  # a capital mid-sentence: a proper name
+            sentence_start = word.endswith((".", "!", "?", ":", "—", "-")) or word in ("-", "—", "*")
+    out: list[str] = []
+    seen: set[str] = set()
+    for name in found:
+        name = name.strip(" -_*:：")
+        key = family(name)
+        if not name or not key or key in seen or unfit_name(name):
+            continue
+        seen.add(key)
+        out.append(name)
+    return out
+
+
+def unfit_name(name: str) -> bool:
+    """True when `name` must not name a topic (module docstring, step 4)."""
+    text = _norm(name)
+    if not text.strip() or _CLOCK.search(text) or _DATE.search(text) or _TALLY.search(text):
+        return True
+    words = [w for w in _WORDS.findall(text) if not w.isdigit()]
+    if not words:
+        return True
+    if sum(ch.isdigit() for ch in text) > len(text) / 3:
+        return True
+    # "Key insight", "Lessons learned", "Notes": what kind, not what about
+    tokens = [t for w in words for t in re.findall(r"[^\W_]+", w)]
+    return all(t in _GENERIC_NAME or t in _STOP or len(t) < 2 or _LESSON.search(t) for t in tokens)
+
+
+def family(name: str) -> str:
+    """The family key of a topic name (module docstring, step 5): its first significant
+    word, case-folded, a plural -s dropped ("Lessons learned today" → "lesson")."""
+    words = re.findall(r"[^\W_]+", _norm(name))
+    if len(words) > 1 and words[0] in _MEMORY_TYPES:
+        words = words[1:]  # Claude Code's type prefixes: feedback_x, user_x, project_x
+    for word in words:
+        if word in _STOP or word.isdigit():
+            continue
+        if _HANGUL.search(word):
+            return _strip_particle(word)
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        return word
+    dense = _DENSE.findall(_norm(name))
+    return dense[0] if dense else ""
+
+
+def is_subject_family(name: str) -> bool:
+    """True when the family of `name` says what it is about (not a generic word such as
+    "heartbeat", "notes", "log"), so names of that family may fold into one topic."""
+    key = family(name)
+    return bool(key) and key not in _GENERIC_NAME and not unfit_name(name)
+
+
+class TopicMatcher:
+    """Topics as term profiles, and the best topic for a text (module docstring, step 3).
+
+    `df` counts, for each term, how many documents (entries of the run and topics) hold it;
+    rare terms weigh more (idf)."""
+
+    def __init__(self, documents: Iterable[Iterable[str]]) -> None:
+        self.df: Counter[str] = Counter()
+        self.n = 0
+        for doc in documents:
+            self.n += 1
+            self.df.update(set(doc))
+        self.profiles: dict[str, Counter[str]] = {}
+        self.name_terms: dict[str, set[str]] = {}
+        self._norms: dict[str, float] = {}
+        self.own_names: dict[str, set[str]] = {}
+        self.mentioned: dict[str, set[str]] = {}
+
+    def idf(self, term: str) -> float:
+        return math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1.0
+
+    def add_topic(self, slug: str, name: str, texts: Iterable[str]) -> None:
+        self._norms.pop(slug, None)
+        profile = self.profiles.setdefault(slug, Counter())
+        name_terms = set(terms(name)) | set(terms(slug.replace("-", " ").replace("_", " ")))
+        self.name_terms.setdefault(slug, set()).update(name_terms)
+        profile.update(name_terms)
+        for text in texts:
+            profile.update(set(terms(text)))
+
+    def add_text(self, slug: str, text: str) -> None:
+        self._norms.pop(slug, None)
+        self.profiles.setdefault(slug, Counter()).update(set(terms(text)))
+
+    def _norm_of(self, slug: str) -> float:
+        norm = self._norms.get(slug)
+        if norm is None:
+            profile, names_ = self.profiles[slug], self.name_terms.get(slug, set())
+            norm = math.sqrt(sum(self._weight(t, c, names_) ** 2 for t, c in profile.items())) or 1.0
+            self._norms[slug] = norm
+        return norm
+
+    def _weight(self, term: str, count: int, names_: set[str]) -> float:
+        boost = NAME_WEIGHT if term in names_ else 1.0
+        return boost * (1.0 + math.log(count)) * self.idf(term)
+
+    def add_names(self, slug: str, found: Iterable[str], *, own: bool = False) -> None:
+        """Record names (families) a topic is about: `own` for its name, else mentioned in
+        its facts or text."""
+        target = self.own_names if own else self.mentioned
+        target.setdefault(slug, set()).update(f for f in map(family, found) if f and f not in _GENERIC_NAME)
+
+    def best(
+        self, text: str, entry_names: Iterable[str] = (), threshold: float = MATCH_THRESHOLD
+    ) -> tuple[str, float] | None:
+        """`(slug, score)` of the topic the entry is about (module docstring, step 3): the
+        topic whose own name is one of the entry's names (`entry_names`), else the one whose
+        facts or text mention two of them, most and rarest first; else the topic whose
+        profile is most similar (tf-idf cosine at least `FALLBACK_COSINE`, three shared
+        terms). Ties go to the topic added first."""
+        families = {f for f in map(family, entry_names) if f}
+        own = set(terms(text))
+        if not own and not families:
+            return None
+        own_norm = math.sqrt(sum(self.idf(t) ** 2 for t in own)) or 1.0
+        best: tuple[str, float] | None = None
+        for slug, profile in self.profiles.items():
+            named = families & self.own_names.get(slug, set())
+            mentioned = (families & self.mentioned.get(slug, set())) - named
+            shared = [t for t in own if t in profile]
+            names_ = self.name_terms.get(slug, set())
+            dot = sum(self.idf(t) * self._weight(t, profile[t], names_) for t in shared)
+            cosine = dot / (own_norm * self._norm_of(slug))
+            if named:
+                score = 10.0 + sum(self.idf(f) for f in named) + cosine
+            elif len(mentioned) >= 2 and cosine >= threshold / 4:
+                score = 5.0 + sum(self.idf(f) for f in mentioned) + cosine
+            elif cosine >= FALLBACK_COSINE and len(shared) >= 3:
+                score = cosine
+            else:
+                continue
+            if best is None or score > best[1]:
+                best = (slug, score)
+        return best
+
+
+def related(
+    matcher: TopicMatcher, slug: str, candidates: Iterable[str], limit: int = MAX_RELATED
+) -> list[str]:
+    """Up to `limit` topics among `candidates` that share the most rare terms with `slug`
+    (at least two terms, or one term of either name), most related first."""
+    mine = matcher.profiles.get(slug, Counter())
+    my_names = matcher.name_terms.get(slug, set())
+    scored: list[tuple[float, str]] = []
+    for other in candidates:
+        if other == slug:
+            continue
+        theirs = matcher.profiles.get(other, Counter())
+        shared = set(mine) & set(theirs)
+        names_shared = shared & (my_names | matcher.name_terms.get(other, set()))
+        if len(shared) < 2 and not names_shared:
+            continue
+        score = sum(matcher.idf(t) for t in shared) + sum(matcher.idf(t) for t in names_shared)
+        if score >= RELATED_MIN_SCORE:
+            scored.append((-score, other))
+    return [other for _, other in sorted(scored)[:limit]]

@@ -1,0 +1,137 @@
+"""Superseding: a newer fact that states a different value for the same subject replaces the
+older one, which is kept — with its sources, the date and what superseded it — in the topic's
+`superseded` block (DESIGN §5 phase 6; issue #14 "supersede, never accumulate
+contradictions"). Engine-independent: the offline engine's `create` units and a model's
+`correct` units both go through `supersedes` and `Superseded`.
+
+Same subject, different value (`supersedes(new, old)`), in any language, by structure:
+
+- **numbers revised**: the two texts are the same once numbers are taken out (word-shingle
+  similarity of the skeletons at least `SKELETON_SIMILARITY`) and state different numbers —
+  "the registry keeps the last 10 tags" → "the registry keeps the last 20 tags";
+- **negation flipped**: the texts are nearly the same once negation words are taken out
+  (`NEGATIONS`, several languages) and exactly one of them is negated — "uploads are
+  time-limited" → "uploads are NOT time-limited";
+- **same label, new value**: both open with the same short label ("Moltbook suspension:",
+  "Deploy window:") and what follows differs and shares little (a value that only adds to
+  the other — "Tuesdays" → "Tuesdays, from 10:00" — is a refinement, not a new value).
+
+A fact corroborated again is not superseded (the caller corroborates first); two facts that
+merely share words are never superseded, so nothing is replaced by a guess.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date
+
+from gitdream.dream.facts import Fact, one_line
+from gitdream.text.clip import clip
+from gitdream.text.similarity import jaccard, normalise
+
+SKELETON_SIMILARITY = 0.8
+NEGATION_SIMILARITY = 0.8
+LABEL_MAX_WORDS = 4
+BY_MAX_CHARS = 160
+"""The "by: …" text of a superseded fact is clipped to this many characters."""
+
+NEGATIONS = (
+    "not|no|never|none|cannot|can't|don't|doesn't|isn't|aren't|won't|wasn't|weren't|without|"
+    "不|没|沒|无|無|非|别|勿|안|않|못|없|아니|ない|ぬ|ません|ず"
+)
+_LATIN_NEG = re.compile(
+    r"(?<![\w'])(?:" + "|".join(re.escape(w) for w in NEGATIONS.split("|") if w.isascii()) + r")(?![\w'])",
+    re.I,
+)
+_DENSE_NEG = tuple(w for w in NEGATIONS.split("|") if not w.isascii())
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_LABEL = re.compile(r"^\s*([^:：\n]{1,60}?)[:：]\s+(\S.*)$")
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _negated(text: str) -> bool:
+    norm = _norm(text)
+    return bool(_LATIN_NEG.search(norm)) or any(w in norm for w in _DENSE_NEG)
+
+
+# The positive half of a pair whose other half is a negation: 있다/없다, ある/ない.
+_AFFIRMATIONS = ("있", "ある")
+
+
+def _without_negation(text: str) -> str:
+    norm = _LATIN_NEG.sub(" ", _norm(text))
+    for word in _DENSE_NEG + _AFFIRMATIONS:
+        norm = norm.replace(word, "")
+    return norm
+
+
+def _label(text: str) -> tuple[str, str] | None:
+    match = _LABEL.match(text)
+    if match is None or len(match.group(1).split()) > LABEL_MAX_WORDS:
+        return None
+    return _norm(match.group(1)).strip(" *`_"), match.group(2)
+
+
+def supersedes(new: str, old: str) -> str | None:
+    """Why fact text `new` supersedes fact text `old` ("numbers revised", "negation
+    flipped", "same label, new value"), or None when it does not (module docstring)."""
+    if _norm(one_line(new)) == _norm(one_line(old)):
+        return None
+    numbers_new, numbers_old = _NUMBER.findall(new), _NUMBER.findall(old)
+    revised = numbers_new and numbers_old and sorted(numbers_new) != sorted(numbers_old)
+    if revised and jaccard(_NUMBER.sub("#", new), _NUMBER.sub("#", old)) >= SKELETON_SIMILARITY:
+        return "numbers revised"
+    if (
+        _negated(new) != _negated(old)
+        and jaccard(_without_negation(new), _without_negation(old)) >= NEGATION_SIMILARITY
+    ):
+        return "negation flipped"
+    label_new, label_old = _label(new), _label(old)
+    same_label = label_new and label_old and label_new[0] == label_old[0] and len(label_new[0]) >= 3
+    if same_label:
+        value_new, value_old = normalise(label_new[1]), normalise(label_old[1])  # type: ignore[index]
+        extends = value_old in value_new or value_new in value_old  # more detail, not another value
+        if not extends and jaccard(value_new, value_old) < 0.5:
+            return "same label, new value"
+    return None
+
+
+def find_superseded(new: str, facts: list[Fact]) -> tuple[Fact, str] | None:
+    """The newest of `facts` (raw human lines excepted) that `new` supersedes, with why."""
+    for fact in reversed(facts):
+        if fact.raw is not None:
+            continue
+        why = supersedes(new, fact.text)
+        if why is not None:
+            return fact, why
+    return None
+
+
+SUPERSEDED_TAIL = " — superseded {day} by: {by}"
+
+
+@dataclass
+class Superseded:
+    """A fact moved out of a topic's `facts` block: the old fact (text, sources, seen,
+    dates kept), the day it was superseded and the text that replaced it."""
+
+    fact: Fact
+    day: date
+    by: str
+
+    def as_fact(self) -> Fact:
+        """The line written into the `superseded` block (facts format, so `audit` and the
+        loss guard count and resolve it like any fact)."""
+        tail = SUPERSEDED_TAIL.format(day=self.day.isoformat(), by=clip(one_line(self.by), BY_MAX_CHARS))
+        return Fact(
+            text=self.fact.text + tail,
+            sources=list(self.fact.sources),
+            seen=self.fact.seen,
+            first=self.fact.first,
+            last=self.fact.last,
+        )

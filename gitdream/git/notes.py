@@ -1,0 +1,104 @@
+"""git notes: read the note on a commit, list a notes ref, append a line to a note.
+
+A note is appended to, never rewritten: its new text is the old text plus one line.
+libgit2 builds the notes commit on the ref's current tip, but writes the note's whole new
+text: two processes that read the same old text would each drop the other's line. So the
+read and the write happen under an exclusive `flock` of `<git-common-dir>/gitdream/
+notes.flock` (released by the kernel if the process dies); the notes ref still moves by
+compare-and-swap, and the append is tried again when something else (a `git fetch`)
+moved it meanwhile.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from gitdream import clock, paths
+from gitdream.errors import GitdreamError
+
+if TYPE_CHECKING:
+    from gitdream.git.commitbuilder import Identity
+    from gitdream.git.repo import Repo
+
+ATTEMPTS = 20
+
+
+def read(repo: Repo, ref: str, commit: str) -> str | None:
+    """The text of the note on `commit` under notes ref `ref`, or None without one."""
+    try:
+        return str(repo.raw.lookup_note(commit, ref).message)
+    except KeyError:
+        return None
+
+
+def iter_notes(repo: Repo, ref: str) -> Iterator[tuple[str, str]]:
+    """Every `(annotated commit id, note text)` under `ref`, in no particular order
+    (nothing when the ref does not exist)."""
+    try:
+        notes = list(repo.raw.notes(ref))  # type: ignore[call-arg]  # the stub omits `ref`
+    except KeyError:
+        return
+    except Exception:  # pygit2 raises GitError when the ref does not exist
+        return
+    for note in notes:
+        yield str(note.annotated_id), str(note.message)
+
+
+LOCK_FILE = "notes.flock"
+
+
+@contextmanager
+def _appending(repo: Repo) -> Iterator[None]:
+    """Hold the exclusive lock of note appends in this repository (all worktrees)."""
+    folder = paths.ensure_dir(paths.state_dir(repo.common_dir))
+    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def append_line(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -> None:
+    """Append `line` (no newline in it) to the note on `commit` under `ref`, signed by
+    `ident` at `clock.now()`.
+
+    Retries when another process moved the notes ref meanwhile; raises the refusal of
+    `lockfiles.from_git_error` when a lock file stays (git left it behind), and
+    GitdreamError after repeated failures.
+    """
+    with _appending(repo):
+        _append(repo, ref, commit, line, ident)
+
+
+def _append(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -> None:
+    import pygit2
+
+    from gitdream.git import lockfiles
+
+    last_error: Exception | None = None
+    for attempt in range(ATTEMPTS):
+        existing = read(repo, ref, commit) or ""
+        text = existing.rstrip("\n") + ("\n" if existing.strip() else "") + line + "\n"
+        when, offset = clock.git_time()
+        author = pygit2.Signature(ident.author[0], ident.author[1], when, offset)
+        committer = pygit2.Signature(ident.committer[0], ident.committer[1], when, offset)
+        try:
+            repo.raw.create_note(text, author, committer, commit, ref, True)
+            return
+        except (pygit2.GitError, OSError) as exc:  # the notes ref moved or is locked, or a
+            # fan-out folder vanished under `git gc` (see `write_object`): read again
+            refusal = lockfiles.from_git_error(exc)
+            if refusal is not None and attempt >= ATTEMPTS // 2:  # a lock that stays: git left it behind
+                raise refusal from exc
+            last_error = exc
+            time.sleep(0.01 * attempt)
+    raise GitdreamError(
+        f"could not write the note on {commit[:12]} under {ref}: {last_error}",
+        hint=f"another process keeps updating {ref}; run again",
+    )

@@ -1,0 +1,112 @@
+"""Tree-to-tree diffs of one folder between two commits: what was added or changed.
+
+libgit2 skips subtrees whose ids are equal, so a diff costs O(changed files), not
+O(history). Deleted files, and files that were only renamed (similarity 100), are not
+changes here. Patches (the added lines) are computed only for modified files that the
+caller wants: an added file's blob is not read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pygit2
+
+    from gitdream.git.repo import Repo
+
+REGULAR_MODES = (0o100644, 0o100755)
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One added or modified path (repository-relative). `regular`: a regular file (not a
+    symlink or submodule); `blob`: its id at the new commit; `added_lines`: 1-based line
+    numbers added (None for an added file, for a binary one, and with `lines=False`)."""
+
+    path: str
+    added: bool
+    regular: bool
+    blob: str
+    added_lines: frozenset[int] | None = None
+    binary: bool = False
+
+
+def _subtree(repo: Repo, commit: str | None, folder: str) -> pygit2.Tree | None:
+    import pygit2
+
+    if commit is None:
+        return None
+    tree = repo.raw[commit].peel(pygit2.Tree)
+    if not folder:
+        return tree
+    try:
+        sub = tree[folder]
+    except KeyError:
+        return None
+    return sub if isinstance(sub, pygit2.Tree) else None
+
+
+def _diff(old: pygit2.Tree | None, new: pygit2.Tree) -> pygit2.Diff:
+    """Tree-to-tree diff with no context lines and rename detection (a file that was
+    only renamed then shows as RENAMED with similarity 100)."""
+    from pygit2.enums import DiffFind
+
+    if old is None:
+        diff = new.diff_to_tree(context_lines=0, swap=True)
+    else:
+        diff = old.diff_to_tree(new, context_lines=0)
+    diff.find_similar(flags=DiffFind.FIND_RENAMES)
+    return diff
+
+
+def changes(
+    repo: Repo,
+    old: str | None,
+    new: str,
+    folder: str,
+    wanted: Callable[[str], bool],
+    *,
+    lines: bool = True,
+) -> list[TreeChange]:
+    """The paths under `folder` ("" for the root) added or changed from commit `old`
+    (None: from nothing) to `new`, for which `wanted(path)` holds, in diff order. With
+    `lines`, a modified regular file carries its added line numbers (no patch is computed
+    without). A folder missing at `new` has no changes."""
+    from pygit2.enums import DeltaStatus
+
+    new_tree = _subtree(repo, new, folder)
+    if new_tree is None:
+        return []
+    diff = _diff(_subtree(repo, old, folder), new_tree)
+    out: list[TreeChange] = []
+    for index, delta in enumerate(diff.deltas):
+        status = delta.status
+        if status in (DeltaStatus.DELETED, DeltaStatus.UNMODIFIED, DeltaStatus.IGNORED):
+            continue
+        if status == DeltaStatus.RENAMED and delta.similarity == 100:
+            continue
+        rel = delta.new_file.path
+        path = f"{folder}/{rel}" if folder else rel
+        if not wanted(path):
+            continue
+        regular = delta.new_file.mode in REGULAR_MODES
+        blob = str(delta.new_file.id)
+        added = status == DeltaStatus.ADDED
+        if added or not regular or not lines:
+            out.append(TreeChange(path, added, regular, blob))
+            continue
+        patch = diff[index]
+        if patch is None:  # pragma: no cover - libgit2 gives a patch for every delta
+            continue
+        binary = bool(patch.delta.is_binary)
+        found = {
+            line.new_lineno
+            for hunk in patch.hunks
+            for line in hunk.lines
+            if line.origin == "+" and line.new_lineno > 0
+        }
+        out.append(TreeChange(path, False, True, blob, None if binary else frozenset(found), binary))
+    return out

@@ -1,0 +1,76 @@
+"""Reading a commit's tree: the text of files under a folder, blob sizes and bytes, dates.
+
+What the dream reads at its input commit (DESIGN §4: committed content only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pygit2
+
+    from gitdream.git.repo import Repo
+
+_REGULAR = (0o100644, 0o100755)
+
+
+def files_under(repo: Repo, commit: str, folder: str, keep: Callable[[str], bool]) -> dict[str, str]:
+    """Text of the regular files under `folder` ("" for the root) at `commit` for which
+    `keep(path)` holds, as `{repository-relative path: text}` (UTF-8, invalid bytes
+    replaced). A missing folder, or one that is a file, gives nothing."""
+    import pygit2
+
+    out: dict[str, str] = {}
+    tree = repo.raw[commit].peel(pygit2.Tree)
+    try:
+        top = tree[folder] if folder else tree
+    except KeyError:
+        return out
+    if not isinstance(top, pygit2.Tree):
+        return out
+    stack: list[tuple[str, pygit2.Tree]] = [(folder, top)]
+    while stack:
+        prefix, node = stack.pop()
+        for item in node:
+            path = f"{prefix}/{item.name}" if prefix else str(item.name)
+            if isinstance(item, pygit2.Tree):
+                stack.append((path, item))
+            elif isinstance(item, pygit2.Blob) and item.filemode in _REGULAR and keep(path):
+                out[path] = item.data.decode("utf-8", "replace")
+    return out
+
+
+def commit_date(repo: Repo, commit: str) -> date:
+    """The committer date of `commit` (UTC)."""
+    import pygit2
+
+    obj: pygit2.Commit = repo.raw[commit].peel(pygit2.Commit)
+    return datetime.fromtimestamp(obj.commit_time, UTC).date()
+
+
+def blob_size(repo: Repo, oid: str) -> int:
+    """The size of blob `oid` in bytes, from the object header: the blob is not loaded."""
+    return int(repo.raw.odb.read_header(oid)[1])
+
+
+def blob_data(repo: Repo, oid: str) -> bytes:
+    """The bytes of blob `oid`."""
+    import pygit2
+
+    blob = repo.raw[oid]
+    assert isinstance(blob, pygit2.Blob), oid
+    return bytes(blob.data)
+
+
+def blob_at(repo: Repo, commit: str, path: str) -> bytes | None:
+    """The bytes of the file at `path` in `commit`, or None when it is not a file there."""
+    import pygit2
+
+    try:
+        blob = repo.raw[commit].peel(pygit2.Tree)[path]
+    except KeyError:
+        return None
+    return bytes(blob.data) if isinstance(blob, pygit2.Blob) else None

@@ -1,0 +1,646 @@
+"""Human output: every command's result, rendered as lines for the terminal.
+
+The one render path of the CLI: a command returns a typed result, the function here for
+its type turns it (never its JSON) into `Lines`, and the CLI writes them in order — `out`
+to stdout, `err` and `warn` to stderr. With `--json` stdout carries the result's
+`to_json()` instead, and only the stderr lines marked `always` (warnings, errors) are
+written. Nothing here prints; `gitdream/cli.py` alone does.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gitdream.commands.check import CheckResult
+    from gitdream.commands.configshow import ConfigShowResult
+    from gitdream.commands.demo import DemoResult
+    from gitdream.commands.init import InitResult
+    from gitdream.commands.revert import RevertResult
+    from gitdream.commands.review import AuditResult, LogResult, ShowResult
+    from gitdream.commands.run import RunResult
+    from gitdream.commands.schedule import ScheduleInstall, ScheduleShow
+    from gitdream.commands.status import StatusResult
+    from gitdream.commands.trust import TrustResult
+    from gitdream.dream.runs import Run
+    from gitdream.trigger.hookscripts import HooksResult, HooksStatus
+
+MAX_QUOTED_LINES = 6
+ESTIMATE_NOTE = " — nothing was sent"
+
+
+@dataclass
+class Lines:
+    """Lines to write, in order: `(stream, text, always)` with stream "out", "err" or
+    "warn"; `always`: written with `--json` too (never for "out")."""
+
+    items: list[tuple[str, str, bool]] = field(default_factory=list)
+
+    def out(self, text: str = "") -> None:
+        self.items.append(("out", text, False))
+
+    def err(self, text: str, *, always: bool = True) -> None:
+        self.items.append(("err", text, always))
+
+    def warn(self, text: str, *, always: bool = True) -> None:
+        self.items.append(("warn", text, always))
+
+    def warnings(self, texts: list[str]) -> None:
+        for text in texts:
+            self.warn(text)
+
+    def table(self, rows: list[list[str]], header: list[str] | None = None) -> None:
+        for line in table(rows, header):
+            self.out(line)
+
+
+def table(rows: list[list[str]], header: list[str] | None = None) -> list[str]:
+    """Rows as left-aligned columns, two spaces apart (the header first)."""
+    every = ([header] if header else []) + rows
+    if not every:
+        return []
+    widths = [max(len(str(row[i])) for row in every) for i in range(len(every[0]))]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)).rstrip() for row in every]
+
+
+def clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
+
+
+def short_time(iso: str | None) -> str:
+    """`2026-03-08T12:00:05Z` → `2026-03-08 12:00` (UTC)."""
+    if not iso:
+        return "?"
+    return iso.replace("T", " ")[:16]
+
+
+# --- init, config -----------------------------------------------------------------------
+
+
+def init(result: InitResult, shown: Callable[[str], str]) -> Lines:
+    """`shown(path)`: a repository-relative path as seen from the current folder."""
+    lines = Lines()
+    lines.warnings(result.warnings)
+    for path in result.kept:
+        lines.out(f"Kept     {shown(path)} (exists)")
+    for path in result.created:
+        lines.out(f"Created  {shown(path)}")
+    if result.adopted and result.agent_id is None:
+        count = len(result.adopted)
+        lines.out(
+            f"Adopted {count} agent{'s' if count != 1 else ''}: {', '.join(result.adopted)} "
+            "(their files are kept as they are)"
+        )
+    elif result.adopted:
+        lines.out(
+            f"Adopted agent {result.agent_id} ({shown(result.agent_dir or '.')}): its files are kept as they are"
+        )
+    if result.commit:
+        lines.out(f"Committed {len(result.created)} files as {result.commit[:7]}")
+    elif not result.created:
+        lines.out("Nothing to create: everything gitdream needs is there")
+    else:
+        lines.out("Not committed: review the files, then `git add` and `git commit` them")
+    return lines
+
+
+def _toml_shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(f'"{v}"' for v in value) + "]"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+def config_show(result: ConfigShowResult) -> Lines:
+    lines = Lines()
+    lines.out(f"user config:  {result.files.get('user') or '(none)'}")
+    lines.out(f"gitdream.toml: {result.files.get('repository') or '(none)'}")
+    lines.out()
+    lines.table([[k.name, _toml_shown(k.value), k.source] for k in result.keys], ["KEY", "VALUE", "SOURCE"])
+    return lines
+
+
+def trust(result: TrustResult) -> Lines:
+    from gitdream.commands.trust import masked  # idle path: render is imported by every command
+    from gitdream.config import KEYS
+
+    lines = Lines()
+    if result.action == "list":
+        if not result.grants:
+            lines.out(f"no repository is trusted ({result.store})")
+        for grant in result.grants:
+            values = ", ".join(f"{k} = {v!r}" for k, v in masked(grant.settings).items())
+            lines.out(f"{grant.workdir}  (since {grant.granted}): {values}")
+        return lines
+    settings = ", ".join(f"{k} = {v!r}" for k, v in result.shown_settings.items())
+    if result.action == "granted":
+        lines.out(f"Trusted {result.workdir}: its gitdream.toml may set {settings}")
+        lines.out(
+            "A different value is ignored until you run `gitdream trust` again; "
+            "`gitdream trust --revoke` withdraws this."
+        )
+    elif result.action == "revoked":
+        lines.out(f"No longer trusted: {result.workdir}" + (f" (was: {settings})" if settings else ""))
+    elif result.action == "not-trusted":
+        lines.out(f"{result.workdir} was not trusted; nothing changed")
+    else:
+        names = ", ".join(k.name for k in KEYS if k.user_only)
+        lines.out(
+            f"{result.workdir}: gitdream.toml sets none of the user-only keys ({names}); nothing to trust"
+        )
+    return lines
+
+
+# --- run, demo ----------------------------------------------------------------------------
+
+
+def run(result: RunResult, *, quiet: bool = False, verbose: bool = False) -> Lines:
+    """A run: a closed gate (said only with `verbose`), or per agent its warnings, diff
+    (--dry-run) or estimate, summary (or error) and refused phases."""
+    lines = Lines()
+    if result.gate is not None and not result.gate.get("open"):
+        if verbose:
+            lines.err(f"gate '{result.gate['gate']}' is closed: {result.gate['reason']}", always=False)
+        return lines
+    lines.warnings(result.warnings)
+    if result.disabled:
+        lines.err(
+            f"gitdream is disabled (enabled = false, from {result.disabled}); nothing to do", always=False
+        )
+        return lines
+    for outcome in result.outcomes:
+        receipt = outcome.receipt
+        for warning in [*receipt.warnings, *outcome.warnings]:
+            lines.warn(f"{outcome.agent}: {warning}")
+        if outcome.diff:
+            lines.out(outcome.diff.rstrip("\n"))
+        if outcome.estimate is not None:
+            lines.out(f"{outcome.agent}: {_estimate(outcome.estimate)}")
+            continue
+        if receipt.error:
+            lines.err(f"error: {outcome.summary}")
+            if receipt.error.get("hint"):
+                lines.err(f"hint: {receipt.error['hint']}")
+        elif not quiet:
+            lines.out(outcome.summary)
+        for phase, info in receipt.phases.items():
+            if info.get("status") == "refused":
+                for line in _refusal_lines(info):
+                    lines.warn(f"{outcome.agent}: {phase} not written: {line}", always=False)
+    return lines
+
+
+def _estimate(estimate: dict[str, Any]) -> str:
+    calls = int(estimate.get("calls", 0))
+    screens = estimate.get("screen_calls")
+    return (
+        f"{calls} distill call{'s' if calls != 1 else ''}"
+        + (f" (screener: {screens})" if screens else "")
+        + f", about {estimate.get('input_tokens', 0)} input tokens for {estimate.get('entries', 0)} entries"
+        + ESTIMATE_NOTE
+    )
+
+
+def _refusal_lines(info: dict[str, Any]) -> list[str]:
+    """Human lines for a refused phase of a receipt: the commit's error, or each refused
+    file with its reason and next step."""
+    error = info.get("error")
+    if isinstance(error, dict):
+        return [str(error.get("message")) + (f" ({error['hint']})" if error.get("hint") else "")]
+    lines = []
+    for item in info.get("refused") or []:
+        if isinstance(item, dict):
+            where = item.get("path") or f"no {item.get('target')} file"
+            hint = f" ({item['hint']})" if item.get("hint") else ""
+            lines.append(f"{where}: {item.get('reason')}{hint}")
+    return lines or ["see `gitdream show last --json`"]
+
+
+def demo(result: DemoResult) -> Lines:
+    lines = run(result.run) if result.run is not None else Lines()
+    where = result.path
+    lines.out("")
+    lines.out(f"Demo repository: {where}")
+    lines.out("")
+    lines.out("The dream's commits (newest first):")
+    for line in result.log_stat.rstrip().splitlines():
+        lines.out(f"  {line}")
+    for path, text in result.files.items():
+        lines.out("")
+        lines.out(f"--- {path} ---")
+        shown = text.rstrip().splitlines()
+        for line in shown[:30]:
+            lines.out(f"  {line}")
+        if len(shown) > 30:
+            lines.out(f"  … ({len(shown) - 30} more lines)")
+    lines.out("")
+    lines.out("Review and undo:")
+    lines.out(f"  cd {where}")
+    lines.out("  git log -p -2              # the experience and definition commits, as diffs")
+    lines.out("  gitdream log               # every dream, with its receipt")
+    lines.out("  gitdream show last         # units, sources and rejected units of the last dream")
+    lines.out("  gitdream audit ops         # every fact beside the log text it cites")
+    lines.out("  gitdream revert last       # undo the last dream, keeping everything else")
+    return lines
+
+
+# --- status -------------------------------------------------------------------------------
+
+
+def status(result: StatusResult) -> Lines:
+    lines = Lines()
+    lines.warnings(result.warnings)
+    engine = result.engine
+    usable = "usable" if engine["usable"] else f"NOT usable: {engine['reason']}"
+    lines.out(
+        f"gitdream {'enabled' if result.enabled else 'DISABLED'} ({result.enabled_source}); "
+        f"engine {engine['name']} ({usable})"
+    )
+    repo_info = result.repository
+    head = str(repo_info["head"] or "")[:7] or "(no commits)"
+    lines.out(f"branch {repo_info['branch'] or '(detached)'} at {head}")
+    if repo_info["problem"]:
+        lines.out(f"repository: {repo_info['problem']}")
+        if repo_info["hint"]:
+            lines.out(f"  next: {repo_info['hint']}")
+    if result.lock:
+        lock = result.lock
+        stale = f" (stale: {lock['stale']})" if lock["stale"] else ""
+        lines.out(
+            f"lock: run {lock['run']}, pid {lock['pid']} on {lock['host']} since {lock['since']}{stale}"
+        )
+    else:
+        lines.out("lock: free")
+    hooks = result.hooks.get("hooks", [])
+    if any(h["state"] != "missing" for h in hooks):
+        lines.out("hooks: " + ", ".join(f"{h['name']} {h['state']}" for h in hooks))
+    else:
+        lines.out("hooks: not installed (gitdream hooks install)")
+    hooks_log = result.hooks_log
+    if hooks_log:
+        last_decision = hooks_log.get("last")
+        lines.out(f"hooks log: {hooks_log['path']}")
+        if last_decision:
+            lines.out(f"  last: {last_decision['time']} {last_decision['hook']}: {last_decision['message']}")
+    lines.out("")
+    rows = []
+    for agent in result.agents:
+        last = agent["last_run"]
+        sessions = agent["sessions"]
+        rows.append(
+            [
+                agent["id"],
+                (last["time"] or "never") + (f" {last['status']}" if last["status"] else ""),
+                agent["next"],
+                f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}"
+                + (f" +{sessions['pending']} pending" if sessions["pending"] else ""),
+                str(agent["backoff"]["failures"]),
+                "?" if agent["uncommitted_raw"] is None else str(len(agent["uncommitted_raw"])),
+            ]
+        )
+    lines.table(rows, ["AGENT", "LAST RUN", "NEXT", "SESSIONS", "FAILURES", "UNCOMMITTED RAW"])
+    for agent in result.agents:
+        for path in (agent["uncommitted_raw"] or [])[:10]:
+            lines.out(f"  {agent['id']}: not committed, ignored by the next dream: {path}")
+    return lines
+
+
+# --- log, show, audit, revert ---------------------------------------------------------------
+
+
+def _run_commits(run: Run) -> str:
+    parts = [
+        f"{kind[0]}:{oid[:7]}" for kind in ("experience", "definition") if (oid := run.commits.get(kind))
+    ]
+    return " ".join(parts) or "-"
+
+
+def _run_notes(run: Run) -> list[str]:
+    notes = []
+    if run.reverts:
+        what = f" ({run.only} only)" if run.only else ""
+        notes.append(f"reverts {run.reverts}{what}")
+    for item in run.reverted_by:
+        what = f" ({item['only']} only)" if item.get("only") else ""
+        notes.append(f"reverted by {item['run']}{what}")
+    if run.receipt is None:
+        notes.append("no receipt here (fetch refs/notes/gitdream); from commit trailers")
+    return notes
+
+
+def log(result: LogResult, *, limit: int | None, filtered: bool, width: int) -> Lines:
+    """`filtered`: --agent or --status was given."""
+    lines = Lines()
+    if result.walk_truncated:
+        lines.err(
+            f"note: commits without receipts were looked for in the last {result.walk_limit} commits of HEAD only",
+            always=False,
+        )
+    if not result.runs:
+        if result.total:
+            lines.out(f"{result.total} runs match; --limit {limit} shows none of them.")
+        elif filtered:
+            lines.out("No runs match.")
+        else:
+            lines.out("No dreams yet; dream with `gitdream run`.")
+        return lines
+    rows = []
+    for run in result.runs:
+        counts: dict[str, Any] = run.shown_counts
+        if run.status in ("failed", "aborted") and not any(run.commits.values()):
+            # nothing was written: what it would have created is not news (`--json` has it)
+            counts.update(created="-", corroborated="-")
+        rows.append(
+            [
+                run.run,
+                short_time(run.time),
+                run.agent or "?",
+                run.status,
+                run.trigger or "-",
+                str(counts["created"]),
+                str(counts["corroborated"]),
+                str(counts["rejected"]),
+                _run_commits(run),
+            ]
+        )
+    header = ["RUN", "TIME (UTC)", "AGENT", "STATUS", "TRIGGER", "NEW", "CORR", "REJ", "COMMITS"]
+    shown_lines = table(rows, header)
+    # Long agent names are clipped so a line fits the terminal; `--json` has them whole.
+    over = max(len(line) for line in shown_lines) - width
+    if over > 0:
+        agent_width = max(len(row[2]) for row in rows)
+        keep = max(agent_width - over, 10)
+        for row in rows:
+            row[2] = clip(row[2], keep)
+        shown_lines = table(rows, header)
+    lines.out(shown_lines[0])
+    for line, run in zip(shown_lines[1:], result.runs, strict=True):
+        lines.out(line)
+        for note in _run_notes(run):
+            lines.out(f"  └ {note}")
+    if result.total > len(result.runs):
+        lines.out(f"… {result.total - len(result.runs)} older runs (raise --limit to see them)")
+    return lines
+
+
+def show(result: ShowResult, width: int) -> Lines:
+    lines = Lines()
+    run = result.run
+    receipt = run.receipt
+    lines.out(f"run      {run.run}  {run.status}")
+    for note in _run_notes(run):
+        lines.out(f"         {note}")
+    lines.out(f"agent    {run.agent or '?'}")
+    duration = receipt.duration_seconds if receipt else None
+    took = f", took {duration:g} s" if duration is not None else ""
+    lines.out(f"time     {run.time or '?'}{took}")
+    lines.out(f"trigger  {run.trigger or '?'}, engine {run.engine or '-'}")
+    if run.input_commit:
+        line = f"input    {run.input_commit[:12]}"
+        replayed = receipt is not None and receipt.revert is not None and receipt.revert.replay
+        if receipt is not None and (receipt.watermark_after is not None or replayed):
+            before, after = receipt.watermark_before, receipt.watermark_after
+            line += f", watermark {before[:12] if before else 'none'} → {after[:12] if after else 'none'}"
+        lines.out(line)
+    if receipt is not None:
+        _show_receipt(lines, receipt)
+    for commit in result.commits:
+        lines.out("")
+        view = commit.view
+        if view is None:
+            lines.out(f"{commit.kind} commit {commit.oid[:12]}: not in this repository")
+            continue
+        where = "" if commit.in_head else "  (not in HEAD's history)"
+        lines.out(clip(f"{commit.kind} commit {view.oid[:7]}  {view.subject}{where}", width))
+        for line in view.stat.rstrip("\n").splitlines():
+            lines.out(line)
+        if commit.with_patch:
+            lines.out("")
+            lines.out((view.patch or "").rstrip("\n"))
+    if receipt is not None:
+        _show_lists(lines, receipt, width)
+    return lines
+
+
+_COUNT_ORDER = ("entries", "units", "created", "corroborated", "definition", "rejected", "demoted", "files")
+
+
+def _show_receipt(lines: Lines, receipt: Any) -> None:
+    counts = receipt.counts
+    if counts:
+        keys = [k for k in _COUNT_ORDER if k in counts] + sorted(k for k in counts if k not in _COUNT_ORDER)
+        lines.out(f"counts   {', '.join(f'{counts[k]} {k}' for k in keys if isinstance(counts[k], int))}")
+    tokens = receipt.tokens
+    if any(tokens.values()):
+        lines.out(f"tokens   {tokens.get('input', 0)} input, {tokens.get('output', 0)} output")
+    if receipt.error:
+        lines.out(f"error    {receipt.error.get('message')}")
+
+
+def _show_lists(lines: Lines, receipt: Any, width: int) -> None:
+    wrap = max(width - 6, 30)
+    units = receipt.all_units
+    if units:
+        lines.out("")
+        lines.out(f"units ({len(units)})")
+        for unit in units:
+            lines.out(clip(f"  {unit.get('action', '?')}  {unit.get('path', '')}", width))
+            for line in textwrap.wrap(str(unit.get("text", "")), wrap):
+                lines.out(f"      {line}")
+            for source in unit.get("sources", []):
+                lines.out(clip(f"      source: {source}", width))
+    if receipt.rejected:
+        lines.out("")
+        lines.out(f"rejected ({len(receipt.rejected)})")
+        for item in receipt.rejected:
+            lines.out(clip(f"  {item.get('stage', '?')}: {item.get('title', '')!r}", width))
+            for line in textwrap.wrap(str(item.get("reason", "")), wrap):
+                lines.out(f"      {line}")
+    if receipt.pending:
+        lines.out("")
+        lines.out("pending (read again by the next dream)")
+        for item in receipt.pending:
+            lines.out(clip(f"  {item.get('path')}: {item.get('reason')}", width))
+    if receipt.warnings:
+        lines.out("")
+        lines.out("warnings")
+        for warning in receipt.warnings:
+            lines.out(clip(f"  {warning}", width))
+
+
+def audit(result: AuditResult, width: int) -> Lines:
+    lines = Lines()
+    lines.warnings(result.warnings)
+    current = None
+    for fact in result.facts:
+        if fact.path != current:
+            if current is not None:
+                lines.out("")
+            current = fact.path
+            lines.out(fact.path)
+        seen = f"  (seen {fact.seen})" if fact.seen and fact.seen > 1 else ""
+        wrapped = textwrap.wrap(fact.text + seen, max(width - 4, 30)) or [""]
+        lines.out(f"  - {wrapped[0]}")
+        for line in wrapped[1:]:
+            lines.out(f"    {line}")
+        if not fact.sources:
+            lines.out("      (no sources: not in gitdream's fact form)")
+        for source in fact.sources:
+            if source.status == "reference":
+                named = (
+                    f"{source.fact['path']}: {source.fact['text']}" if source.fact else "no longer in memory"
+                )
+                lines.out(clip(f"      refers to {source.ref} ({named})", max(width, len(source.ref) + 30)))
+                continue
+            # References are never clipped: a path cut short is no use for looking it up.
+            if source.status == "missing":
+                lines.out(f"      MISSING {source.ref}")
+                for line in textwrap.wrap(str(source.reason), max(width - 8, 30)):
+                    lines.out(f"        {line}")
+                continue
+            lines.out(f"      {source.path}#L{source.start}-L{source.end} @ {str(source.commit)[:12]}")
+            quoted = source.message.splitlines() if source.message else (source.text or [])
+            for line in quoted[:MAX_QUOTED_LINES]:
+                lines.out(clip(f"        │ {line}", width))
+            if len(quoted) > MAX_QUOTED_LINES:
+                lines.out(f"        │ … {len(quoted) - MAX_QUOTED_LINES} more lines")
+    if result.facts:
+        lines.out("")
+    lines.out(result.summary_line)
+    return lines
+
+
+def revert(result: RevertResult) -> Lines:
+    lines = Lines()
+    lines.warnings(result.warnings)
+    if result.dry_run:
+        lines.out(result.patch.rstrip("\n"))
+        planned = ", ".join(
+            f"{c.kind} {c.reverts[:7]} ({len(c.paths)} file{'s' if len(c.paths) != 1 else ''})"
+            for c in result.commits
+        )
+        planned = planned or "no commit, only its watermark"
+        lines.err(
+            f"Dry run: would revert run {result.reverted} of agent {result.agent}: {planned}; nothing changed",
+            always=False,
+        )
+        return lines
+    made = ", ".join(f"{c.kind} {c.reverts[:7]} → {str(c.oid)[:7]}" for c in result.commits)
+    where = f" on branch {result.branch}" if result.branch else ""
+    reapplied = result.reverts_a_revert
+    if made:
+        if reapplied:
+            lines.out(
+                f"Re-applied what revert {result.reverted} of agent {result.agent} undid{where}: {made}"
+            )
+        else:
+            lines.out(f"Reverted run {result.reverted} of agent {result.agent}{where}: {made}")
+        lines.out(f"Revert run {result.run}; undo it with `gitdream revert {result.run}`")
+    else:
+        lines.out(
+            f"Run {result.reverted} of agent {result.agent} was already undone (revert run {result.run})"
+        )
+    if result.watermark is not None:
+        moved_to = str(result.watermark["to"] or "")[:7] or "nothing (before the first dream)"
+        lines.out(
+            f"Watermark of {result.agent} moved back to {moved_to}: the next dream reads that material again"
+        )
+    elif not reapplied:
+        lines.out("The run's material stays consumed (--replay would have the next dream read it again)")
+    return lines
+
+
+# --- check, hooks, schedule -----------------------------------------------------------------
+
+
+def check(result: CheckResult, *, quiet: bool) -> Lines:
+    lines = Lines()
+    for checked in result.files:
+        for line in checked.lines():
+            lines.out(line)
+    for checked in result.files:
+        lines.warnings(checked.warning_lines())
+    lines.warnings(result.warnings)
+    if not result.ok or not quiet:
+        lines.out(f"gitdream check: {result.summary()}")
+    return lines
+
+
+def hooks_result(result: HooksResult) -> Lines:
+    lines = Lines()
+    where = result.hooks_dir
+    lines.out(f"hooks directory: {where.path} ({where.source})")
+    rows = []
+    for hook in result.hooks:
+        detail = hook.note
+        if hook.action == "chained" and hook.previous is not None:
+            detail = f"the hook that was there runs first, kept as {hook.previous.name}"
+        elif hook.action == "restored" and hook.previous is not None:
+            detail = detail or f"put back the hook saved as {hook.previous.name}"
+        elif hook.action == "foreign":
+            detail = "not gitdream's hook; left alone"
+        rows.append([hook.action, hook.name, detail])
+    lines.table(rows)
+    lines.warnings(result.warnings)
+    return lines
+
+
+def hooks_status(result: HooksStatus, describe: Callable[[str, str, Any], str]) -> Lines:
+    """`describe(state, name, path)`: a hook's state in words, with the fix
+    (`hookscripts.describe_state`)."""
+    lines = Lines()
+    where = result.hooks_dir
+    lines.out(f"hooks directory: {where.path} ({where.source})")
+    rows = []
+    for hook in result.hooks:
+        detail = describe(hook.state, hook.name, hook.path)
+        if hook.previous is not None and hook.state in ("installed", "outdated", "chained-by-other"):
+            detail += f"; runs {hook.previous.name} first"
+        rows.append([hook.name, detail])
+    lines.table(rows)
+    return lines
+
+
+def schedule_show(shown: ScheduleShow, kind: str | None) -> Lines:
+    lines = Lines()
+    single = {"cron": shown.cron, "github": shown.ci, "gitlab": shown.gitlab}
+    if kind in single:
+        lines.out(single[kind].rstrip("\n"))
+        return lines
+    parts = []
+    if kind is None:
+        parts.append(
+            (
+                f"crontab entry (crontab -e, or gitdream schedule install --cron); output in {shown.log}",
+                shown.cron,
+            )
+        )
+    for name, content in shown.systemd.items():
+        parts.append((f"{shown.systemd_dir}/{name}", content))
+    if kind is None:
+        parts.append((shown.ci_path, shown.ci))
+        parts.append((shown.gitlab_path, shown.gitlab))
+    for index, (title, content) in enumerate(parts):
+        if index:
+            lines.out()
+        lines.out(f"# ==> {title} <==")
+        lines.out(content.rstrip("\n"))
+    return lines
+
+
+def schedule_result(result: ScheduleInstall) -> Lines:
+    """What `schedule install` or `schedule uninstall` wrote or removed, and what is left."""
+    lines = Lines()
+    for item in result.written:
+        lines.out(f"{item.action:<9}  {item.path}")
+    if result.next_steps:
+        lines.out("next:")
+        for step in result.next_steps:
+            lines.out(f"  {step}")
+    return lines

@@ -1,0 +1,184 @@
+"""Topics by subject (issue #14, item 3): names, families, unfit names, matching existing
+topics by content, and the offline engine grouping entries across days."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from gitdream.agents import make_agent
+from gitdream.config import defaults
+from gitdream.contract import DistillContext, MemoryView
+from gitdream.dream import grouping
+from gitdream.engines.offline import OfflineEngine
+from gitdream.units import Entry
+from tests.standins import simple_absolutize, simple_slugify
+
+AGENT = make_agent("agents/ops", defaults())
+MEM = "agents/ops/memory"
+COMMIT = "1a2b3c4d5e6f" + "0" * 28
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Heartbeat ~14:55 UTC (SELF)",
+        "Clawk (1 write + 1 like)",
+        "Writes (3)",
+        "3 writes 2 likes",
+        "2026-02-10 Daily Log",
+        "Turn 12",
+        "Session 4",
+        "Carryover from Feb 10",
+        "14:55 하트비트",
+        "3月2日の作業",
+        "Notes",
+        "오늘",
+    ],
+)
+def test_clock_dates_turns_tallies_and_generic_words_never_name_a_topic(name: str) -> None:
+    assert grouping.unfit_name(name)
+
+
+@pytest.mark.parametrize("name", ["Moltbook", "fork-fingerprint", "Deploys", "배포", "デプロイ手順", "部署"])
+def test_subjects_name_topics(name: str) -> None:
+    assert not grouping.unfit_name(name)
+
+
+def test_name_families_fold() -> None:
+    assert (
+        grouping.family("lessons")
+        == grouping.family("lessons-learned")
+        == grouping.family("Lessons learned today")
+    )
+    assert grouping.family("feedback_testing") == grouping.family("Testing")  # Claude Code's type prefix
+    assert grouping.family("Deploys") != grouping.family("Backups")
+
+
+def test_names_are_files_folders_proper_names_and_short_bold_labels() -> None:
+    text = "Moltbook bans retries; see `scripts/fork-fingerprint.py` and **Trust Stack** notes by Gendolf."
+    found = grouping.names(text, proper={"moltbook"})
+    assert {"Moltbook", "fork-fingerprint", "scripts", "Trust Stack", "Gendolf"} <= set(found)
+    assert "Moltbook" not in grouping.names(text)  # a capital opening a sentence is not yet a name
+
+
+def test_terms_of_spaced_and_unspaced_scripts() -> None:
+    assert "배포" in grouping.terms("배포는 금요일에 하지 않는다")  # the particle 는 is dropped
+    assert "部署" in grouping.terms("部署前先跑测试")  # bigrams
+    assert "the" not in grouping.terms("the registry keeps tags")
+
+
+def test_an_entry_joins_the_topic_it_names_and_not_one_sharing_a_common_word() -> None:
+    matcher = grouping.TopicMatcher([["moltbook", "ban"], ["deploy", "friday"], ["ban"]])
+    matcher.add_topic("moltbook", "Moltbook", ["Posts are rate limited."])
+    matcher.add_names("moltbook", ["Moltbook"], own=True)
+    matcher.add_topic("deploys", "Deploys", ["No deploys on Friday."])
+    matcher.add_names("deploys", ["Deploys"], own=True)
+    hit = matcher.best("Moltbook extends the ban after each failed captcha.", ["Moltbook"])
+    assert hit is not None and hit[0] == "moltbook"
+    assert matcher.best("The weather on Friday was grey.", []) is None
+
+
+def test_a_human_topic_is_matched_by_the_names_its_text_mentions() -> None:
+    matcher = grouping.TopicMatcher([])
+    matcher.add_topic("oncall", "On-call contacts", ["Page the Postgres rotation; open a Grafana ticket."])
+    matcher.add_names("oncall", ["On-call contacts"], own=True)
+    matcher.add_names("oncall", ["Postgres", "Grafana"])
+    hit = matcher.best(
+        "Postgres replica lag shows in Grafana first; page the rotation.", ["Postgres", "Grafana"]
+    )
+    assert hit is not None and hit[0] == "oncall"
+
+
+def _entry(day: int, line: int, text: str, *context: str) -> Entry:
+    path = f"{MEM}/logs/2026/03/2026-03-{day:02d}.md"
+    return Entry(path, line, line, text, date(2026, 3, day), tuple(context))
+
+
+def _distill(entries: list[Entry], files: dict[str, str] | None = None, **overrides: object):
+    cfg = defaults().with_overrides({k.replace("__", "."): (v, "test") for k, v in overrides.items()})
+    engine = OfflineEngine(cfg, slugify=simple_slugify, absolutize=simple_absolutize)
+    return engine.distill(
+        DistillContext(AGENT, entries, MemoryView(dict(files or {})), cfg, COMMIT, date(2026, 3, 9))
+    )
+
+
+def test_entries_about_one_subject_across_days_and_headings_share_its_topic() -> None:
+    entries = [
+        _entry(2, 5, "- Moltbook: never retry a post that returned an id.", "Heartbeat 09:00 UTC", "Notes"),
+        _entry(3, 7, "- Moltbook status checked, still quiet.", "Heartbeat 11:00 UTC"),
+        _entry(
+            4,
+            9,
+            "- Each failed captcha on Moltbook EXTENDS the ban; never comment without the solver.",
+            "Build",
+        ),
+        _entry(5, 3, "- Moltbook posts must stay under 280 characters.", "Lessons"),
+    ]
+    result = _distill(entries)
+    kept = [u for u in result.units if u.action == "create"]
+    assert len(kept) == 3 and {u.topic for u in kept} == {"moltbook"}
+    assert all("heartbeat" not in u.topic for u in result.units)
+
+
+def test_an_existing_human_topic_gets_the_entries_about_it_by_content() -> None:
+    files = {
+        f"{MEM}/oncall.md": "---\nname: On-call contacts\ntype: reference\n---\n\n"
+        "# On-call contacts\n\n- Postgres: page the data team's rotation.\n- Grafana alerts go to #ops.\n",
+    }
+    entries = [
+        _entry(
+            6,
+            4,
+            "- Never fail over Postgres before the data team confirms; Grafana shows the lag first.",
+            "Incidents",
+        )
+    ]
+    (unit,) = _distill(entries, files).units
+    assert unit.topic == "oncall"
+
+
+def test_new_topics_per_run_are_capped_and_the_rest_waits_in_salience_order() -> None:
+    entries = [
+        Entry(
+            f"{MEM}/logs/2026/03/2026-03-02.md",
+            n,
+            n,
+            f"- [{name}] Never restart {name} without draining it first.",
+            date(2026, 3, 2),
+            ("Lessons",),
+            tags=(name,),
+        )
+        for n, name in enumerate(["kafka", "redis", "nginx", "envoy"], start=1)
+    ]
+    result = _distill(entries, max_new_topics=2)
+    assert len({u.topic for u in result.units}) == 2
+    assert len(result.failed_entries) == 2  # pending, not dropped: the next run creates them
+    assert all("max_new_topics (2)" in why for eid, why in result.skipped if eid in result.failed_entries)
+
+
+def test_entries_read_and_not_kept_are_counted_by_reason_and_never_pending() -> None:
+    entries = [
+        _entry(2, 1, "- Inbox: 11 matches, 0 unread, 180 discover", "Heartbeat 09:00"),
+        _entry(2, 2, "- Let me check the dashboard first.", "Heartbeat 09:00"),
+        _entry(2, 3, "- Never deploy on Friday afternoon.", "Rules"),
+    ]
+    result = _distill(entries)
+    reasons = dict(result.skipped)
+    assert reasons[entries[0].id] == "not kept: status snapshot"
+    assert reasons[entries[1].id] == "not kept: narration"
+    assert result.failed_entries == [] and result.stats["not_kept"] == 2
+    assert [u.sources for u in result.units] == [(entries[2].id,)]
+
+
+def test_max_units_keeps_the_most_salient_and_defers_the_rest() -> None:
+    entries = [
+        _entry(2, 1, "- Keep 10 image tags in the registry.", "Rules"),  # kept, less salient
+        _entry(
+            2, 2, "- Never promote a build before its migrations ran, because checkout breaks.", "Lessons"
+        ),
+    ]
+    result = _distill(entries, max_units=1)
+    assert [u.sources for u in result.units] == [(entries[1].id,)]
+    assert result.failed_entries == [entries[0].id]

@@ -1,0 +1,232 @@
+"""Superseding (issue #14, item 4): a newer value for the same subject replaces the older
+fact, which is kept with its sources in the topic's `superseded` block; corroboration never
+supersedes; re-reading material never inflates `seen`. Engine-independent: integration does
+it for any engine's units."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from gitdream.agents import make_agent
+from gitdream.config import defaults
+from gitdream.contract import DistillContext, MemoryView
+from gitdream.dream import facts as factfmt
+from gitdream.dream import memoryfiles
+from gitdream.dream.integrate import apply_changes, integrate_experience
+from gitdream.dream.supersede import supersedes
+from gitdream.engines.offline import OfflineEngine
+from gitdream.text import blocks
+from gitdream.units import Unit
+
+AGENT = make_agent("agents/ops", defaults())
+MEM = "agents/ops/memory"
+LOG = f"{MEM}/logs/2026/03/2026-03-02.md"
+COMMIT = "1a2b3c4d5e6f" + "0" * 28
+TODAY = date(2026, 3, 20)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        (
+            "The registry keeps the last 10 image tags.",
+            "The registry keeps the last 20 image tags.",
+            "numbers revised",
+        ),
+        ("注册表只保留最近10个镜像标签。", "注册表只保留最近20个镜像标签。", "numbers revised"),
+        ("Uploads are time-limited.", "Uploads are NOT time-limited.", "negation flipped"),
+        ("업로드는 시간 제한이 있다.", "업로드는 시간 제한이 없다.", "negation flipped"),
+        ("アップロードは時間制限がある。", "アップロードは時間制限がない。", "negation flipped"),
+        (
+            "Deploy window: Tuesdays after 10:00.",
+            "Deploy window: never on Fridays, any weekday morning.",
+            "same label, new value",
+        ),
+    ],
+)
+def test_a_new_value_for_the_same_subject_supersedes(old: str, new: str, why: str) -> None:
+    assert supersedes(new, old) == why
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The registry keeps the last 10 image tags.", "The registry keeps the last 10 image tags."),
+        ("Rollbacks need the previous image tag.", "Smoke tests run on staging first."),
+        ("Promoted build 412 to production.", "Build 418 broke checkout on a missing config key."),
+        ("Deploy window: Tuesdays.", "Deploy window: Tuesdays, from 10:00."),
+    ],
+)
+def test_the_same_fact_or_another_subject_is_never_superseded(old: str, new: str) -> None:
+    assert supersedes(new, old) is None
+
+
+def unit(
+    text: str, line: int, *, action: str = "create", corroborates: str | None = None, when: date
+) -> Unit:
+    return Unit(
+        "Deploys", text, "experience", action, "deploys", (f"{LOG}#L{line}-L{line}",), when, corroborates
+    )
+
+
+def integrate(files: dict[str, str], units: list[Unit]) -> dict[str, str]:
+    result = integrate_experience(AGENT, files, units, input_commit=COMMIT, today=TODAY, cfg=defaults())
+    return apply_changes(files, result.changes)
+
+
+def block(text: str, name: str) -> list[factfmt.Fact]:
+    return factfmt.parse(blocks.get(text, name) or "")
+
+
+def test_the_older_fact_moves_to_the_superseded_block_with_its_sources_date_and_successor() -> None:
+    old = "The registry keeps the last 10 image tags."
+    new = "The registry keeps the last 20 image tags."
+    files = integrate({}, [unit(old, 1, when=date(2026, 3, 2))])
+    result = integrate_experience(
+        AGENT, files, [unit(new, 9, when=date(2026, 3, 8))], input_commit=COMMIT, today=TODAY, cfg=defaults()
+    )
+    text = apply_changes(files, result.changes)[f"{MEM}/deploys.md"]
+    assert [f.text for f in block(text, "facts")] == [new]
+    (gone,) = block(text, "superseded")
+    assert gone.text == f"{old} — superseded 2026-03-08 by: {new}"
+    assert gone.sources == [f"{LOG}#L1-L1@1a2b3c4d5e6f"] and gone.first == date(2026, 3, 2)
+    assert result.superseded == 1 and result.loss.facts_after == result.loss.facts_before + 1
+    assert f"- {old} — superseded 2026-03-08" in text  # visible in the diff, never deleted
+
+
+def test_a_models_correct_unit_supersedes_the_fact_it_names() -> None:
+    files = integrate({}, [unit("Suspensions last 24 hours.", 1, when=date(2026, 3, 2))])
+    files = integrate(
+        files,
+        [
+            unit(
+                "Suspensions end only when the captcha solver works.",
+                5,
+                action="correct",
+                corroborates="Suspensions last 24 hours.",
+                when=date(2026, 3, 5),
+            )
+        ],
+    )
+    text = files[f"{MEM}/deploys.md"]
+    assert [f.text for f in block(text, "facts")] == ["Suspensions end only when the captcha solver works."]
+    assert block(text, "superseded")[0].text.startswith(
+        "Suspensions last 24 hours. — superseded 2026-03-05 by:"
+    )
+
+
+def test_a_human_topic_keeps_its_bytes_and_gets_the_superseded_block_appended() -> None:
+    human = "---\nname: Deploys\ntype: project\n---\n\n# Deploys\n\nWritten by the team.\n"
+    files = integrate(
+        {f"{MEM}/deploys.md": human},
+        [unit("The registry keeps the last 10 image tags.", 1, when=date(2026, 3, 2))],
+    )
+    files = integrate(files, [unit("The registry keeps the last 30 image tags.", 2, when=date(2026, 3, 3))])
+    text = files[f"{MEM}/deploys.md"]
+    assert text.startswith(human)
+    assert blocks.outside(text).startswith(blocks.outside(human).rstrip("\n"))
+    assert len(block(text, "superseded")) == 1
+
+
+def test_corroboration_is_counted_once_per_entry_and_never_supersedes() -> None:
+    files = integrate({}, [unit("Rollbacks need the previous image tag.", 1, when=date(2026, 3, 2))])
+    again = [
+        unit(
+            "Rollbacks need the previous image tag.",
+            1,
+            action="corroborate",
+            corroborates="Rollbacks need the previous image tag.",
+            when=date(2026, 3, 2),
+        )
+    ]
+    files = integrate(files, again)  # the same entry read again: not a new sighting
+    (fact,) = block(files[f"{MEM}/deploys.md"], "facts")
+    assert fact.seen == 1 and blocks.get(files[f"{MEM}/deploys.md"], "superseded") is None
+
+
+def test_material_read_again_with_shifted_lines_is_recognised_by_content_and_file() -> None:
+    from gitdream.units import Entry
+
+    text = "- Never promote a build before its migrations have run."
+    files = integrate({}, [unit(text[2:], 4, when=date(2026, 3, 2))])
+    shifted = Entry(LOG, 6, 6, text, date(2026, 3, 2), ("Lessons",))  # two lines were inserted above
+    cfg = defaults()
+    result = OfflineEngine(cfg).distill(
+        DistillContext(AGENT, [shifted], MemoryView(files), cfg, COMMIT, TODAY)
+    )
+    assert result.units == []
+    assert result.skipped[0][1].startswith("already consolidated")
+
+
+def test_an_entry_cited_by_a_superseded_fact_is_already_consolidated() -> None:
+    from gitdream.units import Entry
+
+    files = integrate({}, [unit("The registry keeps the last 10 image tags.", 1, when=date(2026, 3, 2))])
+    files = integrate(files, [unit("The registry keeps the last 20 image tags.", 9, when=date(2026, 3, 8))])
+    old_entry = Entry(
+        LOG,
+        1,
+        1,
+        "- [deploy] The registry keeps the last 10 image tags.",
+        date(2026, 3, 2),
+        (),
+        tags=("deploy",),
+    )
+    cfg = defaults()
+    result = OfflineEngine(cfg).distill(
+        DistillContext(AGENT, [old_entry], MemoryView(files), cfg, COMMIT, TODAY)
+    )
+    assert result.units == [] and result.skipped[0][1].startswith("already consolidated")
+
+
+def test_the_description_and_index_line_say_what_the_topic_holds_now() -> None:
+    files = integrate({}, [unit("The registry keeps the last 10 image tags.", 1, when=date(2026, 3, 2))])
+    files = integrate(files, [unit("The registry keeps the last 20 image tags.", 9, when=date(2026, 3, 8))])
+    topic = memoryfiles.read_topic("deploys", f"{MEM}/deploys.md", files[f"{MEM}/deploys.md"])
+    assert topic.description == "The registry keeps the last 20 image tags."
+    assert "— The registry keeps the last 20 image tags." in files[f"{MEM}/MEMORY.md"]
+    assert "last 10" not in (blocks.get(files[f"{MEM}/MEMORY.md"], "index") or "")
+
+
+def test_related_topics_are_linked() -> None:
+    units = [
+        Unit(
+            "Deploys",
+            "Rollbacks need the registry's previous image tag.",
+            "experience",
+            "create",
+            "deploys",
+            (f"{LOG}#L1-L1",),
+            date(2026, 3, 2),
+        ),
+        Unit(
+            "Registry",
+            "The registry keeps the last 10 image tags; older tags need a rebuild.",
+            "experience",
+            "create",
+            "registry",
+            (f"{LOG}#L2-L2",),
+            date(2026, 3, 2),
+        ),
+    ]
+    files = integrate({}, units)
+    assert "Related: [Registry](registry.md)" in (blocks.get(files[f"{MEM}/deploys.md"], "related") or "")
+
+
+def test_when_memory_md_is_over_its_limits_gitdreams_topics_are_indexed_beside_it() -> None:
+    human = "# Memory\n\n" + "".join(f"- a line a person wrote, number {n}\n" for n in range(300))
+    cfg = defaults()
+    result = integrate_experience(
+        AGENT,
+        {f"{MEM}/MEMORY.md": human},
+        [unit("Rollbacks need the previous image tag.", 1, when=date(2026, 3, 2))],
+        input_commit=COMMIT,
+        today=TODAY,
+        cfg=cfg,
+    )
+    assert f"{MEM}/MEMORY.md" not in result.changes
+    overflow = result.changes[f"{MEM}/gitdream-topics.md"]
+    assert overflow is not None and "[Deploys](deploys.md)" in overflow
+    assert any("gitdream-topics.md" in w and "over its limits" in w for w in result.warnings)
