@@ -516,9 +516,11 @@ def _finish_without_lock(repo: Repo, journal: Journal) -> list[str]:
         for path in keep:
             info = journal.paths[path]
             entry = found.get(path, [])
-            current = (entry[0].oid, entry[0].mode) if len(entry) == 1 and entry[0].stage == 0 else "other"
-            if not entry:
-                current = None
+            current: tuple[str, int] | str | None = None
+            if entry:
+                current = (
+                    (entry[0].oid, entry[0].mode) if len(entry) == 1 and entry[0].stage == 0 else "other"
+                )
             old = (info["old_oid"], info["old_mode"]) if info["old_oid"] else None
             new = (info["new_oid"], info["mode"]) if info["new_oid"] else None
             if current == old and current != new:
@@ -780,7 +782,6 @@ def commit(
     # Changes computed from an older commit are built on it; the compare-and-swap
     # below then moves them onto the branch's tip only if their paths are unchanged.
     base = dest.start or head.oid
-    expected = base
 
     verdicts = writegate.require(repo, agent, paths_, kind)
     prepared = _prepare(repo, changes, verdicts)
@@ -789,63 +790,11 @@ def commit(
     faults.point("after-tree")
     new = _create_commit(repo, ident, message, tree, base)
     faults.point("after-commit-object")
-    subject = message.splitlines()[0]
 
     lock = indexlock.IndexLock.acquire(repo)
     faults.point("after-index-lock")
-    rebuilt = False
     try:
-        for _attempt in range(MAX_REBUILDS + 1):
-            _recheck(repo, verdicts)
-            lockfiles.require_free(repo, ["HEAD", ref])
-            journal = Journal(
-                str(repo.git_dir), ref, base, new, writer=processes.identity(), lock_token=lock.token
-            )
-            for path, blob in prepared.blobs.items():
-                seen = verdicts[path].seen
-                assert seen is not None
-                journal.paths[path] = {
-                    "old_oid": seen.head_oid,
-                    "old_mode": seen.head_mode,
-                    "old_worktree_sha256": seen.worktree_sha256,
-                    "new_oid": blob.oid if blob else None,
-                    "new_worktree_sha256": _sha(blob.worktree) if blob else None,
-                    "mode": prepared.modes[path],
-                }
-            if lock.pending is None:
-                lock.stage(_index_records(journal))
-            journal.index_sha256 = lock.pending
-            _write_journal(repo, journal)
-            if lock.staged is None:
-                lock.put()
-            faults.point("before-ref-move")
-            _restore(repo)
-            actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=True)
-            if actual is None:
-                _reachable(repo)
-                break
-            # (the journal stays until it is rewritten or the lock is released: it is what
-            # identifies the index in the lock)
-            if not actual or base is None:
-                raise HeadMoved(
-                    f"{ref} was created, deleted or moved by someone else while the dream ran",
-                    hint="nothing was written; run again",
-                )
-            clash = _changed_between(repo, base, actual, paths_)
-            if clash:
-                raise HeadMoved(
-                    f"{ref} moved while the dream ran and changed its own paths: " + ", ".join(clash),
-                    hint="nothing was written; run again to dream on top of the new commits",
-                    paths=clash,
-                )
-            base = expected = actual
-            tree = _tree_for(repo, base, prepared)
-            new = _create_commit(repo, ident, message, tree, base)
-            rebuilt = True
-        else:
-            raise HeadMoved(
-                f"{ref} kept moving while the dream ran", hint="nothing was written; run again later"
-            )
+        journal, rebuilt = _land(repo, lock, ref, base, new, prepared, verdicts, ident, message)
     except BaseException:
         # the branch did not move: nothing was written (the lock goes first, then the
         # journal that identifies it)
@@ -853,8 +802,88 @@ def commit(
         _drop_journal(repo)
         raise
     faults.point("after-ref-move")
-    # The branch has the dream; index.lock, holding the new index, keeps every git
-    # command that writes the index out until the working tree and the index are done.
+    return _finish(repo, lock, journal, rebuilt, paths_, warnings)
+
+
+def _land(
+    repo: Repo,
+    lock: indexlock.IndexLock,
+    ref: str,
+    base: str | None,
+    new: str,
+    prepared: _Prepared,
+    verdicts: dict[str, writegate.Verdict],
+    ident: Identity,
+    message: str,
+) -> tuple[Journal, bool]:
+    """Steps 4-6 of the module docstring, with index.lock held: re-check, stage the new
+    index and the journal, compare-and-swap the branch (rebuilding on a tip that moved
+    without touching the paths). Returns the journal of the commit that landed and whether
+    it was rebuilt. Raises WriteRefused/HeadMoved (nothing moved)."""
+    expected = base
+    subject = message.splitlines()[0]
+    paths_ = list(prepared.blobs)
+    rebuilt = False
+    for _attempt in range(MAX_REBUILDS + 1):
+        _recheck(repo, verdicts)
+        lockfiles.require_free(repo, ["HEAD", ref])
+        journal = Journal(
+            str(repo.git_dir), ref, base, new, writer=processes.identity(), lock_token=lock.token
+        )
+        for path, blob in prepared.blobs.items():
+            seen = verdicts[path].seen
+            assert seen is not None
+            journal.paths[path] = {
+                "old_oid": seen.head_oid,
+                "old_mode": seen.head_mode,
+                "old_worktree_sha256": seen.worktree_sha256,
+                "new_oid": blob.oid if blob else None,
+                "new_worktree_sha256": _sha(blob.worktree) if blob else None,
+                "mode": prepared.modes[path],
+            }
+        if lock.pending is None:
+            lock.stage(_index_records(journal))
+        journal.index_sha256 = lock.pending
+        _write_journal(repo, journal)
+        if lock.staged is None:
+            lock.put()
+        faults.point("before-ref-move")
+        _restore(repo)
+        actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=True)
+        if actual is None:
+            _reachable(repo)
+            return journal, rebuilt
+        # (the journal stays until it is rewritten or the lock is released: it is what
+        # identifies the index in the lock)
+        if not actual or base is None:
+            raise HeadMoved(
+                f"{ref} was created, deleted or moved by someone else while the dream ran",
+                hint="nothing was written; run again",
+            )
+        clash = _changed_between(repo, base, actual, paths_)
+        if clash:
+            raise HeadMoved(
+                f"{ref} moved while the dream ran and changed its own paths: " + ", ".join(clash),
+                hint="nothing was written; run again to dream on top of the new commits",
+                paths=clash,
+            )
+        base = expected = actual
+        new = _create_commit(repo, ident, message, _tree_for(repo, base, prepared), base)
+        rebuilt = True
+    raise HeadMoved(f"{ref} kept moving while the dream ran", hint="nothing was written; run again later")
+
+
+def _finish(
+    repo: Repo,
+    lock: indexlock.IndexLock,
+    journal: Journal,
+    rebuilt: bool,
+    paths_: list[str],
+    warnings: list[str],
+) -> CommitResult:
+    """Step 7: the branch has the dream; index.lock, holding the new index, keeps every git
+    command that writes the index out until the working tree and the index are done."""
+    new, base, ref = journal.new, journal.base, journal.ref
     try:
         sync_warnings = _write_worktree(repo, journal)
         faults.point("before-index-update")
