@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from gitdream import paths
 from gitdream.config import Config
 from gitdream.errors import ConfigError
 from gitdream.globs import any_match
@@ -156,7 +157,13 @@ def agents_from_dirs(
             )
         problem = None
         size = len(agent.id.encode("utf-8", "surrogateescape"))
-        if not valid_ref_name(agent.watermark_ref):
+        if not paths.is_utf8(agent.dir):
+            shown = paths.display(agent.dir)
+            problem = ConfigError(
+                f"the agent directory '{shown}' has a name that is not UTF-8, which cannot name a git ref",
+                hint="rename the directory to a UTF-8 name (git mv)",
+            )
+        elif not valid_ref_name(agent.watermark_ref):
             problem = ConfigError(
                 f"the agent directory '{agent.dir}' gives the id '{agent.id}', which cannot name a git ref",
                 hint="rename the directory (no spaces, '..', '~', '^', ':', '?', '*', '[' or '\\')",
@@ -173,7 +180,7 @@ def agents_from_dirs(
                 continue
             if warnings is None:
                 raise problem
-            warnings.append(skipped_warning(agent.dir, problem))
+            warnings.append(skipped_warning(paths.display(agent.dir), problem))
             continue
         agents[agent.id] = agent
     return [agents[k] for k in sorted(agents)]

@@ -100,9 +100,12 @@ class GitdreamGroup(click.Group):
             output.err("interrupted")
             ctx.exit(errors.EXIT_INTERRUPTED)
         except Exception as exc:
+            from gitdream.git.environment import translate
             from gitdream.git.repo import index_format_error
 
-            known = index_format_error(exc)  # raised by any libgit2 read of the index
+            # an index libgit2 cannot read; a full disk, a read-only file system, a
+            # partial clone: the environment's problem, said so (exit 1), not a bug
+            known = index_format_error(exc) or translate(exc)
             if known is not None:
                 _report(ctx, known)
                 ctx.exit(known.exit_code)

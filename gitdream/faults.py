@@ -18,6 +18,8 @@ safety:
   after-index-lock (index.lock taken, nothing staged yet),
   mid-worktree-update (between two paths, when the commit has several) and
   before-index-update (after the working-tree files, before the index entries);
+- the dream lock (`gitdream.trigger.dreamlock.acquire`): lock-taken (the kernel lock is
+  held, the file does not name the holder yet);
 - `gitdream run` (per agent): before-experience-commit, after-experience-commit (before
   the definition commit), before-definition-commit, after-definition-commit,
   before-watermark, before-receipt;
@@ -48,6 +50,7 @@ COMMIT_POINTS = (
     "before-index-update",
 )
 RUN_POINTS = (
+    "lock-taken",
     "before-experience-commit",
     *COMMIT_POINTS,
     "after-experience-commit",

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gitdream import paths
 from gitdream.errors import RepoStateError
 from gitdream.git import history, refs, treediff, trees
 
@@ -237,7 +238,19 @@ def changed_sources(
             kind = _kind(agent, path)
             assert kind is not None
             if not change.regular:
-                material.warnings.append(f"{path}: not a regular file (symlink or submodule); skipped")
+                material.warnings.append(
+                    f"{paths.display(path)}: not a regular file (symlink or submodule); skipped"
+                )
+                continue
+            if not paths.is_utf8(path):
+                # Only this file stops: its name cannot be cited in a fact, a commit message
+                # or a receipt (issue 16: it crashed the whole run).
+                material.warnings.append(
+                    f"{paths.display(path)}: the file name is not UTF-8, so gitdream cannot cite it; "
+                    f"skipped (rename it to a UTF-8 name with `git mv`, then `gitdream run --agent "
+                    f"{agent.id} --full` reads it: a rename alone is not new material, and what "
+                    "was read before is recognised)"
+                )
                 continue
             if change.added:
                 item = SourceFile(path, kind, "added", change.blob, None)
@@ -257,15 +270,15 @@ def changed_sources(
     by_base: dict[str | None, set[str]] = {}
     for path, pending_base in pending:
         by_base.setdefault(pending_base, set()).add(path)
-    for pending_base, paths in by_base.items():
+    for pending_base, wanted in by_base.items():
         if pending_base is not None and not history.has_object(repo, pending_base):
             material.warnings.append(
                 f"pending paths from an earlier run refer to {pending_base[:12]}, which is gone; "
                 "reading them whole"
             )
             pending_base = None
-        collect(pending_base, paths)
-        for path in paths:
+        collect(pending_base, wanted)
+        for path in wanted:
             if path in found:
                 material.since[path] = pending_base
     material.files = [found[p] for p in sorted(found)]

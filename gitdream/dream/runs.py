@@ -91,6 +91,8 @@ class Run:
     reverted_by: list[dict[str, Any]] = field(default_factory=list)
     receipt: Receipt | None = None
     trailer_commits: dict[str, str] = field(default_factory=dict)
+    completed_by: str | None = None
+    """The run that finished this one after it was killed before its receipt."""
 
     @property
     def shown_counts(self) -> dict[str, int]:
@@ -115,6 +117,7 @@ class Run:
             "only": self.only,
             "reverted_by": [dict(r) for r in self.reverted_by],
             "receipt": self.receipt is not None,
+            "completed_by": self.completed_by,
         }
 
 
@@ -190,6 +193,9 @@ def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], boo
     for run in list(runs.values()):
         if run.reverts and run.reverts in runs:
             _add_reverted_by(runs[run.reverts], run.run, run.only)
+        completes = run.receipt.extra.get("completes") if run.receipt is not None else None
+        if isinstance(completes, str) and completes in runs and runs[completes].receipt is None:
+            runs[completes].completed_by = run.run
     return sorted(runs.values(), key=lambda r: r.run, reverse=True), truncated
 
 

@@ -15,7 +15,7 @@ another branch and back, rebase — and checks every interleaving: the dream com
 refuses clearly; no byte the user wrote is lost; the dream's work, once committed, is in
 HEAD, the index and the working tree (unless the user changed those very files); HEAD,
 index and working tree agree on everything else. `GITDREAM_TEST_SEED=N` replays a run,
-`GITDREAM_FUZZ_ROUNDS=N` sets how many interleavings (default 12; bench/RESULTS.md has a
+`GITDREAM_TEST_ROUNDS=N` sets how many interleavings (default 12; bench/RESULTS.md has a
 long run).
 """
 
@@ -219,7 +219,7 @@ WITH_REBASE = [_commit_other, _checkout_and_back, _rebase]
 
 def test_fuzz_of_interleavings(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     seed = int(os.environ.get("GITDREAM_TEST_SEED", time.time_ns() % 100000))
-    rounds = int(os.environ.get("GITDREAM_FUZZ_ROUNDS", "12"))
+    rounds = int(os.environ.get("GITDREAM_TEST_ROUNDS", "12"))
     rng = random.Random(seed)
     seconds = _run_seconds(tmp_path_factory, tmp_path, "race-clean", _fresh_clean)
     tally: dict[str, int] = {}
