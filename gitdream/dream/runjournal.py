@@ -74,6 +74,17 @@ def drop(repo: Repo, agent_id: str) -> None:
         plan_path(repo, agent_id).unlink()
 
 
+def planned_run(repo: Repo, agent_id: str) -> str | None:
+    """The id of the run whose plan for `agent_id` is kept here (it was killed before
+    finishing, or is running now), or None."""
+    try:
+        data = json.loads(plan_path(repo, agent_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    run = data.get("run") if isinstance(data, dict) else None
+    return run if isinstance(run, str) else None
+
+
 def unfinished(repo: Repo, agent_id: str, watermark: str | None, material: Material) -> RunPlan | None:
     """The plan of a killed run of `agent_id` that this run finishes: its writer is gone,
     the watermark is where it found it and the material is the same. Another plan is

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from gitdream import clock, ids
 from gitdream.dream import receipts as receipts_mod
 from gitdream.errors import GitdreamError
+from gitdream.git import notes
 
 if TYPE_CHECKING:
     from gitdream.dream.receipts import Receipt
@@ -102,7 +103,7 @@ class Run:
 
     def to_json(self) -> dict[str, Any]:
         """The run as `gitdream log --json` lists it (shape in docs/json.md)."""
-        return {
+        document = {
             "run": self.run,
             "agent": self.agent,
             "time": self.time,
@@ -117,8 +118,10 @@ class Run:
             "only": self.only,
             "reverted_by": [dict(r) for r in self.reverted_by],
             "receipt": self.receipt is not None,
-            "completed_by": self.completed_by,
         }
+        if self.completed_by:
+            document["completed_by"] = self.completed_by
+        return document
 
 
 def _from_receipt(receipt: Receipt) -> Run:
@@ -265,8 +268,7 @@ def resolve(
     if not hits:
         raise UnknownRun(
             f"no run{scope} with an id starting with {text!r}",
-            hint="list runs with `gitdream log`; fetch receipts with "
-            "`git fetch origin '+refs/notes/gitdream:refs/notes/gitdream'`",
+            hint=f"list runs with `gitdream log`; fetch receipts with `{notes.fetch_command()}`",
         )
     shown = [_describe(r) for r in hits[:MAX_CANDIDATES]]
     more = len(hits) - len(shown)

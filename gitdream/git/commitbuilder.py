@@ -655,11 +655,40 @@ def _move_ref(
     return refs.transaction(repo, body)
 
 
+def branch_ref(name: str) -> str:
+    """`refs/heads/NAME` for a review branch name git accepts; ConfigError otherwise."""
+    return _branch_ref(name)
+
+
+def _unless_a_rebase_began(repo: Repo, ref: str, base: str | None, new: str) -> None:
+    """Right after the branch moved: a rebase that read the branch's old tip before the
+    move and wrote its state after the check inside the ref transaction would, when it ends
+    or is aborted, put the branch back on that old tip — undoing the dream. Its state
+    names that tip (`orig-head`); if it does, the branch goes back at once and the commit is
+    refused with nothing written (the rest of the window is stated in docs/reliability.md)."""
+    for folder in ("rebase-merge", "rebase-apply"):
+        try:
+            orig = (repo.git_dir / folder / "orig-head").read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if base is not None and orig == base:
+            from gitdream.git import refs
+
+            refs.compare_and_swap(repo, ref, new, base, "gitdream: a rebase started meanwhile")
+            raise RepoStateError(
+                "a rebase started while the dream committed (it began from the branch's old tip); "
+                "the branch was put back and nothing was written",
+                hint="finish or abort the rebase, then run again",
+            )
+
+
 def _branch_ref(name: str) -> str:
     import pygit2
 
     ref = f"refs/heads/{name}"
-    if not pygit2.reference_is_valid_name(ref):
+    # git refuses these as branch names too (strbuf_check_branch_ref): `refs/heads/HEAD`
+    # is a valid ref, but a branch called HEAD makes every `HEAD` ambiguous (issue 16).
+    if name == "HEAD" or name.startswith("-") or not pygit2.reference_is_valid_name(ref):
         raise ConfigError(
             f"'{name}' is not a valid branch name",
             hint="choose a name git accepts (see `git check-ref-format --branch`)",
@@ -852,6 +881,7 @@ def _land(
         actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=True)
         if actual is None:
             _reachable(repo)
+            _unless_a_rebase_began(repo, ref, base, new)
             return journal, rebuilt
         # (the journal stays until it is rewritten or the lock is released: it is what
         # identifies the index in the lock)

@@ -28,6 +28,23 @@ if TYPE_CHECKING:
 ATTEMPTS = 20
 
 
+def fetch_command(remote: str = "origin") -> str:
+    """The commands that fetch `refs/notes/gitdream` from `remote` and merge it into the
+    local one — line by line, keeping receipts written here and never pushed (a forced
+    fetch into `refs/notes/gitdream` would drop them; issue 16). Receipts are JSON Lines,
+    so git's `cat_sort_uniq` strategy is their merge."""
+    return (
+        f"git fetch {remote} '+refs/notes/gitdream:refs/notes/gitdream-fetched' && "
+        "git notes --ref gitdream merge -s cat_sort_uniq refs/notes/gitdream-fetched"
+    )
+
+
+def fetch_refs_command(remote: str = "origin", unshallow: bool = False) -> str:
+    """The command that fetches gitdream's watermarks without forcing them: a local one
+    that moved on is kept (git refuses to move it back)."""
+    return f"git fetch {'--unshallow ' if unshallow else ''}{remote} 'refs/gitdream/*:refs/gitdream/*'"
+
+
 MAX_NOTE_BYTES = 32_000_000
 """A note larger than this is not read (notes are fetched from other people; gitdream's own
 receipts are bounded far below it): read as if absent."""

@@ -133,17 +133,17 @@ def broken(repo: Repo, ref: str, exc: BaseException) -> RepoStateError:
     for gitdream's own refs."""
     import shlex
 
+    from gitdream.git import notes
+
     loose = repo.common_dir / ref
     fix = f"remove the file with `rm {shlex.quote(str(loose))}`" if loose.is_file() else "repair it"
     if ref.startswith("refs/gitdream/watermark/"):
         fix += (
-            ", then fetch it again: `git fetch origin '+refs/gitdream/*:refs/gitdream/*'` (without it, "
+            f", then fetch it again: `{notes.fetch_refs_command()}` (without it, "
             "`gitdream run --agent <id> --full` reads that agent's material again, recognising what was read)"
         )
     elif ref == "refs/notes/gitdream":
-        fix += (
-            ", then fetch the receipts again: `git fetch origin '+refs/notes/gitdream:refs/notes/gitdream'`"
-        )
+        fix += f", then fetch the receipts again: `{notes.fetch_command()}`"
     return RepoStateError(f"the ref {ref} is corrupt, so git cannot read it ({exc})", hint=fix)
 
 

@@ -53,6 +53,7 @@ CLEAR_ERRORS = (
     "refusing to write",
     "another git command is updating",
     "is in progress",
+    "a rebase started",
 )
 
 
@@ -101,6 +102,7 @@ class User:
         self.committed: dict[str, bytes] = {}
         self.count = 0
         self.failures: list[str] = []
+        self.aborted_rebase = False
 
     def write(self, path: str, text: str | None = None) -> bytes:
         self.count += 1
@@ -201,6 +203,12 @@ def dream_kept(root: Path, user: User) -> None:
     not write has the dream's version in HEAD, the index and the working tree (a commit of
     the old index, or a checkout, never undid it)."""
     dreams = git(root, "log", "--format=%H", "--author=gitdream", "--grep=^dream(", "HEAD").split()
+    if not dreams and user.aborted_rebase:
+        # The limit docs/reliability.md states: a rebase that read the branch before the
+        # dream's branch move and wrote its state after gitdream's last check, then aborted,
+        # puts the branch back where it found it. The dream's commits are kept in the reflog.
+        assert git(root, "log", "-g", "--format=%H", "--author=gitdream", "--grep=^dream(", "HEAD").split()
+        return
     assert dreams, "the dream's commits are not in HEAD's history"
     index = _index_entries(root)
     for dream in dreams:
@@ -593,6 +601,7 @@ def _finish_rebase(user: User) -> None:
     itself): abort it, which puts the branch back where the rebase found it."""
     if (user.root / ".git" / "rebase-merge").is_dir():
         assert user.git("rebase", "--abort"), user.failures[-1]
+        user.aborted_rebase = True
 
 
 def _loop_rebase(user: User, rng: random.Random) -> None:

@@ -263,3 +263,54 @@ def test_a_read_only_repository_is_named_and_no_lock_is_suggested(
     assert "the file system is read-only" in done.stderr
     assert ".lock" not in done.stderr, "a lock that does not exist was named"
     assert leftovers(root) == []
+
+
+# --- case 13: a clone without gitdream's refs ---------------------------------------------------
+
+
+def _dreamed_over_limit(root: Path) -> dict[str, object]:
+    """ops has dreamed, but its human MEMORY.md is over its limits: it has no index block
+    (Kit's index is over its 200 lines)."""
+    agent_repo(root)
+    write(root, "gitdream.toml", "memory_max_lines = 2\n")
+    write(root, "agents/ops/memory/MEMORY.md", "# ops\n\n- [Human topic](human.md)\n- more\n- more\n")
+    material(root)
+    done = run_gitdream(root, "run")
+    assert done.returncode == 0 and "over its limits" in done.stderr, done.stderr
+    assert "gitdream:begin index" not in (root / "agents/ops/memory/MEMORY.md").read_text()
+    return {}
+
+
+def test_an_agent_that_has_dreamed_is_not_read_again_from_scratch_in_a_clone(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    origin, _ = prepared(tmp_path_factory, "dreamed-over-limit", _dreamed_over_limit, tmp_path / "origin")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    before = git(clone, "rev-parse", "HEAD")
+    done = run_gitdream(clone, "run")
+    assert done.returncode == 1, done.stderr
+    assert "agent ops has dreamed before (commit " in done.stderr and "is its dream commit" in done.stderr
+    assert "git notes --ref gitdream merge -s cat_sort_uniq" in done.stderr
+    assert git(clone, "rev-parse", "HEAD") == before, "nothing was dreamed again"
+
+
+def test_the_fetch_hint_merges_receipts_and_keeps_local_ones(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """The hint fetched `+refs/notes/gitdream:refs/notes/gitdream`, which replaced the
+    local receipts that were never pushed; the commands it gives now merge them."""
+    from gitdream.git.notes import fetch_command, fetch_refs_command
+
+    origin, _ = prepared(tmp_path_factory, "two-agents", _two_agents, tmp_path / "origin")
+    assert run_gitdream(origin, "run", "--agent", "two").returncode == 0
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    subprocess.run(["sh", "-c", fetch_refs_command()], cwd=clone, check=True, capture_output=True)
+    subprocess.run(["sh", "-c", fetch_command()], cwd=clone, check=True, capture_output=True)
+    assert run_gitdream(clone, "run", "--agent", "ops").returncode == 0  # a receipt never pushed
+    assert run_gitdream(origin, "run", "--agent", "ops", "--full").returncode == 0  # another one there
+    subprocess.run(["sh", "-c", fetch_command()], cwd=clone, check=True, capture_output=True)
+    log = json.loads(run_gitdream(clone, "log", "--json").stdout)["runs"]
+    with_receipts = [r for r in log if r["receipt"]]
+    assert len(with_receipts) == 3, log  # two's, the local ops run, origin's ops run

@@ -547,7 +547,7 @@ def test_clone_without_gitdreams_refs_refuses_with_the_fetch_fix(tmp_path: Path,
     assert git(clone, "for-each-ref", "refs/gitdream") == ""
     before_head = head(clone)
     before = snapshot(clone)
-    fetch = "git fetch --unshallow origin" if depth else "git fetch origin '+refs/gitdream/*"
+    fetch = "git fetch --unshallow origin" if depth else "git fetch origin 'refs/gitdream/*"
 
     refused(gd(clone, "run"), "has dreamed before", f"{OPS}/memory/MEMORY.md", fetch)
     unchanged(clone, before_head, before)
