@@ -28,6 +28,7 @@ FIGURES = (
     "offline_engine",
     "commit_scale",
     "anthropic_fake",
+    "anthropic_backlog",
     "quality",
 )
 

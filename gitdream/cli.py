@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import click
 
 from gitdream import errors, output, render
+from gitdream.trigger import HOOK_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
 JSON_KEY = "gitdream.json"
@@ -860,9 +861,7 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
     name="hook",
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
 )
-@click.argument(
-    "name", metavar="NAME", type=click.Choice(["pre-commit", "post-merge", "post-rewrite", "post-commit"])
-)
+@click.argument("name", metavar="NAME", type=click.Choice(HOOK_NAMES))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hook_cmd(name: str, args: tuple[str, ...]) -> None:
     """Run gitdream's git hook NAME here, for hooks that are not gitdream's files.

@@ -19,7 +19,6 @@ from __future__ import annotations
 import builtins
 import math
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -594,6 +593,8 @@ def read_toml(path: Path, label: str) -> dict[str, Any]:
     Raises ConfigError for unreadable or invalid TOML (with tomllib's line and column), an
     unknown key (with the closest known one) or a bad value.
     """
+    import tomllib  # idle path: only when a configuration file exists
+
     try:
         with path.open("rb") as handle:
             data = tomllib.load(handle)

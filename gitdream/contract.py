@@ -71,7 +71,10 @@ class DistillContext:
     memory at the input commit, the configuration, the input commit id (hex) and the
     run's date (`today`, from `clock.now()`). An engine calls `stop()` between units of
     work (entries, model calls): it raises Interrupted when SIGINT/SIGTERM asked the run
-    to stop, so Ctrl-C does not wait for the whole distillation."""
+    to stop, so Ctrl-C does not wait for the whole distillation. `waiting` counts units
+    proposed by an earlier run that its screen could not judge: this run screens them
+    too, so an engine that plans screener calls holds one for each before any batch (their
+    entries are not in `entries`)."""
 
     agent: Agent
     entries: list[Entry]
@@ -80,6 +83,7 @@ class DistillContext:
     input_commit: str
     today: date
     stop: Callable[[], None] = _never
+    waiting: int = 0
 
 
 @dataclass
@@ -97,7 +101,9 @@ class DistillResult:
     for the next one — what its budgets or unit caps could not hold — not consumed either,
     and not a failure (the summary says "N entries left for the next run"). `topics`: the
     engine's name and description for topics its units create (or a better description
-    of an existing one); integration uses them instead of guessing from a unit.
+    of an existing one), which integration uses instead of deriving them from the facts;
+    None for an engine that names no topics (then a topic's description says what it
+    holds now, refreshed as its facts change).
     """
 
     units: list[Unit] = field(default_factory=list)
@@ -107,7 +113,7 @@ class DistillResult:
     failed_entries: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     deferred: list[tuple[str, str]] = field(default_factory=list)
-    topics: list[TopicProposal] = field(default_factory=list)
+    topics: list[TopicProposal] | None = None
 
 
 @dataclass

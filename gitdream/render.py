@@ -9,9 +9,7 @@ written. Nothing here prints; `gitdream/cli.py` alone does.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,12 +30,13 @@ MAX_QUOTED_LINES = 6
 ESTIMATE_NOTE = " — nothing was sent"
 
 
-@dataclass
 class Lines:
     """Lines to write, in order: `(stream, text, always)` with stream "out", "err" or
-    "warn"; `always`: written with `--json` too (never for "out")."""
+    "warn"; `always`: written with `--json` too (never for "out"). A plain class, not a
+    dataclass: every command, a closed gate's too, imports this module."""
 
-    items: list[tuple[str, str, bool]] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str, bool]] = []
 
     def out(self, text: str = "") -> None:
         self.items.append(("out", text, False))
@@ -446,6 +445,8 @@ def _show_receipt(lines: Lines, receipt: Any) -> None:
 
 
 def _show_lists(lines: Lines, receipt: Any, width: int) -> None:
+    import textwrap  # idle path: render is imported by every command
+
     wrap = max(width - 6, 30)
     units = receipt.all_units
     if units:
@@ -477,6 +478,8 @@ def _show_lists(lines: Lines, receipt: Any, width: int) -> None:
 
 
 def audit(result: AuditResult, width: int) -> Lines:
+    import textwrap  # idle path: render is imported by every command
+
     lines = Lines()
     lines.warnings(result.warnings)
     current = None

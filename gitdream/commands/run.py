@@ -7,7 +7,6 @@ which write nothing) and repairs an interrupted commit first.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -261,6 +260,8 @@ def _skip_own_repositories(repo: Repo, agents: list[Any], named: bool, warnings:
             f"agent {agent.id} ({agent.dir}) is a submodule or nested repository: its files are "
             "not this repository's"
         )
+        import shlex  # idle path: only for an agent that is a repository of its own
+
         folder = shlex.quote(agent.dir)
         fix = f"dream it inside its own repository: `gitdream -C {folder} run`"
         if not cloned:
@@ -305,9 +306,9 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
 
         branch_ref(opts.branch)  # `--branch HEAD` and friends: refused before any agent runs
     if opts.since is not None:
-        from gitdream.git import history
+        from gitdream.git import graph
 
-        if history.resolve_commit(repo, opts.since) is None:
+        if graph.resolve_commit(repo, opts.since) is None:
             raise RepoStateError(
                 f"--since {opts.since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
             )

@@ -186,7 +186,9 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
                     "status": entry.last_status,
                 },
                 "last_dream": entry.last_dream,
-                "next": gates.next_dream(opens, sessions, needed, pending, blocked=blocked, now=now),
+                "next": gates.next_dream(opens, sessions, needed, pending, blocked=blocked, now=now)
+                if result.enabled
+                else "never (disabled)",
                 "time_gate": {
                     "open": opens is None or opens <= now,
                     "opens": clock.iso(opens) if opens else None,

@@ -10,6 +10,7 @@ raising the limit loses nothing); then only certain noise dropped
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gitdream.dream import material as material_mod
@@ -22,19 +23,24 @@ if TYPE_CHECKING:
     from gitdream.dream.material import Material
     from gitdream.dream.options import RunOptions
     from gitdream.git.repo import Repo
-    from gitdream.units import Entry
+    from gitdream.units import Entry, Unit
+
+MAX_CARRIED = 500
+"""At most this many units of the last receipt's `unjudged` are carried into a run."""
 
 
 @dataclass
 class Gathered:
     """What gather found: the `material`, its `entries` after noise, the `watermark` and
-    `base` it was measured between, the `pending` records of files it skipped, warnings,
-    and the phase's `details` for the receipt."""
+    `base` it was measured between, the `pending` records of files it skipped, the units
+    the last dream's screener could not judge (`carried`: its receipt's `unjudged`
+    records, untrusted), warnings, and the phase's `details` for the receipt."""
 
     material: Material
     watermark: str | None
     entries: list[Entry] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
+    carried: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
 
@@ -47,14 +53,45 @@ class Gathered:
         return self.material.sessions
 
 
-def _pending_in(repo: Repo, agent: Agent, opts: RunOptions, watermark: str | None) -> list[dict[str, Any]]:
-    """The `pending` records of the last completed dream (none with --full or --since)."""
+def _last(repo: Repo, agent: Agent, opts: RunOptions, watermark: str | None) -> receipts.Receipt | None:
+    """The last completed dream's receipt (none with --full or --since: all is read again)."""
     if opts.full or opts.since is not None:
-        return []
-    last = receipts.latest(repo, agent.id, watermark)
-    if last is None:
-        return []
-    return [p for p in last.pending if isinstance(p, dict) and "path" in p]
+        return None
+    return receipts.latest(repo, agent.id, watermark)
+
+
+def unit_record(unit: Unit) -> dict[str, Any]:
+    """A unit as a receipt keeps it for the next run (`unjudged`)."""
+    return {**unit.to_json(), "corroborates": unit.corroborates}
+
+
+def carried_units(records: list[Any], entry_ids: set[str]) -> list[Unit]:
+    """The units of `records` (the last receipt's `unjudged`) with a source among
+    `entry_ids` (this run's material: their pending entries were read again). A receipt
+    is repository content, so a malformed record is left out; verify and both screens
+    still judge every unit."""
+    from gitdream.units import Unit
+
+    units = []
+    for record in records[:MAX_CARRIED]:
+        try:
+            text = {k: record[k] for k in ("title", "body", "target", "action", "topic")}
+            sources = tuple(str(s) for s in record["sources"])
+            when = date.fromisoformat(record["date"]) if record.get("date") else None
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+        if not all(isinstance(v, str) for v in text.values()) or not entry_ids & set(sources):
+            continue
+        corroborates = record.get("corroborates")
+        units.append(
+            Unit(
+                **text,
+                sources=sources,
+                date=when,
+                corroborates=corroborates if isinstance(corroborates, str) else None,
+            )
+        )
+    return units
 
 
 def gather(
@@ -64,11 +101,13 @@ def gather(
     and `input_commit` (module docstring). Raises RepoStateError for a watermark that
     cannot be reached (see `material.resolve_base`)."""
     base, warnings = material_mod.resolve_base(repo, agent, input_commit, since=opts.since, full=opts.full)
-    pending_in = _pending_in(repo, agent, opts, watermark)
+    last = _last(repo, agent, opts, watermark)
+    pending_in = [p for p in last.pending if isinstance(p, dict) and "path" in p] if last else []
     material = material_mod.changed_sources(
         repo, agent, base, input_commit, [(p["path"], p.get("since")) for p in pending_in]
     )
     found = Gathered(material, watermark, warnings=[*warnings, *material.warnings])
+    found.carried = list(last.unjudged) if last else []
     only_ids: dict[str, set[str]] = {}
     only_lines: dict[str, list[tuple[int, int]]] = {}
     for item in pending_in:

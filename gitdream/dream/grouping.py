@@ -574,6 +574,11 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
             ):
                 found.append(cap.group(1))  # a capital mid-sentence: a proper name
             sentence_start = word.endswith((".", "!", "?", ":", "—", "-")) or word in ("-", "—", "*")
+    dense = len("".join(_DENSE.findall(text))) + len(_HANGUL.findall(text))
+    if dense * 5 > 2 * len(re.sub(r"\s", "", text)):
+        # In Chinese, Japanese or Korean text a Latin word is a name: a tool, a product.
+        latin = re.findall(r"(?<![\w`])[A-Za-z][\w.-]{2,30}(?![\w`])", text)
+        found.extend(w for w in latin if w.casefold() not in _STOP)
     out: list[str] = []
     seen: set[str] = set()
     for name in found:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -39,7 +39,7 @@ from gitdream.errors import BlockError, LossGuardError
 from gitdream.text import blocks
 from gitdream.text.clip import clip
 from gitdream.text.similarity import normalise
-from gitdream.units import Rejected, Unit, parse_entry_id, parse_source_ref, source_ref
+from gitdream.units import Rejected, TopicProposal, Unit, parse_entry_id, parse_source_ref, source_ref
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -439,6 +439,12 @@ def _render_new_topic(live: _Live, titles: dict[str, str]) -> str:
     return _with_blocks(head, live, [], titles)
 
 
+def _proposed(text: str, limit: int) -> str:
+    """An engine's name or description made fit for front matter and the index: one line,
+    no terminal escapes, bidi overrides or comment openers (`mf.neutral`), clipped."""
+    return clip(mf.neutral(one_line(text)).lstrip("#").strip(), limit)
+
+
 def _refresh_description(text: str, description: str) -> str:
     """A dream-owned topic's text with its front matter `description` set to
     `description` (nothing else of the file changes)."""
@@ -452,8 +458,18 @@ def _refresh_description(text: str, description: str) -> str:
 class _Experience:
     """One integration of experience units (see `integrate_experience`)."""
 
-    def __init__(self, agent: Agent, files: dict[str, str], input_commit: str, today: date) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        files: dict[str, str],
+        input_commit: str,
+        today: date,
+        topics: Mapping[str, TopicProposal] | None = None,
+    ) -> None:
         self.agent = agent
+        # An engine's names and descriptions of topics (case-folded slug → proposal); None
+        # when it names none: then descriptions follow the facts (summary_of).
+        self.proposals = None if topics is None else {k.casefold(): v for k, v in topics.items()}
         self.input_commit = input_commit
         self.today = today
         self.result = ExperienceResult()
@@ -528,7 +544,9 @@ class _Experience:
             if holder is not None and holder.facts.find(unit.corroborates) is not None:
                 target = holder
         if target.topic is None and not target.touched:
-            target.title = _new_title(unit, slug)
+            proposal = (self.proposals or {}).get(slug.casefold())
+            target.title = _proposed(proposal.name, TITLE_MAX_CHARS) if proposal else ""
+            target.title = target.title or _new_title(unit, slug)
             target.kind = _topic_type(slug)
         action, fact = _apply(
             target.facts, unit, text, refs, when, target.facts.find, target.superseded, self.today
@@ -566,6 +584,21 @@ class _Experience:
             if entry.touched:
                 entry.related = grouping.related(matcher, slug, slugs)
 
+    def description(self, entry: _Live) -> str:
+        """A touched topic's description: the engine's proposal for a new or dream-owned
+        topic; without proposals (an engine that names no topics) what it holds now
+        (`summary_of`); an existing topic the engine did not describe again keeps its own."""
+        if self.proposals is None:
+            return summary_of(entry.facts.facts)
+        proposal = self.proposals.get(entry.slug.casefold())
+        if proposal is not None and entry.owned:
+            described = _proposed(proposal.description, DESCRIPTION_MAX_CHARS)
+            if described:
+                return described
+        if entry.topic is not None:
+            return entry.topic.description
+        return summary_of(entry.facts.facts)
+
     def titles(self) -> dict[str, str]:
         out = {slug: topic.title for slug, topic in self.memory.topics.items()}
         out.update({slug: e.title for slug, e in self.live.items() if e.topic is None and e.touched})
@@ -578,7 +611,7 @@ class _Experience:
             entry = self.live[slug]
             if not entry.touched:
                 continue
-            entry.description = summary_of(entry.facts.facts)
+            entry.description = self.description(entry)
             if entry.topic is None:
                 self.result.changes[entry.path] = _render_new_topic(entry, titles)
                 self.result.topics_created.append(entry.path)
@@ -600,6 +633,7 @@ def integrate_experience(
     today: date,
     cfg: Config,
     stale_before: date | None = None,
+    topics: Mapping[str, TopicProposal] | None = None,
 ) -> ExperienceResult:
     """Merge experience units into the agent's memory files; demote stale topics; keep
     MEMORY.md within its limits; guard against loss (module docstring; DESIGN §5 phase 6).
@@ -624,15 +658,17 @@ def integrate_experience(
     appends the new sources; `refine` replaces that fact's text; `correct` supersedes it. A
     unit whose fact is not found is created. A superseded fact moves, with its sources, into
     the topic's `superseded` block with the date and the text that replaced it. A new
-    topic's title is `unit.title`; the `description` of a dream-owned topic, and its
-    `MEMORY.md` line, say what it holds now (`summary_of`), refreshed whenever it changes;
+    topic's title is its name in `topics` (an engine's `TopicProposal`s by slug), else
+    `unit.title`; the `description` of a dream-owned topic, and its `MEMORY.md` line, are
+    the engine's description in `topics` when it gave one, else — with `topics` None —
+    what it holds now (`summary_of`), refreshed whenever it changes;
     each touched topic gets a `related` block (`Related:` links to up to three topics
     sharing its subject's terms).
 
     Returns an ExperienceResult. Raises LossGuardError when the result would drop more than
     `max_loss_fraction` of the facts or index lines, or change bytes gitdream does not own.
     """
-    run = _Experience(agent, files, input_commit, today)
+    run = _Experience(agent, files, input_commit, today, topics)
     for unit in units:
         run.integrate(unit)
     run.render()

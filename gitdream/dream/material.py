@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from gitdream import paths
 from gitdream.errors import RepoStateError
-from gitdream.git import history, refs, treediff, trees
+from gitdream.git import graph, refs
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -113,6 +113,8 @@ def _dreamed_index(repo: Repo, agent: Agent, commit: str) -> str | None:
     from gitdream.text import blocks
 
     path = index_path(agent)
+    from gitdream.git import trees  # idle path: only without a watermark
+
     data = trees.blob_at(repo, commit, path)
     if data is None:
         return None
@@ -134,7 +136,7 @@ def _has_dreamed(repo: Repo, agent: Agent, commit: str) -> str | None:
     files holds gitdream's facts block. Not the index block alone (issue 16): a human index
     over its limits never gets one."""
     from gitdream.dream.memoryfiles import FACTS_BLOCK
-    from gitdream.git import history
+    from gitdream.git import history, trees  # idle path: only without a watermark
 
     index = _dreamed_index(repo, agent, commit)
     if index is not None:
@@ -186,7 +188,7 @@ def resolve_base(
     if full:
         return None, []
     if since is not None:
-        commit = history.resolve_commit(repo, since)
+        commit = graph.resolve_commit(repo, since)
         if commit is None:
             raise RepoStateError(
                 f"--since {since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
@@ -204,7 +206,7 @@ def resolve_base(
                 hint=fetch_hint(repo),
             )
         return None, []
-    if not history.has_object(repo, mark):
+    if not graph.has_object(repo, mark):
         raise RepoStateError(
             f"the watermark of agent {agent.id} points at {mark[:12]}, which is not in this "
             + ("shallow clone" if repo.shallow() else "repository"),
@@ -220,7 +222,7 @@ def resolve_base(
             "clone has of HEAD, so the material since it cannot be found",
             hint=fetch_hint(repo),
         )
-    merge_base = history.merge_base(repo, mark, input_commit)
+    merge_base = graph.merge_base(repo, mark, input_commit)
     if merge_base is None:
         return None, [
             f"the watermark of agent {agent.id} ({mark[:12]}) shares no history with HEAD; "
@@ -273,6 +275,8 @@ def changed_sources(
         def source(path: str) -> bool:
             return (wanted is None or path in wanted) and _kind(agent, path) is not None
 
+        from gitdream.git import treediff
+
         for change in treediff.changes(repo, from_commit, input_commit, agent.dir, source):
             path = change.path
             kind = _kind(agent, path)
@@ -311,7 +315,7 @@ def changed_sources(
     for path, pending_base in pending:
         by_base.setdefault(pending_base, set()).add(path)
     for pending_base, wanted in by_base.items():
-        if pending_base is not None and not history.has_object(repo, pending_base):
+        if pending_base is not None and not graph.has_object(repo, pending_base):
             material.warnings.append(
                 f"pending paths from an earlier run refer to {pending_base[:12]}, which is gone; "
                 "reading them whole"
@@ -338,5 +342,7 @@ def count_sessions(repo: Repo, agent: Agent, base: str | None, input_commit: str
 
     def source(path: str) -> bool:
         return _kind(agent, path) is not None
+
+    from gitdream.git import treediff  # idle path: the sessions gate, not before it
 
     return len(treediff.changes(repo, base, input_commit, agent.dir, source, lines=False))

@@ -35,7 +35,7 @@ from gitdream.dream import receipts
 from gitdream.dream.options import Reporter, RunOptions, Silent  # also imported from here
 from gitdream.dream.receipts import Receipt
 from gitdream.errors import GitdreamError, Interrupted
-from gitdream.units import DEFINITION_TARGETS, Rejected, Unit
+from gitdream.units import DEFINITION_TARGETS, Rejected, TopicProposal, Unit
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -118,6 +118,8 @@ class DreamRun:
         self.input_commit = ""
         self.memory: dict[str, str] = {}
         self.entries: list[Entry] = []
+        self.carried: list[dict[str, Any]] = []  # the last run's units its screener could not judge
+        self.topics: list[TopicProposal] | None = None  # the engine's names of topics
         self.kept: list[Unit] = []
         self.diff_parts: list[str] = []
         self.material_digest = ""
@@ -224,6 +226,7 @@ class DreamRun:
         self.warnings += found.warnings
         self.pending += found.pending
         self.entries = found.entries
+        self.carried = found.carried
         receipt.phase("gather", **found.details)
         if self._plans():
             self._finish_a_killed_run(found.material)
@@ -257,9 +260,15 @@ class DreamRun:
         base = str(self.receipt.base or "")[:7] or "the beginning"
         self.outcome.summary = f"Nothing new for agent {self.agent.id} since {base}"
 
-    def context(self) -> DistillContext:
+    def context(self, entries: list[Entry] | None = None, waiting: int = 0) -> DistillContext:
         return DistillContext(
-            self.agent, self.entries, MemoryView(self.memory), self.cfg, self.input_commit, clock.now().date()
+            self.agent,
+            self.entries if entries is None else entries,
+            MemoryView(self.memory),
+            self.cfg,
+            self.input_commit,
+            clock.now().date(),
+            waiting=waiting,
         )
 
     def estimate(self) -> None:
@@ -269,14 +278,23 @@ class DreamRun:
         self.outcome.summary = f"Estimate for agent {self.agent.id}: {self.outcome.estimate}"
 
     def distill(self, material: Material) -> list[Unit]:
-        """The engine's units for the material; a failed batch's entries stay pending."""
-        self.reporter.phase(self.agent.id, "distill", f"{len(self.entries)} entries")
-        distilled = self.engine.distill(self.context())
+        """The engine's units for the material, after the units the last run's screener
+        could not judge (screened again as they were: their entries, read again as
+        pending, are not distilled a second time); a failed batch's entries stay pending."""
+        from gitdream.dream.gather import carried_units
+
+        carried = carried_units(self.carried, {e.id for e in self.entries})
+        taken = {s for u in carried for s in u.sources}
+        entries = [e for e in self.entries if e.id not in taken]
+        self.reporter.phase(self.agent.id, "distill", f"{len(entries)} entries")
+        distilled = self.engine.distill(self.context(entries, waiting=len(carried)))
         for _entry, reason in distilled.skipped:
             self.receipt.skipped[reason] = self.receipt.skipped.get(reason, 0) + 1
         record = self.receipt.phase(
             "distill", units=len(distilled.units), stats=distilled.stats, errors=distilled.errors
         )
+        if carried:
+            record["carried"] = len(carried)
         if distilled.errors:
             record["status"] = "partial"
             self.warnings += [
@@ -290,7 +308,8 @@ class DreamRun:
         for why, ids in by_reason.items():
             self.pend(ids, material, why)
         self.failures += [f"distill: {e}" for e in distilled.errors]
-        return distilled.units
+        self.topics = distilled.topics
+        return carried + distilled.units
 
     def verify(self, units: list[Unit]) -> list[Unit]:
         """Units that rest only on this run's material (or existing facts)."""
@@ -323,9 +342,12 @@ class DreamRun:
             self.rejected += second.rejected
             unjudged, errors = len(second.unjudged), list(second.errors)
             if second.unjudged:
-                # Not judged is not rejected: the units are not written and their material
-                # is read again, so the next run (the screener back) judges it.
+                # Not judged is not rejected: the units are not written, their material is
+                # read again, and the next run (the screener back) screens them as they are.
+                from gitdream.dream.gather import unit_record
+
                 self.pend([s for u in second.unjudged for s in u.sources], material, "not screened")
+                self.receipt.unjudged = [unit_record(u) for u in second.unjudged]
             self.failures += [f"screen: {e}" for e in errors]
             self.warnings += [f"screen: {e}" for e in errors]
         self.receipt.phase("screen", kept=len(kept), rejected=len(scanned.rejected), unjudged=unjudged)
@@ -374,6 +396,7 @@ class DreamRun:
             today=today,
             cfg=self.cfg,
             stale_before=stale_before,
+            topics=None if self.topics is None else {t.slug: t for t in self.topics},
         )
         counts = self.receipt.counts
         counts.update(

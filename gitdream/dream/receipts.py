@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock
+from gitdream.dream.receiptlog import NOTES_REF, iter_records, latest_dream, read
 from gitdream.git import notes
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from gitdream.git.repo import Repo
     from gitdream.units import Rejected
 
-NOTES_REF = "refs/notes/gitdream"
 SCHEMA_VERSION = 1
 MAX_WARNINGS = 200
 MAX_UNITS = 500
@@ -40,8 +40,7 @@ MAX_PENDING_IDS = 200
 """A pending path lists at most this many entry ids; beyond, their line ranges (`lines`)."""
 MAX_PENDING_RANGES = 200
 """…at most this many line ranges; beyond, the whole path is read again from `since`."""
-MAX_LINE_BYTES = 4_000_000
-"""A note line (one record) longer than this is not read: notes come from other people."""
+
 TOKEN_KINDS = ("input", "output", "cache_creation", "cache_read")
 _CALL_TOKENS = {
     "input": "input_tokens",
@@ -53,6 +52,19 @@ WITHHELD = "(withheld: the unit held a secret)"
 PIECE = 8
 """A title sharing this many characters with a secret found in its unit is withheld."""
 KINDS = ("experience", "definition")
+__all__ = [
+    "NOTES_REF",
+    "Receipt",
+    "RevertFacts",
+    "append",
+    "iter_records",
+    "latest",
+    "read",
+    "receipts",
+    "tokens_used_since",
+    "tokens_used_today",
+    "write",
+]
 
 
 def _no_commits() -> dict[str, str | None]:
@@ -112,6 +124,7 @@ class Receipt:
     rejected_truncated: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
+    unjudged: list[dict[str, Any]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=_no_tokens)
     warnings: list[str] = field(default_factory=list)
@@ -378,27 +391,6 @@ def rejected_json(rejected: list[Rejected], cfg: Config) -> list[dict[str, Any]]
 # --- the notes ---------------------------------------------------------------------------
 
 
-def read(repo: Repo, commit: str) -> list[dict[str, Any]]:
-    """The records in the note on `commit` (empty when it has none). Lines that are not
-    JSON objects are skipped (a hand-edited note must not break `gitdream log`)."""
-    return _parse(notes.read(repo, NOTES_REF, commit) or "")
-
-
-def _parse(text: str) -> list[dict[str, Any]]:
-    records = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or len(line) > MAX_LINE_BYTES:
-            continue
-        try:
-            value = json.loads(line)
-        except (ValueError, RecursionError):  # a fetched note of 100 000 `[` nests too deep
-            continue
-        if isinstance(value, dict):
-            records.append(value)
-    return records
-
-
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -421,11 +413,6 @@ def write(repo: Repo, receipt: Receipt, ident: Identity) -> None:
     append(repo, receipt.input_commit, receipt.to_json(), ident)
 
 
-def iter_records(repo: Repo) -> list[tuple[str, dict[str, Any]]]:
-    """Every `(annotated commit id, record)` under the notes ref, in no particular order."""
-    return [(commit, record) for commit, text in notes.iter_notes(repo, NOTES_REF) for record in _parse(text)]
-
-
 def receipts(repo: Repo) -> list[Receipt]:
     """All receipts (with annotations folded in as `annotations`), newest first by run id."""
     found: dict[str, Receipt] = {}
@@ -446,18 +433,8 @@ def latest(repo: Repo, agent_id: str, commit: str | None) -> Receipt | None:
     """The newest completed dream receipt of `agent_id` in the note on `commit` (its
     watermark), or None. "Completed" means status ok, partial or noop; receipts of reverts
     (`trigger: revert`) are not dreams and are skipped (their `pending` is always empty)."""
-    if commit is None:
-        return None
-    best = None
-    for record in read(repo, commit):
-        receipt = Receipt.from_json(record)
-        if receipt is None or receipt.agent != agent_id or receipt.trigger == "revert":
-            continue
-        if receipt.status not in ("ok", "partial", "noop"):
-            continue
-        if best is None or receipt.run > best.run:
-            best = receipt
-    return best
+    record = latest_dream(repo, agent_id, commit)
+    return Receipt.from_json(record) if record is not None else None
 
 
 def tokens_used_since(repo: Repo, since_iso: str) -> int:

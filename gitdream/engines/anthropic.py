@@ -249,10 +249,11 @@ def _masked(entries: Sequence[Entry], cfg: Config) -> tuple[list[Entry], int]:
     return out, changed
 
 
-def _preamble(context: DistillContext, cap: int) -> str:
+def _preamble(context: DistillContext, cap: int, new_topics: int | None = None) -> str:
+    room = context.cfg.int("max_new_topics") if new_topics is None else new_topics
     return (
         f"<context>\nagent: {escape(context.agent.id)}\ntoday: {context.today.isoformat()}\n"
-        f"units: at most {cap}\n</context>\n"
+        f"units: at most {cap}\nnew topics: at most {room}\n</context>\n"
     )
 
 
@@ -381,11 +382,22 @@ def _scaled(prep: _Prepared, ratio: float, counted_by: str) -> _Prepared:
     return replace(prep, costs=costs, entries=entries, skipped=skipped, ratio=ratio, counted_by=counted_by)
 
 
-def _user_message(context: DistillContext, prep: _Prepared, batch: Sequence[Entry], cap: int) -> str:
+def _user_message(
+    context: DistillContext, prep: _Prepared, batch: Sequence[Entry], cap: int, new_topics: int | None = None
+) -> str:
     topics = relevant_topics(prep.views, batch, round(prep.topics_budget / prep.ratio))
     topics_xml = "<topics>\n" + "".join(topics) + "</topics>\n"
     material = "<material>\n" + "".join(entry_xml(e) for e in batch) + "</material>\n"
-    return _preamble(context, cap) + "\n" + prep.index + "\n" + topics_xml + "\n" + material + _closing(cap)
+    return (
+        _preamble(context, cap, new_topics)
+        + "\n"
+        + prep.index
+        + "\n"
+        + topics_xml
+        + "\n"
+        + material
+        + _closing(cap)
+    )
 
 
 def _units_per_run(cfg: Config) -> int:
@@ -429,6 +441,7 @@ def estimate(context: DistillContext, used_today: int = 0) -> dict[str, Any]:
     planner = Planner(
         prep.entries, prep.costs, budget, cfg.int("anthropic.max_units_per_batch"), _units_per_run(cfg)
     )
+    planner.hold_owed(context.waiting)
     batches: list[Batch] = []
     while (batch := planner.take()) is not None:
         batches.append(batch)
@@ -578,6 +591,7 @@ class AnthropicEngine:
         planner = Planner(
             prep.entries, prep.costs, self.budget, self.units_per_batch, _units_per_run(self.cfg)
         )
+        planner.hold_owed(context.waiting)
         self._planner = planner
         first_call = len(self.calls)
         result = DistillResult(skipped=list(prep.skipped))
@@ -598,6 +612,8 @@ class AnthropicEngine:
         )
         self._unplannable(planner)
         halves: deque[int] = deque()
+        max_new = self.cfg.int("max_new_topics")
+        new_topics: set[str] = set()
         succeeded = 0
         stopped: str | None = None
         proposals: dict[str, TopicProposal] = {}
@@ -608,7 +624,7 @@ class AnthropicEngine:
                 break
             stats["batches"] += 1
             try:
-                outcome = self._distill_batch(context, prep, batch)
+                outcome = self._distill_batch(context, prep, batch, max(0, max_new - len(new_topics)))
             except BudgetExceeded as exc:
                 planner.put_back(prep.costs_of(batch.entries))
                 planner.limit = exc.budget
@@ -616,11 +632,7 @@ class AnthropicEngine:
             except ApiCallFailed as exc:
                 if succeeded == 0 and not result.units:
                     raise
-                stats["failed_batches"] += 1
-                result.failed_entries.extend(e.id for e in batch.entries)
-                result.errors.append(
-                    f"batch of {len(batch.entries)} entries ({batch.entries[0].id} …): {exc.message}"
-                )
+                _failed(result, stats, batch, exc.message)
                 stopped = f"left for the next run: not sent after a failed call ({exc.message})"
                 break
             if outcome.split and len(batch.entries) > 1:
@@ -635,25 +647,19 @@ class AnthropicEngine:
                     f"(anthropic.max_tokens = {self.max_tokens}); raise anthropic.max_tokens"
                 )
             if outcome.error is not None:
-                stats["failed_batches"] += 1
                 planner.produced(0)
-                result.failed_entries.extend(e.id for e in batch.entries)
-                result.errors.append(
-                    f"batch of {len(batch.entries)} entries ({batch.entries[0].id} …): {outcome.error}"
-                )
+                _failed(result, stats, batch, outcome.error)
                 continue
             succeeded += 1
-            planner.produced(len(outcome.units))
-            result.units.extend(outcome.units)
+            kept, over_topics = _within_new_topics(outcome.units, prep.slugs, new_topics, max_new)
+            planner.produced(len(kept))
+            result.units.extend(kept)
             for topic in outcome.topics:
                 proposals[topic.slug.casefold()] = topic
-            if outcome.over_cap:
-                stats["over_cap"] += len(outcome.over_cap)
-                cut = f"left for the next run: over the {batch.cap} units asked of its batch"
-                batch_ids = {e.id for e in batch.entries}
-                result.deferred.extend(
-                    (s, cut) for u in outcome.over_cap for s in dict.fromkeys(u.sources) if s in batch_ids
-                )
+            _cut(result, stats, batch, outcome.over_cap, f"over the {batch.cap} units asked of its batch")
+            _cut(
+                result, stats, batch, over_topics, f"its topic would be new, over max_new_topics = {max_new}"
+            )
             more, _ = planner.preview()
             done = stats["batches"] - stats["splits"]
             self._report("distill", f"batch {done}/{done + more} · {len(result.units)} units")
@@ -696,9 +702,11 @@ class AnthropicEngine:
                     hint=f"raise {key} to at least {need}, or lower anthropic.max_tokens",
                 )
 
-    def _distill_batch(self, context: DistillContext, prep: _Prepared, batch: Batch) -> _BatchOutcome:
+    def _distill_batch(
+        self, context: DistillContext, prep: _Prepared, batch: Batch, new_topics: int
+    ) -> _BatchOutcome:
         messages: list[dict[str, Any]] = [
-            {"role": "user", "content": _user_message(context, prep, batch.entries, batch.cap)}
+            {"role": "user", "content": _user_message(context, prep, batch.entries, batch.cap, new_topics)}
         ]
         entries = {e.id: e for e in batch.entries}
         for attempt in (1, 2):
@@ -799,6 +807,41 @@ class AnthropicEngine:
                 return verdict, reason
             messages += _correction(answer, [reason], SCREEN_TOOL, "the verdict")
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _failed(result: DistillResult, stats: dict[str, Any], batch: Batch, why: str) -> None:
+    """A batch that failed: its entries are not consumed, the error is the run's."""
+    stats["failed_batches"] += 1
+    result.failed_entries.extend(e.id for e in batch.entries)
+    result.errors.append(f"batch of {len(batch.entries)} entries ({batch.entries[0].id} …): {why}")
+
+
+def _cut(result: DistillResult, stats: dict[str, Any], batch: Batch, units: list[Unit], why: str) -> None:
+    """Units cut before screening (`why`): their entries in `batch` are left for the next run."""
+    stats["over_cap"] += len(units)
+    ids = {e.id for e in batch.entries}
+    result.deferred.extend(
+        (s, f"left for the next run: {why}") for u in units for s in dict.fromkeys(u.sources) if s in ids
+    )
+
+
+def _within_new_topics(
+    units: list[Unit], slugs: dict[str, str], new: set[str], most: int
+) -> tuple[list[Unit], list[Unit]]:
+    """`units` split into those kept and those whose experience topic would be a new topic
+    past the `most` a run may create (`max_new_topics`); `new` (case-folded slugs of the
+    run's new topics so far) grows with the topics kept."""
+    kept, over = [], []
+    for unit in units:
+        folded = unit.topic.casefold()
+        if unit.target != "experience" or folded in slugs or folded in new:
+            kept.append(unit)
+        elif len(new) < most:
+            new.add(folded)
+            kept.append(unit)
+        else:
+            over.append(unit)
+    return kept, over
 
 
 def _parse_units(

@@ -175,6 +175,7 @@ class TopicView:
     terms: frozenset[str] = field(default=frozenset(), compare=False)
 
     def header(self, shown: str = "") -> str:
+        """The opening `<topic …>` tag; `shown` says how many facts a partial view holds."""
         attrs = [
             f'slug="{escape(self.slug)}"',
             f'name="{escape(self.name)}"',

@@ -203,9 +203,11 @@ class Answer:
     complete: bool = False
 
     def tool_call(self, name: str) -> Block | None:
+        """The answer's first call of tool `name`, or None."""
         return next((b for b in self.blocks if b.type == "tool_use" and b.name == name), None)
 
     def text(self) -> str:
+        """The answer's text blocks joined."""
         return "".join(b.text for b in self.blocks if b.type == "text")
 
     def ignored_tool(self) -> bool:

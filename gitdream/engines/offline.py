@@ -168,7 +168,10 @@ def first_sentences(text: str, count: int = FACT_SENTENCES) -> str:
     parts = _SENTENCE_END.split(text)
     if len(parts) <= count:
         return text
-    return " ".join(p.strip() for p in parts[:count] if p.strip())
+    out = ""
+    for part in (p.strip() for p in parts[:count] if p.strip()):
+        out += part if not out or out.endswith(("。", "！", "？")) else " " + part  # no space after 。
+    return out
 
 
 def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:

@@ -104,6 +104,12 @@ class Planner:
         """The batch in flight makes its retry: release the call held for it."""
         self._hold(self._flight)
 
+    def hold_owed(self, count: int) -> None:
+        """`count` units from an earlier run wait for a screener call this run: hold their
+        calls before any batch (they do not count against `units_per_run`)."""
+        self.owed += count
+        self._hold()
+
     def produced(self, count: int) -> None:
         """The last batch's answer kept `count` units: each is owed a screener call."""
         self.units += count

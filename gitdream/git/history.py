@@ -191,33 +191,6 @@ def exists(repo: Repo, oid: str | None) -> bool:
     return isinstance(repo.raw.get(oid), pygit2.Commit)
 
 
-def has_object(repo: Repo, oid: str) -> bool:
-    """True when the object database holds `oid` (of any type)."""
-    return repo.raw.get(oid) is not None
-
-
-def resolve_commit(repo: Repo, revision: str) -> str | None:
-    """The commit id (hex) that `revision` (a commit, branch, tag, `HEAD~3` …) names, or
-    None when it names none."""
-    import pygit2
-
-    try:
-        return str(repo.raw.revparse_single(revision).peel(pygit2.Commit).id)
-    except (KeyError, ValueError, pygit2.GitError):
-        return None
-
-
-def merge_base(repo: Repo, one: str, other: str) -> str | None:
-    """The best common ancestor of commits `one` and `other`, or None without one."""
-    import pygit2
-
-    try:
-        found = repo.raw.merge_base(one, other)
-    except pygit2.GitError:
-        return None
-    return str(found) if found is not None else None
-
-
 def in_history(repo: Repo, head: str | None, oid: str) -> bool:
     """True when commit `oid` is `head` or one of its ancestors (`git merge-base
     --is-ancestor`)."""

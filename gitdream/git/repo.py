@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +129,12 @@ def index_format_error(exc: BaseException) -> RepoStateError | None:
     return None
 
 
+def _quote(text: str) -> str:
+    import shlex  # idle path: only for a refusal's hint
+
+    return shlex.quote(text)
+
+
 def _open_hint(message: str, git_dir: str) -> str:
     """The next step for a repository libgit2 would not open. Ownership (libgit2: "repository
     path '/r' is not owned by current user", git's "dubious ownership") names the folder git
@@ -140,7 +145,7 @@ def _open_hint(message: str, git_dir: str) -> str:
     folder = found.group(1) if found else str(Path(git_dir.rstrip("/")).parent)
     return (
         "the repository is owned by another user; if you trust it, run "
-        f"`git config --global --add safe.directory {shlex.quote(folder.rstrip('/'))}`"
+        f"`git config --global --add safe.directory {_quote(folder.rstrip('/'))}`"
     )
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import shlex
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -92,6 +91,8 @@ def problem(repo: Repo, path: str, tracked: bool) -> tuple[str, str] | None:
         if tracked
         else ("would be created outside the sparse checkout")
     )
+    import shlex  # idle path: only for a refusal's hint
+
     return (
         f"{path} {where}; gitdream writes only where git checks files out",
         f"add its folder to the sparse checkout (git sparse-checkout add {shlex.quote(folder or '.')}), "

@@ -9,7 +9,6 @@ caller wants: an added file's blob is not read.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,18 +19,25 @@ if TYPE_CHECKING:
 REGULAR_MODES = (0o100644, 0o100755)
 
 
-@dataclass(frozen=True)
 class TreeChange:
     """One added or modified path (repository-relative). `regular`: a regular file (not a
     symlink or submodule); `blob`: its id at the new commit; `added_lines`: 1-based line
-    numbers added (None for an added file, for a binary one, and with `lines=False`)."""
+    numbers added (None for an added file, for a binary one, and with `lines=False`).
+    A plain class, not a dataclass: the sessions gate of the idle path imports this module."""
 
-    path: str
-    added: bool
-    regular: bool
-    blob: str
-    added_lines: frozenset[int] | None = None
-    binary: bool = False
+    __slots__ = ("added", "added_lines", "binary", "blob", "path", "regular")
+
+    def __init__(
+        self,
+        path: str,
+        added: bool,
+        regular: bool,
+        blob: str,
+        added_lines: frozenset[int] | None = None,
+        binary: bool = False,
+    ) -> None:
+        self.path, self.added, self.regular, self.blob = path, added, regular, blob
+        self.added_lines, self.binary = added_lines, binary
 
 
 def _subtree(repo: Repo, commit: str | None, folder: str) -> pygit2.Tree | None:

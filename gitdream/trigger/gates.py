@@ -99,10 +99,10 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
                 )
             )
             continue
-        from gitdream.dream import material  # idle path: not before the time gate
+        from gitdream.git import refs  # idle path: not before the time gate
 
         try:
-            key = state_mod.scan_key(head.oid, material.read_watermark(repo, agent))
+            key = state_mod.scan_key(head.oid, refs.target(repo, agent.watermark_ref))
         except GitdreamError as exc:  # a corrupt watermark: this agent only
             result.agents.append(AgentGate(agent.id, "repository", exc.message))
             continue
@@ -199,10 +199,12 @@ def pending_paths(repo: Repo, agent: Agent) -> int:
     """How many source paths the agent's last completed dream left pending — over
     `max_units`, a failed batch, a refused definition — read from the receipt (git note)
     of its watermark commit. Such material opens the sessions gate by itself."""
-    from gitdream.dream import material, receipts
+    from gitdream.dream import receiptlog  # idle path: the sessions gate
+    from gitdream.git import refs
 
-    last = receipts.latest(repo, agent.id, material.read_watermark(repo, agent))
-    return len(last.pending) if last is not None else 0
+    last = receiptlog.latest_dream(repo, agent.id, refs.target(repo, agent.watermark_ref))
+    pending = last.get("pending") if last is not None else None
+    return len(pending) if isinstance(pending, list) else 0
 
 
 def _sessions(repo: Repo, agent: Agent, head: str) -> int | None:

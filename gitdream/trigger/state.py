@@ -35,7 +35,7 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -201,7 +201,9 @@ def _replace(path: Path, data: bytes) -> bool:
 def save(common_dir: Path, state: State) -> None:
     """Write state.json atomically (creates the state directory; unchanged bytes are not
     rewritten)."""
-    document: dict[str, Any] = {"agents": {k: asdict(v) for k, v in sorted(state.agents.items())}}
+    # AgentState's fields are flat values: `vars` gives what `asdict` does, without its
+    # recursive copy (a closed gate saves every agent's entry).
+    document: dict[str, Any] = {"agents": {k: dict(vars(v)) for k, v in sorted(state.agents.items())}}
     _replace(state_path(common_dir), (json.dumps(document, indent=1) + "\n").encode())
 
 

@@ -182,3 +182,9 @@ def test_max_units_keeps_the_most_salient_and_defers_the_rest() -> None:
     result = _distill(entries, max_units=1)
     assert [u.sources for u in result.units] == [(entries[1].id,)]
     assert result.failed_entries == [entries[0].id]
+
+
+def test_in_chinese_japanese_or_korean_text_a_latin_word_is_a_name() -> None:
+    assert "docformatter" in grouping.names("docformatter は箇条書きの後の空行を消すため、オプションが必要。")
+    assert "pyright" in grouping.names("pyright strict 模式下必须写明返回类型。")
+    assert "pyright" not in grouping.names("run pyright strict before you commit")  # English: a plain word

@@ -111,6 +111,8 @@ def test_a_screener_down_for_one_run_loses_nothing(agent_repo: Path, model_api: 
     unjudged = {e for p in first["pending"] for e in p["entries"]}
     assert unjudged and unjudged <= set(ids)
     assert all(p["reason"] == "not screened" for p in first["pending"])
+    waiting = {u["body"] for u in first["unjudged"]}
+    assert len(waiting) == len(first["unjudged"]) == 5
     assert "screener call failed" in err
     state = json.loads((agent_repo / ".git" / "gitdream" / "state.json").read_text())
     assert state["agents"]["ops"]["failures"] == 1
@@ -120,10 +122,23 @@ def test_a_screener_down_for_one_run_loses_nothing(agent_repo: Path, model_api: 
     code, doc, err = _run(agent_repo)
     second = doc["runs"][0]
     assert code == 0 and second["status"] == "ok", err
-    assert second["commits"]["experience"] and second["pending"] == []
+    assert second["commits"]["experience"] and second["pending"] == [] and second["unjudged"] == []
+    # The very units the screener could not judge were screened and committed ...
+    assert waiting <= {u["text"] for u in second["units"]}
     written = {s.split("@")[0] for u in second["units"] for s in u["sources"]}
-    assert unjudged <= written, "the units the screener could not judge were committed"
-    assert next(r.body["tool_choice"]["name"] for r in model_api.messages) == DISTILL_TOOL
+    assert unjudged <= written
+    assert second["phases"]["distill"]["carried"] == 5
+    # ... without distilling their entries again (the one left over is distilled).
+    distilled = [
+        e
+        for r in model_api.messages
+        if r.body["tool_choice"]["name"] == DISTILL_TOOL
+        for e in unjudged
+        if f'id="{e}"' in r.body["messages"][0]["content"]
+    ]
+    assert distilled == []
+    screened = [r for r in model_api.messages if r.body["tool_choice"]["name"] == SCREEN_TOOL]
+    assert len(screened) >= 5
     state = json.loads((agent_repo / ".git" / "gitdream" / "state.json").read_text())
     assert state["agents"]["ops"]["failures"] == 0
 
@@ -362,3 +377,45 @@ def test_progress_inside_the_model_phases_on_a_terminal_only(
     # Not a terminal (a hook's log, a pipe): nothing but the result.
     result = cli(agent_repo, "run", "--engine", "anthropic", "--dry-run")
     assert "batch" not in result.stderr and "calls left" not in result.stderr
+
+
+def test_units_not_judged_twice_wait_again_and_a_forged_record_is_ignored(
+    agent_repo: Path, model_api: FakeAnthropic
+) -> None:
+    _backlog(agent_repo, days=1, per_day=3)
+    model = _model(model_api)
+    model.down("screen")
+    env = {"GITDREAM_ANTHROPIC_MAX_RETRIES": "0"}
+    first = _run(agent_repo, env)[1]["runs"][0]
+    second = _run(agent_repo, env)[1]["runs"][0]
+    assert first["status"] == second["status"] == "partial"
+    assert [u["body"] for u in second["unjudged"]] == [u["body"] for u in first["unjudged"]]
+    assert second["phases"]["distill"]["carried"] == 3 and second["commits"]["experience"] is None
+    assert not [r for r in model_api.messages if r.body["tool_choice"]["name"] == DISTILL_TOOL][1:]
+    model.up("screen")
+    third = _run(agent_repo)[1]["runs"][0]
+    assert third["status"] == "ok" and third["commits"]["experience"] and len(third["units"]) == 3
+
+
+def test_carried_units_are_untrusted_records() -> None:
+    from gitdream.dream.gather import carried_units
+
+    good = {
+        "title": "t",
+        "body": "b",
+        "target": "experience",
+        "action": "create",
+        "topic": "x",
+        "sources": ["log.md#L1-L1"],
+        "date": "2026-03-01",
+    }
+    records = [
+        good,
+        {**good, "sources": ["other.md#L1-L1"]},  # its entry is not in this run's material
+        {**good, "title": 3},
+        {**good, "date": "not a date"},
+        {"title": "t"},
+        "not a dict",
+    ]
+    units = carried_units(records, {"log.md#L1-L1"})
+    assert [(u.title, u.sources) for u in units] == [("t", ("log.md#L1-L1",))]

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gitdream.engines.anthropic import SCREEN_TOOL
+from gitdream.engines.anthropic import DISTILL_TOOL, SCREEN_TOOL
 from tests import fakeapi
 from tests.fakeapi import FakeAnthropic
 from tests.helpers import cli, commit_all, git, head, write
@@ -293,17 +293,109 @@ def test_model_answer_with_lone_surrogates_and_nul_is_written_safely(
     agent_repo: Path, anthropic_api: FakeAnthropic
 ) -> None:
     """Regression test: a model answer holding `\\ud800` or `\\u0000` in a unit's text
-    reached the commit builder, which could not encode it as UTF-8: the run crashed."""
+    reached the commit builder, which could not encode it as UTF-8: the run crashed. The
+    topic's name and description (the answer's `topics`) are scrubbed the same way."""
     _setup(agent_repo)
-    anthropic_api.enqueue(
-        _distill(_unit([f"{LOG}#L1-L1"], title="Half \ud83d emoji", body="Keep tags\u0000 \udc00 always.")),
-        _verdict("yes"),
-    )
+    unit = _unit([f"{LOG}#L1-L1"], title="Half \ud83d emoji", body="Keep tags\u0000 \udc00 always.")
+    topic = {"slug": "deploy", "name": "Half \ud83d emoji", "description": "Tags\u0000 \udc00 kept"}
+    anthropic_api.enqueue(fakeapi.distilled([unit], topics=[topic]), _verdict("yes"))
     code, doc, err = _run(agent_repo)
     assert code == 0, err
     assert doc["runs"][0]["commits"]["experience"]
     deploy = (agent_repo / "agents/ops/memory/deploy.md").read_bytes().decode("utf-8")
-    assert "Keep tags \ufffd always." in deploy and "Half \ufffd emoji" in deploy
+    assert "Keep tags \ufffd always." in deploy and "# Half \ufffd emoji" in deploy
+    assert "description: Tags \ufffd kept" in deploy
     # the screener saw valid text too
     screen = anthropic_api.messages[-1]
     assert "\\ud83d" not in screen.text and "\\u0000" not in screen.text
+
+
+def test_a_new_topic_gets_the_name_and_description_the_model_gave(
+    agent_repo: Path, anthropic_api: FakeAnthropic
+) -> None:
+    _setup(agent_repo)
+    topic = {
+        "slug": "deploy",
+        "name": "Deploys and rollbacks",
+        "description": "How builds are promoted and rolled back",
+    }
+    anthropic_api.enqueue(fakeapi.distilled([_unit([f"{LOG}#L1-L1"])], topics=[topic]), _verdict("yes"))
+    code, _doc, err = _run(agent_repo)
+    assert code == 0, err
+    deploy = (agent_repo / "agents/ops/memory/deploy.md").read_text()
+    assert deploy.startswith(
+        "---\nname: Deploys and rollbacks\ndescription: How builds are promoted and rolled back\n"
+    )
+    assert (
+        "\n# Deploys and rollbacks\n" in deploy and "Keep previous image tags" not in deploy
+    )  # not the unit's title
+    index = (agent_repo / "agents/ops/memory/MEMORY.md").read_text()
+    assert "[Deploys and rollbacks](deploy.md) — How builds are promoted and rolled back" in index
+
+
+def test_a_better_description_updates_gitdreams_topic_never_a_persons(
+    agent_repo: Path, anthropic_api: FakeAnthropic
+) -> None:
+    _setup(agent_repo)
+    first = {"slug": "deploy", "name": "Deploys", "description": "Tags"}
+    anthropic_api.enqueue(fakeapi.distilled([_unit([f"{LOG}#L1-L1"])], topics=[first]), _verdict("yes"))
+    assert _run(agent_repo)[0] == 0
+    human_before = (agent_repo / "agents/ops/memory/human.md").read_text()
+    write(agent_repo, LOG, RAW + "- Smoke tests run on staging before every promotion.\n")
+    commit_all(agent_repo, "more")
+    better = [
+        {
+            "slug": "deploy",
+            "name": "Renamed",
+            "description": "How builds are promoted, with their smoke tests",
+        },
+        {"slug": "human", "name": "Mine now", "description": "A description a person did not write"},
+    ]
+    units = [
+        _unit(
+            [f"{LOG}#L3-L3"], title="Smoke first", body="Promote only builds whose staging smoke test passed."
+        ),
+        _unit([f"{LOG}#L3-L3"], title="Note", body="The smoke test runs on staging.", topic="human"),
+    ]
+    anthropic_api.enqueue(fakeapi.distilled(units, topics=better), _verdict("yes"), _verdict("yes"))
+    code, _doc, err = _run(agent_repo)
+    assert code == 0, err
+    deploy = (agent_repo / "agents/ops/memory/deploy.md").read_text()
+    assert "description: How builds are promoted, with their smoke tests\n" in deploy
+    assert "name: Deploys\n" in deploy and "Renamed" not in deploy  # an existing topic keeps its name
+    human = (agent_repo / "agents/ops/memory/human.md").read_text()
+    assert human.startswith(human_before.split("<!-- gitdream:begin")[0]) and "Mine now" not in human
+    assert "A description a person did not write" not in human
+
+
+def test_correct_supersedes_the_fact_it_names(agent_repo: Path, anthropic_api: FakeAnthropic) -> None:
+    from gitdream.dream.verify import fact_id
+
+    _setup(agent_repo)
+    old = "Keep the last three image tags so a rollback always has its target."
+    anthropic_api.enqueue(_distill(_unit([f"{LOG}#L1-L1"], body=old)), _verdict("yes"))
+    assert _run(agent_repo)[0] == 0
+    write(agent_repo, LOG, RAW + "- Since the registry moved, keep the last five image tags.\n")
+    commit_all(agent_repo, "the rule changed")
+    named = fact_id("agents/ops/memory/deploy.md", old)
+    new = "Keep the last five image tags so a rollback always has its target."
+    anthropic_api.enqueue(
+        _distill(_unit([named, f"{LOG}#L3-L3"], action="correct", body=new)), _verdict("yes")
+    )
+    code, doc, err = _run(agent_repo)
+    assert code == 0, err
+    request = next(
+        r
+        for r in anthropic_api.messages
+        if r.body["tool_choice"]["name"] == DISTILL_TOOL and "five" in r.text
+    )
+    assert f'<fact id="{named}">{old}</fact>' in request.body["messages"][0]["content"]
+    receipt = doc["runs"][0]
+    assert receipt["counts"]["superseded"] == 1
+    deploy = (agent_repo / "agents/ops/memory/deploy.md").read_text()
+    facts = deploy.split("<!-- gitdream:begin facts -->")[1].split("<!-- gitdream:end facts -->")[0]
+    assert new in facts and old not in facts
+    superseded = deploy.split("<!-- gitdream:begin superseded -->")[1].split(
+        "<!-- gitdream:end superseded -->"
+    )[0]
+    assert old in superseded and f"{LOG}#L1-L1@" in superseded  # archived with its sources

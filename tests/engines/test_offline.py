@@ -458,3 +458,13 @@ def test_the_most_similar_fact_stating_the_same_numbers_is_corroborated() -> Non
     assert jaccard(third, closest) > jaccard(third, same_numbers) >= 0.82  # the default threshold
     assert [u.action for u in result.units] == ["create", "create", "corroborate"]
     assert result.units[2].corroborates == same_numbers
+
+
+def test_sentences_of_chinese_and_japanese_are_joined_without_a_space() -> None:
+    from gitdream.engines.offline import first_sentences
+
+    assert (
+        first_sentences("シェルがない。必ず確認を依頼すること。三つ目。")
+        == "シェルがない。必ず確認を依頼すること。"
+    )
+    assert first_sentences("One. Two. Three.") == "One. Two."

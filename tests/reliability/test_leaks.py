@@ -358,14 +358,15 @@ def test_anthropic_model_copying_secrets_into_units_leaks_nothing(
             for i in range(len(units))
         ],
     )
-    # Every unit of the one answer is judged this run (the batch's unit cap would leave some for the next).
+    # Every unit of the one answer is judged this run (the caps on units and new topics would
+    # leave some for the next).
     result = cli(
         agent_repo,
         "run",
         "--engine",
         "anthropic",
         "--json",
-        env={"GITDREAM_ANTHROPIC_MAX_UNITS_PER_BATCH": "50"},
+        env={"GITDREAM_ANTHROPIC_MAX_UNITS_PER_BATCH": "50", "GITDREAM_MAX_NEW_TOPICS": "50"},
     )
     assert result.exit_code == 0, result.stderr
     receipt = json.loads(result.stdout)["runs"][0]

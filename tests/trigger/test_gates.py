@@ -281,3 +281,27 @@ def test_pending_material_opens_the_session_gate(agent_repo: Path) -> None:
     st = state_mod.State()
     result = _evaluate(agent_repo, st)
     assert result.open and "pending from the last dream" in result.agents[0].reason
+
+
+def test_status_next_follows_the_gates_the_hooks_apply(agent_repo: Path) -> None:
+    """`status`'s NEXT is what `run --auto` does: the time gate (from the last dream), then
+    the sessions, then what blocks every dream; disabled, never."""
+    import json
+
+    def next_of(**env: str) -> str:
+        return json.loads(cli(agent_repo, "status", "--json", env=env or None).stdout)["agents"][0]["next"]
+
+    assert next_of() == "at 5 sessions"
+    _sessions(agent_repo, 5)
+    assert next_of() == "now"
+    st = state_mod.load(agent_repo / ".git")
+    state_mod.record_run(st, "ops", "r1", "noop", clock.now())
+    state_mod.save(agent_repo / ".git", st)
+    assert next_of() == "now"  # a run that consolidated nothing
+    state_mod.record_run(st, "ops", "r2", "ok", clock.now())
+    state_mod.save(agent_repo / ".git", st)
+    assert next_of().startswith("in 2")
+    assert next_of(GITDREAM_MIN_HOURS="0") == "now"
+    git(agent_repo, "checkout", "-q", "--detach")
+    assert next_of(GITDREAM_MIN_HOURS="0") == "after the repository is fixed"
+    assert next_of(GITDREAM_ENABLED="0") == "never (disabled)"

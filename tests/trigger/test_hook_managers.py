@@ -251,7 +251,8 @@ def test_a_tracked_hooks_folder_calls_gitdream_hook(repo: Path, env: dict[str, s
     write(repo, ".githooks/pre-commit", '#!/bin/sh\nexec gitdream hook pre-commit "$@"\n')
     (repo / ".githooks" / "pre-commit").chmod(0o755)
     git(repo, "config", "core.hooksPath", ".githooks")
-    commit_all(repo, "tracked hooks")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "tracked hooks", env=env)  # its own hook runs: gitdream via PATH
     refused = cli(repo, "hooks", "install", "--hook", "pre-commit")
     assert refused.exit_code == 1
     assert "hint: call `gitdream hook pre-commit` from that hook yourself" in refused.stderr

@@ -1,0 +1,71 @@
+"""The receipt notes as JSON Lines, read without building a `Receipt`.
+
+A note under `refs/notes/gitdream` holds one JSON object per line (see
+`gitdream.dream.receipts`). The idle path reads them here, as plain records: the sessions
+gate of `run --auto` asks how much the last completed dream left pending, and building
+the typed receipt (a large dataclass) would cost that closed gate milliseconds for one
+number. Everything else reads receipts through `gitdream.dream.receipts`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from gitdream.git import notes
+
+if TYPE_CHECKING:
+    from gitdream.git.repo import Repo
+
+NOTES_REF = "refs/notes/gitdream"
+COMPLETED = ("ok", "partial", "noop")
+"""Statuses of a completed dream: its watermark moved."""
+
+
+def parse(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a note's lines; a line that is not one is skipped (a
+    hand-edited note must not break `gitdream log`)."""
+    records = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+    return records
+
+
+def read(repo: Repo, commit: str) -> list[dict[str, Any]]:
+    """The records in the note on `commit` (empty when it has none)."""
+    return parse(notes.read(repo, NOTES_REF, commit) or "")
+
+
+def iter_records(repo: Repo) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every `(annotated commit id, record)` under the notes ref, in no particular order."""
+    for commit, text in notes.iter_notes(repo, NOTES_REF):
+        for record in parse(text):
+            yield commit, record
+
+
+def latest_dream(repo: Repo, agent_id: str, commit: str | None) -> dict[str, Any] | None:
+    """The record of the newest completed dream of `agent_id` in the note on `commit`
+    (its watermark), or None. Receipts of reverts (`trigger: revert`) are not dreams."""
+    if commit is None:
+        return None
+    best: dict[str, Any] | None = None
+    for record in read(repo, commit):
+        run = record.get("run")
+        if record.get("type") != "receipt" or not isinstance(run, str):
+            continue
+        if record.get("agent") != agent_id or record.get("trigger") == "revert":
+            continue
+        if record.get("status") not in COMPLETED:
+            continue
+        if best is None or run > best["run"]:
+            best = record
+    return best
