@@ -198,18 +198,36 @@ def check_user_kept(root: Path, user: User) -> None:
     git(root, "status", "--porcelain")  # the index can be read and refreshed
 
 
+def _rewritten_on_a_branch(root: Path, commit: str) -> bool:
+    """True when a branch has a copy of dream commit `commit` that the user's rebase wrote
+    (a new id, the same trailers and the same change)."""
+    trailers = git(root, "log", "-1", "--format=%(trailers:key=Gitdream-Run,valueonly)", commit).strip()
+    patch = git(root, "diff-tree", "-r", "--no-commit-id", commit)
+    for copy in git(root, "log", "--branches", "--format=%H", f"--grep=Gitdream-Run: {trailers}").split():
+        if copy != commit and git(root, "diff-tree", "-r", "--no-commit-id", copy) == patch:
+            return True
+    return False
+
+
 def dream_kept(root: Path, user: User) -> None:
-    """The dream's work is not lost either: every path its commits wrote that the user did
-    not write has the dream's version in HEAD, the index and the working tree (a commit of
-    the old index, or a checkout, never undid it)."""
+    """The dream's work is not lost either: its commits are on a branch — the one that was
+    checked out when it committed — and where that branch is checked out now, every path
+    they wrote that the user did not write has the dream's version in HEAD, the index and
+    the working tree (a commit of the old index, or a checkout, never undid it)."""
+    every = git(root, "log", "--all", "--format=%H", "--author=gitdream", "--grep=^dream(").split()
+    assert every, "the dream made no commit"
     dreams = git(root, "log", "--format=%H", "--author=gitdream", "--grep=^dream(", "HEAD").split()
-    if not dreams and user.aborted_rebase:
+    for commit in every:
+        if git(root, "branch", "--contains", commit).strip() or _rewritten_on_a_branch(root, commit):
+            continue
         # The limit docs/reliability.md states: a rebase that read the branch before the
         # dream's branch move and wrote its state after gitdream's last check, then aborted,
         # puts the branch back where it found it. The dream's commits are kept in the reflog.
-        assert git(root, "log", "-g", "--format=%H", "--author=gitdream", "--grep=^dream(", "HEAD").split()
-        return
-    assert dreams, "the dream's commits are not in HEAD's history"
+        assert user.aborted_rebase, (
+            f"dream commit {commit[:12]} is on no branch",
+            git(root, "reflog", "-12"),
+        )
+        assert commit in git(root, "log", "-g", "--format=%H", "HEAD").split()
     index = _index_entries(root)
     for dream in dreams:
         for line in git(root, "diff-tree", "-r", "--no-commit-id", "--no-renames", dream).splitlines():
