@@ -22,6 +22,14 @@ from gitdream.text.sentences import join, split
         ("백업한다. 배포한다.", ["백업한다.", "배포한다."]),  # Korean: Latin stops before Hangul
         ("version 3.2 is out. next one", ["version 3.2 is out. next one"]),  # no capital: not an end
         ("Это правило. Второе правило.", ["Это правило.", "Второе правило."]),
+        (
+            'He said: "Proofs show custody." Intent is separate.',
+            ['He said: "Proofs show custody."', "Intent is separate."],
+        ),
+        (
+            "他说「先备份。」然后部署。",
+            ["他说「先备份。」", "然后部署。"],
+        ),  # the closing quote stays with its sentence
     ],
 )
 def test_split(text: str, parts: list[str]) -> None:

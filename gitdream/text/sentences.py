@@ -1,8 +1,9 @@
 """Sentences of one line of text, in any of the scripts the logs are written in.
 
-A sentence ends at ".", "!" or "?" followed by a space and a capital letter, a digit or a
-Korean syllable (Latin, Greek, Cyrillic, Korean), or at "。", "！", "？" (Chinese,
-Japanese). A stop is not an end inside parentheses or brackets ("(Wu et al. 2025)"),
+A sentence ends at ".", "!" or "?" (or one of them and a closing quote: `…intent." Next`)
+followed by a space and a capital letter, a digit or a Korean syllable (Latin, Greek,
+Cyrillic, Korean), or at "。", "！", "？" (Chinese, Japanese; after the closing quote that
+follows one: 「…。」). A stop is not an end inside parentheses or brackets ("(Wu et al. 2025)"),
 after a common abbreviation ("e.g.", "et al.", "vs.", "Dr.") or after a single capital
 (an initial: "J. Smith"). `join` puts sentences back together, without a space after a
 full-width stop. Pure functions; never raise.
@@ -13,7 +14,8 @@ from __future__ import annotations
 import re
 
 _END = re.compile(
-    r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\uac00-\ud7af])|(?<=[。！？])"
+    r"(?:(?<=[.!?])|(?<=[.!?][\"'”’]))\s+(?=[\"'“(\[]?[A-Z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\uac00-\ud7af])"
+    r"|(?<=[。！？])(?![」』”’])|(?<=[。！？][」』”’])"
 )
 _ABBREVIATION = re.compile(
     r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|approx|fig|no|dr|mr|mrs|ms|prof|st|jr|sr|inc|ltd|co)\.|\b[A-Z]\.)$",

@@ -41,8 +41,31 @@ def test_shortened_at_a_sentence_then_a_clause_never_inside_a_word() -> None:
     )
     cut = shorten(long, 60)
     assert cut == "Fork detection via multi-layer fingerprinting: content hash…"
+    # a whole clause ends at "; " or " — " without a mark: it states itself
+    listed = "Keep package metadata current in pyproject.toml; review docs/ periodically; stage all files"
+    assert shorten(listed, 60) == "Keep package metadata current in pyproject.toml"
+    # a one-word label is dropped rather than the end of the sentence
+    marked = "IMPORTANT: You must activate the virtual environment in each new terminal first."
+    assert shorten(marked, 70) == "You must activate the virtual environment in each new terminal first."
     assert shorten("部署之前，必须先跑冒烟测试，然后再合并。其余略。", 14) == "部署之前，必须先跑冒烟测试…"
     assert shorten("一二三四五六七八九十。十一十二", 6) == "一二三四五…"  # one clause: cut at a character
+
+
+def test_a_standing_statement_describes_the_topic_rather_than_a_record_of_one_moment() -> None:
+    # equal weight as knowledge; the newer one is what happened once (past tense)
+    facts = [
+        fact("The timeout is 30 seconds for slow clients.", day=1),
+        fact("Raised the timeout to 30 seconds because the API dropped slow clients.", day=5),
+    ]
+    assert summary_of(facts, "Tools").startswith("The timeout is")
+    facts = [fact("超时对慢客户端是 30 秒。", day=1), fact("把超时改成了 30 秒，因为接口断开了慢客户端。", day=5)]
+    assert summary_of(facts, "Tools").startswith("超时对")
+
+
+def test_a_fact_that_fits_whole_is_preferred_to_one_that_must_be_cut() -> None:
+    long = "Never retry a post that returned an id, " + "on the forum, the wiki, the board, the list, " * 3
+    facts = [fact("Never retry a post that returned an id.", day=1), fact(long.strip(" ,") + ".", day=1)]
+    assert summary_of(facts, "Posting", limit=60) == "Never retry a post that returned an id."
 
 
 def test_no_current_fact_no_description() -> None:
