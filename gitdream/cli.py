@@ -828,11 +828,11 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
       gitdream hooks status --json | jq .installed
     """
     from gitdream.commands import hooks as hooks_cmd
-    from gitdream.trigger.hookscripts import describe_state
+    from gitdream.trigger.hookscripts import describe_status
 
     repo = open_repo(ctx)
     result = hooks_cmd.status(repo)
-    _emit(result, render.hooks_status(result, describe_state), json_)
+    _emit(result, render.hooks_status(result, describe_status), json_)
 
 
 @cli.command(

@@ -277,8 +277,8 @@ def status(result: StatusResult) -> Lines:
     else:
         lines.out("lock: free")
     hooks = result.hooks.get("hooks", [])
-    if any(h["state"] != "missing" for h in hooks):
-        lines.out("hooks: " + ", ".join(f"{h['name']} {h['state']}" for h in hooks))
+    if any(h["status"] != "missing" for h in hooks):
+        lines.out("hooks: " + ", ".join(f"{h['name']} {h['status']}" for h in hooks))
     else:
         lines.out("hooks: not installed (gitdream hooks install)")
     hooks_log = result.hooks_log
@@ -595,15 +595,15 @@ def hooks_result(result: HooksResult) -> Lines:
 
 
 def hooks_status(result: HooksStatus, describe: Callable[[str, str, Any], str]) -> Lines:
-    """`describe(state, name, path)`: a hook's state in words, with the fix
-    (`hookscripts.describe_state`)."""
+    """`describe(status, name, path)`: a hook's status in words, with the fix
+    (`hookscripts.describe_status`)."""
     lines = Lines()
     where = result.hooks_dir
     lines.out(f"hooks directory: {where.path} ({where.source})")
     rows = []
     for hook in result.hooks:
-        detail = describe(hook.state, hook.name, hook.path)
-        if hook.previous is not None and hook.state in ("installed", "outdated", "chained-by-other"):
+        detail = describe(hook.status, hook.name, hook.path)
+        if hook.previous is not None and hook.status in ("installed", "outdated", "chained-by-other"):
             detail += f"; runs {hook.previous.name} first"
         rows.append([hook.name, detail])
     lines.table(rows)

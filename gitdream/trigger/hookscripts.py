@@ -143,8 +143,8 @@ class HooksResult:
 
 
 @dataclass
-class HookState:
-    """One hook as found by `status`: `state` is installed, outdated, not-executable,
+class HookFound:
+    """One hook as found by `status`: its `status` is installed, outdated, not-executable,
     broken (the baked interpreter is gone), chained-by-other (ours runs as `<hook>.legacy`
     under the pre-commit framework), chain-loop (that chain would run pre-commit's own
     script again), renamed-by-lefthook (ours is `<hook>.old`, which lefthook never runs),
@@ -153,7 +153,7 @@ class HookState:
 
     name: str
     path: Path
-    state: str
+    status: str
     previous: Path | None = None
     python: str | None = None
 
@@ -161,7 +161,7 @@ class HookState:
         return {
             "name": self.name,
             "path": str(self.path),
-            "state": self.state,
+            "status": self.status,
             "previous": str(self.previous) if self.previous else None,
             "python": self.python,
         }
@@ -172,11 +172,11 @@ class HooksStatus:
     """`status` of every hook gitdream installs."""
 
     hooks_dir: HooksDir
-    hooks: list[HookState]
+    hooks: list[HookFound]
 
     @property
     def installed(self) -> bool:
-        return all(h.state in ("installed", "chained-by-other") for h in self.hooks)
+        return all(h.status in ("installed", "chained-by-other") for h in self.hooks)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -639,9 +639,9 @@ def uninstall(
 
 
 def status(repo: Any) -> HooksStatus:
-    """The state of each of gitdream's hooks (see HookState). Reads files only."""
+    """The status of each of gitdream's hooks (see HookFound). Reads files only."""
     where = locate(repo)
-    states = []
+    found = []
     for name in HOOK_NAMES:
         path = where.path / name
         prev = where.path / (name + PREV_SUFFIX)
@@ -654,33 +654,32 @@ def status(repo: Any) -> HooksStatus:
         if target is None:
             old = where.path / (name + LEFTHOOK_SUFFIX)
             if is_ours(old) and os.path.lexists(path):
-                state = "renamed-by-lefthook"
-                states.append(HookState(name, old, state, previous))
+                found.append(HookFound(name, old, "renamed-by-lefthook", previous))
                 continue
             if is_husky_stub(path):
-                state = "dropped-by-husky" if previous is not None else "husky"
+                status = "dropped-by-husky" if previous is not None else "husky"
             else:
-                state = "foreign" if os.path.lexists(path) else "missing"
-            states.append(HookState(name, path, state, previous))
+                status = "foreign" if os.path.lexists(path) else "missing"
+            found.append(HookFound(name, path, status, previous))
             continue
         data = target.read_bytes()
         python = _baked(data, "GITDREAM_PYTHON")
         template = (resources.hooks_dir() / TEMPLATES[name]).read_bytes()
         if not _executable(target):
-            state = "not-executable"
+            status = "not-executable"
         elif python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
-            state = "broken"
+            status = "broken"
         elif _template_body(data) != _template_body(template):
-            state = "outdated"
+            status = "outdated"
         elif target is chained and previous is not None and is_pre_commit_framework(previous):
-            state = "chain-loop"
+            status = "chain-loop"
         else:
-            state = "chained-by-other" if target is chained else "installed"
-        states.append(HookState(name, target, state, previous, python))
-    return HooksStatus(where, states)
+            status = "chained-by-other" if target is chained else "installed"
+        found.append(HookFound(name, target, status, previous, python))
+    return HooksStatus(where, found)
 
 
-_STATES = {
+_STATUSES = {
     "installed": "installed",
     "outdated": "installed by another gitdream version; run `gitdream hooks install` to update",
     "not-executable": "not executable, so git skips it; run `gitdream hooks install`",
@@ -699,7 +698,7 @@ _STATES = {
 }
 
 
-def describe_state(state: str, name: str = "HOOK", path: Path | None = None) -> str:
-    """A short human explanation of a HookState.state, with the fix (for hook `name`,
+def describe_status(status: str, name: str = "HOOK", path: Path | None = None) -> str:
+    """A short human explanation of a HookFound.status, with the fix (for hook `name`,
     found at `path`)."""
-    return _STATES.get(state, state).format(name=name, old=path or f"{name}.old")
+    return _STATUSES.get(status, status).format(name=name, old=path or f"{name}.old")

@@ -81,7 +81,7 @@ def commit(root: Path, env: dict[str, str], content: str) -> subprocess.Complete
 
 def states(root: Path) -> dict[str, str]:
     document = json.loads(cli(root, "hooks", "status", "--json").stdout)
-    return {h["name"]: h["state"] for h in document["hooks"]}
+    return {h["name"]: h["status"] for h in document["hooks"]}
 
 
 def guards(root: Path, env: dict[str, str]) -> None:
