@@ -58,7 +58,10 @@ def test_a_standing_statement_describes_the_topic_rather_than_a_record_of_one_mo
         fact("Raised the timeout to 30 seconds because the API dropped slow clients.", day=5),
     ]
     assert summary_of(facts, "Tools").startswith("The timeout is")
-    facts = [fact("超时对慢客户端是 30 秒。", day=1), fact("把超时改成了 30 秒，因为接口断开了慢客户端。", day=5)]
+    facts = [
+        fact("超时对慢客户端是 30 秒。", day=1),
+        fact("把超时改成了 30 秒，因为接口断开了慢客户端。", day=5),
+    ]
     assert summary_of(facts, "Tools").startswith("超时对")
 
 
