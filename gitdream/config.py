@@ -264,10 +264,13 @@ KEYS: tuple[Key, ...] = (
     Key(
         "offline.salience_threshold",
         "float",
-        1.5,
-        "Offline engine: an entry whose salience score (lessons, rules, decisions, "
-        "corrections, preferences, stable facts minus status, activity, plans, narration, "
-        "output) is below this is read and not kept.",
+        0.3,
+        "Offline engine: an entry whose salience (the probability, 0-1, that it holds "
+        "durable knowledge: lessons, rules, decisions, corrections, preferences, stable facts "
+        "rather than status, activity, plans, narration or output) is below this is read and "
+        "not kept.",
+        minimum=0,
+        maximum=1,
     ),
     Key(
         "offline.keep_cues",
