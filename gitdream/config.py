@@ -172,8 +172,9 @@ KEYS: tuple[Key, ...] = (
         "lock_ttl_minutes",
         "float",
         240.0,
-        "A lock older than this many minutes is stale and broken with a warning; keep it "
-        "above max_run_minutes.",
+        "A dream that has held the lock longer than this many minutes is reported by "
+        "`gitdream status` as probably hung (the lock is never broken while its process "
+        "holds it: the kernel releases it when the process ends); keep it above max_run_minutes.",
         minimum=1,
     ),
     # --- what a dream may do --------------------------------------------------------------
@@ -263,10 +264,13 @@ KEYS: tuple[Key, ...] = (
     Key(
         "offline.salience_threshold",
         "float",
-        1.5,
-        "Offline engine: an entry whose salience score (lessons, rules, decisions, "
-        "corrections, preferences, stable facts minus status, activity, plans, narration, "
-        "output) is below this is read and not kept.",
+        0.3,
+        "Offline engine: an entry whose salience (the probability, 0-1, that it holds "
+        "durable knowledge: lessons, rules, decisions, corrections, preferences, stable facts "
+        "rather than status, activity, plans, narration or output) is below this is read and "
+        "not kept.",
+        minimum=0,
+        maximum=1,
     ),
     Key(
         "offline.keep_cues",

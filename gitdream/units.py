@@ -63,7 +63,8 @@ class Entry:
     timestamp), else the file name, else the commit; `context` is the heading path above
     it (outermost first); `kind` is "log" or "transcript"; `role` is "user"/"assistant"
     for transcript messages, else None; `tags` are explicit tags found in the text
-    (`#tag` or a leading `[tag]`), lower-cased, in order.
+    (`#tag` or a leading `[tag]`), lower-cased, in order; `lead_in` is, for an item of a
+    list that a sentence introduces ("The decisions we made:"), that sentence, else "".
     """
 
     path: str
@@ -75,6 +76,7 @@ class Entry:
     kind: str = "log"
     role: str | None = None
     tags: tuple[str, ...] = ()
+    lead_in: str = ""
 
     @property
     def id(self) -> str:

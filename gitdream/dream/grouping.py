@@ -11,7 +11,8 @@ sit above them:
    or mixed-case words and short bold labels in Latin script, explicit tags. A name that
    many entries of the run mention is a better subject than one they mention once.
 3. **Match.** An entry joins the existing topic — human-written or gitdream's — that is
-   about one of its names: whose own name is one of them (same family), else whose facts or
+   about one of its names: whose own name is one of them (same family; a term of the
+   entry that is a topic's name counts as a name, however it is written), else whose facts or
    text mention two of them; failing that, the topic whose profile (name, description,
    facts, a person's text) is most similar (tf-idf cosine at least `FALLBACK_COSINE`,
    rare terms weighing more, a term of the topic's name three times). Otherwise it starts
@@ -467,7 +468,7 @@ _CAPITAL = re.compile(
 
 
 def _lesson_lexicon():  # the words that say a label is a kind of knowledge, not a subject
-    from gitdream.dream.salience import LESSON_WORDS, Lexicon
+    from gitdream.dream.lexicons import LESSON_WORDS, Lexicon
 
     return Lexicon(LESSON_WORDS)
 
@@ -529,6 +530,11 @@ def _stem(word: str) -> str:
     return word
 
 
+def _bare_word(word: str) -> str:
+    """A word without the punctuation around it and a possessive ("Gendolf's," → "Gendolf")."""
+    return re.sub(r"['’]s$", "", word.strip("*_\"'“”‘’()[]{},.;:!?")).strip("'’")
+
+
 def proper_names(texts: Iterable[str]) -> set[str]:
     """Case-folded words written with a capital somewhere in `texts` other than at the
     start of a sentence: proper names, which a sentence may also start with."""
@@ -538,7 +544,7 @@ def proper_names(texts: Iterable[str]) -> set[str]:
             sentence_start = True
             for match in re.finditer(r"\S+", _LINE_HEAD.sub("", line)):
                 word = match.group(0)
-                cap = _CAPITAL.fullmatch(word.strip("*_\"'“”‘’()[]{},.;:!?"))
+                cap = _CAPITAL.fullmatch(_bare_word(word))
                 if cap and not sentence_start:
                     out.add(cap.group(1).casefold())
                 sentence_start = word.endswith((".", "!", "?", ":", "—", "-")) or word in ("-", "—", "*")
@@ -568,7 +574,7 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
         sentence_start = True
         for match in re.finditer(r"\S+", _LINE_HEAD.sub("", line)):
             word = match.group(0)
-            cap = _CAPITAL.fullmatch(word.strip("*_\"'“”‘’()[]{},.;:!?"))
+            cap = _CAPITAL.fullmatch(_bare_word(word))
             if cap and not (
                 sentence_start and cap.group(1).istitle() and cap.group(1).casefold() not in proper
             ):
@@ -589,6 +595,45 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
         seen.add(key)
         out.append(name)
     return out
+
+
+def artifact_names(text: str) -> list[str]:
+    """The files and code names `text` mentions, as stems ("Build: `isnad-sign.py` v2" →
+    ["isnad-sign"]), fit ones only, in order."""
+    found = [m.group(1) for m in _FILE.finditer(text)]
+    found += [
+        re.sub(r"\.(?:py|sh|js|ts|md|json|toml|yaml|yml)$", "", m.group(1).strip().rsplit("/", 1)[-1])
+        for m in _CODE.finditer(text)
+        if " " not in m.group(1).strip() and not m.group(1).strip().startswith("-")
+    ]
+    return [name for name in dict.fromkeys(found) if name and not unfit_name(name)]
+
+
+_COMPOUND = re.compile(r"[^\W\d_]{2,}(?:-[^\W\d_]{2,})+")
+
+
+def keyword(text: str, shared: Counter[str], matcher: TopicMatcher) -> str | None:
+    """The compound term of `text` (words joined by "-", no digits: the way tools,
+    commands and settings are often named — "pre-commit", "dry-run", "rate-limit") that
+    most of the run's facts share — at least MIN_MENTIONS of them (`shared`: how many
+    facts hold each term), rarest in the material first — as written in `text`; None when
+    there is none. It names a topic for facts that name nothing else."""
+    best: tuple[float, str] | None = None
+    for term in dict.fromkeys(terms(text)):
+        if shared.get(term, 0) < MIN_MENTIONS or not _COMPOUND.fullmatch(term):
+            continue
+        if term in _GENERIC_NAME or term in _STOP or _LESSON.search(term) or unfit_name(term):
+            continue
+        score = shared[term] * matcher.idf(term)
+        if best is None or score > best[0]:
+            best = (score, term)
+    if best is None:
+        return None
+    term = best[1]
+    for word in _WORDS.findall(text):
+        if _stem(_norm(word)) == term or _strip_particle(_norm(word)) == term:
+            return word
+    return term
 
 
 def unfit_name(name: str) -> bool:
@@ -677,6 +722,9 @@ class TopicMatcher:
         boost = NAME_WEIGHT if term in names_ else 1.0
         return boost * (1.0 + math.log(count)) * self.idf(term)
 
+    def _own_families(self) -> set[str]:
+        return {f for names_ in self.own_names.values() for f in names_}
+
     def add_names(self, slug: str, found: Iterable[str], *, own: bool = False) -> None:
         """Record names (families) a topic is about: `own` for its name, else mentioned in
         its facts or text."""
@@ -695,6 +743,8 @@ class TopicMatcher:
         own = set(terms(text))
         if not own and not families:
             return None
+        families |= own & self._own_families()  # a topic's name, written in lower case (lobchan)
+        artifacts = {f for f in map(family, artifact_names(text)) if f}  # one file name is subject enough
         own_norm = math.sqrt(sum(self.idf(t) ** 2 for t in own)) or 1.0
         best: tuple[str, float] | None = None
         for slug, profile in self.profiles.items():
@@ -706,7 +756,7 @@ class TopicMatcher:
             cosine = dot / (own_norm * self._norm_of(slug))
             if named:
                 score = 10.0 + sum(self.idf(f) for f in named) + cosine
-            elif len(mentioned) >= 2 and cosine >= threshold / 4:
+            elif (len(mentioned) >= 2 or mentioned & artifacts) and cosine >= threshold / 4:
                 score = 5.0 + sum(self.idf(f) for f in mentioned) + cosine
             elif cosine >= FALLBACK_COSINE and len(shared) >= 3:
                 score = cosine

@@ -31,6 +31,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from gitdream.dream import describe
 from gitdream.dream import memoryfiles as mf
 from gitdream.dream.facts import Fact, one_line, render
 from gitdream.dream.facts import parse as parse_facts
@@ -394,14 +395,11 @@ def _new_title(unit: Unit, slug: str) -> str:
     return clip(title, TITLE_MAX_CHARS)
 
 
-def summary_of(facts: list[Fact]) -> str:
-    """What a topic holds now, for its `description` and index line: its most corroborated
-    current fact (the newest of equals), clipped to DESCRIPTION_MAX_CHARS; "" for none."""
-    current = [f for f in facts if f.raw is None and f.text.strip()]
-    if not current:
-        return ""
-    best = max(enumerate(current), key=lambda p: (p[1].seen, p[1].last or date.min, p[0]))[1]
-    return clip(one_line(best.text), DESCRIPTION_MAX_CHARS)
+def summary_of(facts: list[Fact], title: str = "") -> str:
+    """What a topic holds now, for its `description` and index line: its most salient
+    current fact, shortened at a boundary of its meaning to DESCRIPTION_MAX_CHARS
+    (`gitdream.dream.describe`); "" for none."""
+    return describe.summary_of(facts, title, DESCRIPTION_MAX_CHARS)
 
 
 def _related_line(live: _Live, titles: dict[str, str]) -> str:
@@ -589,7 +587,7 @@ class _Experience:
         topic; without proposals (an engine that names no topics) what it holds now
         (`summary_of`); an existing topic the engine did not describe again keeps its own."""
         if self.proposals is None:
-            return summary_of(entry.facts.facts)
+            return summary_of(entry.facts.facts, entry.title)
         proposal = self.proposals.get(entry.slug.casefold())
         if proposal is not None and entry.owned:
             described = _proposed(proposal.description, DESCRIPTION_MAX_CHARS)
@@ -597,7 +595,7 @@ class _Experience:
                 return described
         if entry.topic is not None:
             return entry.topic.description
-        return summary_of(entry.facts.facts)
+        return summary_of(entry.facts.facts, entry.title)
 
     def titles(self) -> dict[str, str]:
         out = {slug: topic.title for slug, topic in self.memory.topics.items()}

@@ -181,3 +181,49 @@ def split_entries(path: str, lines: list[str]) -> tuple[list[EntrySpan], list[st
         warnings.append(f"{path}:{fence_line}: unterminated code fence runs to the end of the file")
     close()
     return spans, warnings
+
+
+LEAD_IN_MAX_CHARS = 300
+"""A paragraph longer than this is a passage, not the sentence that introduces a list."""
+_LEAD_END = re.compile(r"[:：][\s*_]*$")
+
+
+def lead_ins(spans: list[EntrySpan], lines: list[str]) -> dict[int, str]:
+    """`{start line of a list item: the sentence that introduces its list}`.
+
+    A list's lead-in is the paragraph right before its first item — under the same
+    headings, with at most one blank line between, ending with a colon (":" or "："), at
+    most `LEAD_IN_MAX_CHARS` long: "The decisions we made:", "주의할 점:", "需要注意：". Every
+    item of that list (the items that follow at the same indent) gets it; it is their
+    heading, as written, on one line. Pure; never raises."""
+    out: dict[int, str] = {}
+    lead: str | None = None
+    indent: int | None = None
+    previous: EntrySpan | None = None
+    for span in spans:
+        item = _ITEM.match(lines[span.start - 1])
+        if item is None:
+            lead, indent = None, None
+        elif lead is not None and indent == _indent(item["indent"]) and previous is not None:
+            if previous.context == span.context:
+                out[span.start] = lead
+            else:
+                lead, indent = None, None
+        elif previous is not None and _ITEM.match(lines[previous.start - 1]) is None:
+            text = " ".join(line.strip() for line in lines[previous.start - 1 : previous.end])
+            gap = lines[previous.end : span.start - 1]
+            if (
+                previous.context == span.context
+                and len(gap) <= 1
+                and not any(line.strip() for line in gap)
+                and len(text) <= LEAD_IN_MAX_CHARS
+                and _LEAD_END.search(text)
+            ):
+                lead, indent = text, _indent(item["indent"])
+                out[span.start] = lead
+            else:
+                lead, indent = None, None
+        else:
+            lead, indent = None, None
+        previous = span
+    return out

@@ -14,11 +14,15 @@ the most specific rule whose token it held:
   "(empty output)", "(Todo list is empty)", `NO_REPLY`, and the `⎿` result glyph of Claude
   Code's terminal.
 - "tool_result": an entry that starts with `⎿`, the glyph under which Claude Code's
-  terminal prints a tool's output (`⎿ Read(README.md)…`, `⎿ Error: …`, a test run's
-  output), and whose further lines are more `⎿` lines or indented lines of the same
-  output (never a `⏺` line) — the terminal form of the `tool_result` payloads the
-  transcript reader drops. A terminal tool line followed by such output (`⏺ Read(x)…` /
-  `  ⎿ Read 15 lines`) is "tool_call".
+  terminal prints a tool's output (`⎿ Read(README.md)…`, a test run's output), and whose
+  further lines are more `⎿` lines or lines indented deeper than that `⎿` (never a `⏺`
+  line, never the assistant's or user's own prose, which sits at the glyph's indent or
+  less) — the terminal form of the `tool_result` payloads the transcript reader drops.
+  A block holding prose is not certainly output and stays (`gitdream.dream.terminal`):
+  the text an edit wrote (`⎿ Updated CLAUDE.md with 2 additions` / `- Each commit
+  should be small…`) is the agent's own writing, and a tool's message may state its
+  limit (`⎿ Error: File content exceeds maximum allowed tokens (25000)…`). A terminal
+  tool line followed by such output (`⏺ Read(x)…` / `  ⎿ Read 15 lines`) is "tool_call".
 - "terminal": Claude Code's terminal chrome — its welcome banner (a box holding
   "Welcome to Claude Code") and `※ Tip:` lines.
 
@@ -39,6 +43,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from gitdream.dream import terminal
 from gitdream.dream.tags import strip_prefix
 from gitdream.units import Entry
 
@@ -53,7 +58,7 @@ _TOOL_CALL = re.compile(
     # Claude Code's terminal transcript: "⏺ Bash(pytest -q)", "⏺ Update Todos"; the "⏺"
     # glyph also starts the assistant's own prose, so only a known tool name qualifies.
     r"|⏺[ \t]*(?:(?:Update|Read) Todos|Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Grep|Glob|LS|Task"
-    r"|WebFetch|WebSearch|TodoWrite|TodoRead|Search|List|Fetch|Call)\b(?:\([^\n]*\))?",
+    r"|WebFetch|WebSearch|TodoWrite|TodoRead|Search|List|Fetch|Call|Update(?=\())\b(?:\([^\n]*(?:\)|…))?",  # a long call is cut with "…"
     re.IGNORECASE,
 )
 _HEARTBEAT = re.compile(
@@ -110,13 +115,19 @@ def noise_rule(text: str) -> str | None:
     return found or "empty"
 
 
+def _indent(row: str) -> int:
+    return len(row) - len(row.lstrip())
+
+
 def _output_block(text: str) -> bool:
-    """True when every line after the first non-blank one (which starts with `⎿`) is
-    blank, starts with `⎿`, or is indented: the rest of the same tool output, never the
-    assistant's next `⏺` line."""
+    """True when every line after the first non-blank one (which starts with `⎿`, or is a
+    `⏺` tool line) is blank, starts with `⎿`, or is indented deeper than the first `⎿`:
+    the rest of the same tool output, never the assistant's next `⏺` line nor prose at
+    the glyph's indent or less."""
     rows = [row for row in text.split("\n") if row.strip()]
+    glyph = next((row.index("⎿") for row in rows if row.lstrip().startswith("⎿")), 0)
     return all(
-        row.strip().startswith("⎿") or (row[:1].isspace() and not row.strip().startswith("⏺"))
+        row.strip().startswith("⎿") or (_indent(row) > glyph and not row.strip().startswith("⏺"))
         for row in rows[1:]
     )
 
@@ -126,10 +137,12 @@ def _terminal_rule(lines: list[str], text: str) -> str | None:
     shown = [line.strip() for line in lines if line.strip()]
     if not shown:
         return None
-    if shown[0].startswith("⎿") and _output_block(text):
+    if shown[0].startswith("⎿") and _output_block(text) and not terminal.prose(text):
         return "tool_result"
     if shown[0].startswith("⏺") and not _substance(_TOOL_CALL.sub(" ", shown[0])) and _output_block(text):
-        return "tool_call"  # a terminal tool call and its output, e.g. "⏺ Read(x)…\n  ⎿ Read 15 lines"
+        output = text.lstrip("\n").partition("\n")[2]
+        if not terminal.prose(output):
+            return "tool_call"  # a terminal tool call and its output, e.g. "⏺ Read(x)…\n  ⎿ Read 15 lines"
     if all(line.startswith("※ Tip:") for line in shown) or _BANNER.search(text):
         return "terminal"
     return None

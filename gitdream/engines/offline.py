@@ -65,10 +65,10 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gitdream.contract import DistillContext, DistillResult, ScreenResult
-from gitdream.dream import grouping, memoryfiles, salience
+from gitdream.dream import grouping, lists, memoryfiles, salience, terminal
 from gitdream.dream.facts import one_line, parse
 from gitdream.errors import BlockError
-from gitdream.text import blocks
+from gitdream.text import blocks, sentences
 from gitdream.text.clip import clip
 from gitdream.text.similarity import ShingleIndex, Vocabulary, jaccard
 from gitdream.units import DEFINITION_TARGETS, Entry, Unit, parse_entry_id, parse_source_ref
@@ -133,7 +133,12 @@ def _has_content(text: str) -> bool:
 
 
 FACT_SENTENCES = 2
-"""A fact keeps at most this many sentences of its entry."""
+"""A fact keeps at most this many sentences of its entry: the most salient ones."""
+SUBSTANTIAL_WORDS = 5
+"""A first sentence of at least this many words (`salience.content_words`) always stays in the fact."""
+SALIENT_SENTENCES_MAX = 12
+"""Of a longer entry, only the first this many sentences are weighed for the fact."""
+_CUES = salience.Cues()
 _GLYPH = re.compile(r"^\s*(?:[⏺●⎿✻]|>(?=\s))\s*")
 _STATUS_MARK = re.compile(
     "^(?:[\u2705\u274c\u26a0\u2714\u2716\u2611\u2b50\u23f3\u2757\u2753\ufe0f"
@@ -145,7 +150,6 @@ _TRAILING_ID = re.compile(
     r" ?\((?:id:\s*|#)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
     r"| ?\(id: ?[^()]{1,60}\)"
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9\u00c0-\u024f])|(?<=[。！？])")
 _SUB_ITEM = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s+")
 
 
@@ -163,21 +167,46 @@ def strip_layout(text: str) -> str:
 
 
 def first_sentences(text: str, count: int = FACT_SENTENCES) -> str:
-    """The first `count` sentences of one-line `text` (sentence ends: . ! ? followed by
-    a capital or digit, and 。！？)."""
-    parts = _SENTENCE_END.split(text)
+    """The first `count` sentences of one-line `text` (`gitdream.text.sentences`)."""
+    parts = sentences.split(text)
+    return text if len(parts) <= count else sentences.join(parts[:count])
+
+
+def salient_sentences(entry: Entry, text: str, count: int = FACT_SENTENCES) -> str:
+    """At most `count` sentences of one-line `text`, in the order written: the first one
+    when it is a sentence of substance (`SUBSTANTIAL_WORDS` words or more: it usually names
+    the subject), then those that carry the most (each scored by `salience.prior_score` as
+    the entry's text; a further one only when something speaks for it) — a long message's
+    point is often not in its first sentences ("Wow, OK. … Always explain the purpose of a
+    file."). A short label that opened the dropped first sentence stays as the subject
+    ("Moltbook: still suspended. Can read but can't post." → "Moltbook: Can read but can't
+    post."). Only the first `SALIENT_SENTENCES_MAX` sentences are weighed."""
+    parts = sentences.split(text)
     if len(parts) <= count:
         return text
-    out = ""
-    for part in (p.strip() for p in parts[:count] if p.strip()):
-        out += part if not out or out.endswith(("。", "！", "？")) else " " + part  # no space after 。
+    parts = parts[:SALIENT_SENTENCES_MAX]
+    first = [0] if salience.content_words(parts[0]) >= SUBSTANTIAL_WORDS else []
+    rest = [i for i in range(len(parts)) if i not in first]
+    scores = {i: salience.prior_score(entry, parts[i], _CUES) for i in rest}
+    ranked = sorted(rest, key=lambda i: (-scores[i], i))
+    best = ranked[:1] + [i for i in ranked[1 : count - len(first)] if scores[i] > 0]  # no padding
+    chosen = sorted(first + best[: count - len(first)])
+    out = sentences.join([parts[i] for i in chosen])
+    label, _ = salience.label_of(parts[0])
+    if 0 not in chosen and label is not None and len(label.split()) <= 3:
+        out = f"{label}: {out}"  # the subject the dropped first sentence named ("Moltbook: …")
     return out
+
+
+def _written(entry: Entry) -> str:
+    """What an entry says, as written: a tool block's prose, else its text."""
+    return terminal.prose(entry.text) or entry.text
 
 
 def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     """The fact text of `entry` (see module docstring, step 1); "" when nothing is left."""
     tags = set(entry.tags)
-    text = entry.text.strip()
+    text = terminal.prose(entry.text) or entry.text.strip()  # a tool block: the prose it holds
     text = _GLYPH.sub("", text, count=1)
     text = _LIST_MARKER.sub("", text, count=1)
     text = _TASK_BOX.sub("", text, count=1)
@@ -198,7 +227,7 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
         if not match or match.group(1).lower() not in tags:
             break
         text = text[: match.start()].rstrip()
-    text = first_sentences(one_line(salience.without_kind_label(strip_layout(text))))
+    text = salient_sentences(entry, one_line(salience.without_kind_label(strip_layout(text))))
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))
     text = memoryfiles.neutral(text)
@@ -215,8 +244,10 @@ def clean_name(name: str) -> str:
     text = _EMPHASIS.sub("", text)
     text = _TRAILING_COUNT.sub("", one_line(text))
     text = memoryfiles.neutral(text).strip(" :：-—")
-    if text[:1].islower():
-        text = text[0].upper() + text[1:]
+    if text[:1].islower() and not re.search(r"[\w][-_./][\w]", text):
+        text = (
+            text[0].upper() + text[1:]
+        )  # a file or code name ("pre-commit", "apple_books") stays as written
     return clip(text, TOPIC_NAME_MAX_CHARS)
 
 
@@ -381,13 +412,19 @@ class _Topics:
 
 @dataclass
 class _Candidate:
-    """An entry above the salience bar, waiting for its turn (highest score first)."""
+    """An entry above the salience bar, waiting for its turn (highest score first); or a
+    list under a lead-in (`members`: the positions it cites, lead-in first; `entry` is its
+    first item)."""
 
     position: int
     entry: Entry
     text: str
     score: float
     target: str
+    members: tuple[int, ...] = ()
+
+    def positions(self) -> tuple[int, ...]:
+        return self.members or (self.position,)
 
 
 class OfflineEngine:
@@ -439,7 +476,10 @@ class OfflineEngine:
         cleaned = [clean_text(entry, absolutize) for entry in context.entries]
         run = _Run(self, context, memory, known, cleaned, slugify)
         candidates = run.judge()
+        run.shared = Counter(t for c in candidates for t in set(grouping.terms(c.text)))
         run.select(candidates)
+        for below, reason in run.below:
+            run.skip(context.entries[below], reason, "not_kept")
         position = {entry.id: n for n, entry in enumerate(context.entries)}
         run.result.units.sort(
             key=lambda u: position.get(u.sources[0], 0)
@@ -529,7 +569,7 @@ class _Run:
                 )
         documents = [grouping.terms(t) for t in cleaned if t]
         self.matcher = grouping.TopicMatcher(documents)
-        self.proper = grouping.proper_names(e.text for e in context.entries)
+        self.proper = grouping.proper_names(_written(e) for e in context.entries)
         for slug, topic in memory.topics.items():
             texts = [topic.description] + [f.text for f in topic.facts or ()]
             if topic.facts is None or not topic.owned:
@@ -541,9 +581,12 @@ class _Run:
         self.mentions: Counter[str] = Counter()
         for entry, text in zip(context.entries, cleaned, strict=True):
             if text:
-                found = grouping.names(entry.text, entry.tags, self.proper)
+                found = grouping.names(_written(entry), entry.tags, self.proper)
                 self.mentions.update(grouping.family(n) for n in found)
         self.new_topics: set[str] = set()
+        self.below: list[tuple[int, str]] = []  # (position, reason) of entries below the bar
+        self.chance: dict[int, float] = {}  # position → probability of being durable
+        self.shared: Counter[str] = Counter()  # term → how many of the run's candidates hold it
 
     def index_for(self, group: str, numbers: tuple[str, ...]) -> ShingleIndex[_Fact]:
         # One index per (group, numbers stated): a fact stating other numbers can never be
@@ -574,7 +617,12 @@ class _Run:
                 (
                     f
                     for f in self.known.by_id.get(entry.id, ())
-                    if f.group in (target, "superseded") and jaccard(text, f.text) >= self.engine.threshold
+                    if f.group in (target, "superseded")
+                    and (
+                        jaccard(text, f.text) >= self.engine.threshold
+                        or text.rstrip(".;。") in f.text  # an item of a list the fact holds
+                        or f.text.rstrip(".;。") in text  # the fact is part of the entry
+                    )
                 ),
                 None,
             ) or next(
@@ -595,13 +643,72 @@ class _Run:
                 self.skip(entry, "not kept: a user's question", "not_kept")
                 continue
             verdict = salience.judge(entry, text, self.engine.cues, self.engine.bar)
+            self.chance[position] = verdict.probability
             if verdict.reason is not None:
-                self.skip(entry, f"not kept: {verdict.reason}", "not_kept")
+                self.below.append((position, f"not kept: {verdict.reason}"))
                 continue
             rank = verdict.score + (salience.REPEATED_BONUS if position in repeated else 0.0)
             out.append(_Candidate(position, entry, text, rank, target))
+        out = self._lists(out)
         out.sort(key=lambda c: (-c.score, c.position))
         return out
+
+    def _lists(self, kept: list[_Candidate]) -> list[_Candidate]:
+        """A list under a lead-in is one statement (`gitdream.dream.lists`; module
+        docstring, step 2): kept whole — the lead-in and its items — when its items'
+        average probability reaches the bar, never when its lead-in is a plan (a to-do
+        list is not a fact); otherwise none of its items is kept."""
+        entries = self.context.entries
+        chosen = {c.position: c for c in kept}
+        below = dict(self.below)
+        merged: list[_Candidate] = []
+        for group in lists.groups(entries):
+            usable = [
+                p
+                for p in ([group.lead] if group.lead is not None else []) + group.items
+                if p in below or (p in chosen and chosen[p].target == "experience")
+            ]
+            items = [p for p in usable if p != group.lead]
+            if not items:
+                continue
+            todo = salience.is_plan(entries[group.items[0]].lead_in, self.engine.cues)
+            durable = sum(self.chance[p] for p in items) / len(items) >= self.engine.bar
+            if todo or not durable:
+                why = "a to-do list" if todo else "a list whose items are not durable"
+                for p in items:
+                    if p in chosen:
+                        below[p] = f"not kept: {why}"
+                        self.below.append((p, below[p]))
+                        del chosen[p]
+                if group.lead in chosen:  # kept alone, it must not end by announcing the list
+                    alone = lists.without_lead_sentence(chosen[group.lead].text)
+                    if alone:
+                        chosen[group.lead].text = alone
+                    else:
+                        self.below.append((group.lead, "not kept: fragment"))
+                        below[group.lead] = "not kept: fragment"
+                        del chosen[group.lead]
+                continue
+            first = entries[group.items[0]]
+            lead = self.cleaned[group.lead] if group.lead in usable else ""
+            if not lead.rstrip().endswith((":", "：")):
+                lead = lists.lead_sentence(one_line(strip_layout(memoryfiles.neutral(first.lead_in))))
+            score = max(salience.logit(self.chance[p]) for p in items)
+            head = (group.lead,) if group.lead in usable else ()
+            while items:  # a list too long for one fact continues in the next, under the same lead-in
+                text, count = lists.statement(lead, [self.cleaned[p] for p in items], FACT_MAX_CHARS)
+                cited = head + tuple(items[:count])
+                merged.append(
+                    _Candidate(
+                        cited[0], entries[items[0]], clip(text, FACT_MAX_CHARS), score, "experience", cited
+                    )
+                )
+                for p in cited:
+                    chosen.pop(p, None)
+                    below.pop(p, None)
+                items, head = items[count:], ()
+        self.below = [(p, reason) for p, reason in self.below if p in below]
+        return list(chosen.values()) + merged
 
     def _repeated(self) -> set[int]:
         """Positions of entries whose statement (same numbers) appears on another day of the
@@ -625,9 +732,10 @@ class _Run:
 
     def defer(self, rest: list[_Candidate], reason: str) -> None:
         for later in rest:
-            self.result.skipped.append((later.entry.id, reason))
-            self.result.failed_entries.append(later.entry.id)
-        self.stats["deferred"] += len(rest)
+            for position in later.positions():
+                self.result.skipped.append((self.context.entries[position].id, reason))
+                self.result.failed_entries.append(self.context.entries[position].id)
+                self.stats["deferred"] += 1
 
     def select(self, candidates: list[_Candidate]) -> None:
         """Corroborate or create, highest salience first, within the caps."""
@@ -638,7 +746,11 @@ class _Run:
                 self.defer(candidates[rank:], f"over max_units ({engine.max_units}); left for the next run")
                 break
             entry, text, target = candidate.entry, candidate.text, candidate.target
-            ids = self.vocabulary.ranks(self.codes[candidate.position])
+            ids = (
+                self.vocabulary.ids(text)
+                if candidate.members
+                else self.vocabulary.ranks(self.codes[candidate.position])
+            )
             index = self.index_for(target, _numbers(text))
             match = index.best(text, ids)
             if match is not None:
@@ -662,8 +774,8 @@ class _Run:
                     target=target,
                     action="create",
                     topic=where,
-                    sources=(entry.id,),
-                    date=entry.date,
+                    sources=self._sources(candidate),
+                    date=self._date(candidate),
                 )
             )
             self.stats["definition" if target != "experience" else "created"] += 1
@@ -674,6 +786,13 @@ class _Run:
                 "left for the next run",
             )
 
+    def _sources(self, candidate: _Candidate) -> tuple[str, ...]:
+        return tuple(self.context.entries[p].id for p in candidate.positions())
+
+    def _date(self, candidate: _Candidate) -> date | None:
+        dates = [d for p in candidate.positions() if (d := self.context.entries[p].date) is not None]
+        return max(dates) if dates else None
+
     def _corroborate(self, candidate: _Candidate, fact: _Fact) -> None:
         target, text = candidate.target, candidate.text
         self.result.units.append(
@@ -683,8 +802,8 @@ class _Run:
                 target=target,
                 action="corroborate",
                 topic=fact.where,
-                sources=(candidate.entry.id,),
-                date=candidate.entry.date,
+                sources=self._sources(candidate),
+                date=self._date(candidate),
                 corroborates=fact.text,
             )
         )
@@ -707,7 +826,7 @@ class _Run:
             slug = None if unfit else self.topics.existing(clean_name(heading))
             if slug is not None:
                 return slug, self.topics.titles[slug]
-        found = grouping.names(entry.text, entry.tags, self.proper)
+        found = grouping.names(_written(entry), entry.tags, self.proper)
         match = self.matcher.best(text, found)
         if match is not None:
             self.matcher.add_names(match[0], found)
@@ -728,7 +847,9 @@ class _Run:
 
     def _name_for(self, entry: Entry, text: str) -> str:
         """A new topic's name: the entry's most-mentioned fit name (mentioned by at least
-        `grouping.MIN_MENTIONS` entries), else its nearest fit heading, else the default."""
+        `grouping.MIN_MENTIONS` entries), else the file or tool its nearest heading names,
+        else its nearest fit heading, else the term it shares with the most of the run's
+        facts (`grouping.keyword`), else the default."""
         for text_ in (entry.text, *reversed(entry.context)):
             found = [n for n in grouping.names(text_, entry.tags, self.proper) if not _unfit_name(n)]
             if found:
@@ -736,6 +857,10 @@ class _Run:
                 if self.mentions[grouping.family(best)] >= grouping.MIN_MENTIONS:
                     return clean_name(best)
         for heading in reversed(entry.context):
+            artifacts = grouping.artifact_names(heading)
+            bare = re.sub(r"\.\w{1,5}$", "", clean_name(heading))
+            if artifacts and bare != artifacts[0] and not _unfit_name(artifacts[0]):
+                return clean_name(artifacts[0])  # "Build: isnad-sign.py v2" is about isnad-sign
             if _unfit_name(heading) or is_generic_heading(heading) or grouping.unfit_name(heading):
                 continue
             name = clean_name(heading)
@@ -746,4 +871,7 @@ class _Run:
                 and not salience.is_lesson_heading(heading)
             ):
                 return name
+        shared = grouping.keyword(text, self.shared, self.matcher)
+        if shared is not None and not _unfit_name(shared):
+            return clean_name(shared)
         return grouping.DEFAULT_TOPIC.capitalize()

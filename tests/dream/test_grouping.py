@@ -188,3 +188,52 @@ def test_in_chinese_japanese_or_korean_text_a_latin_word_is_a_name() -> None:
     assert "docformatter" in grouping.names("docformatter は箇条書きの後の空行を消すため、オプションが必要。")
     assert "pyright" in grouping.names("pyright strict 模式下必须写明返回类型。")
     assert "pyright" not in grouping.names("run pyright strict before you commit")  # English: a plain word
+
+
+def test_a_topics_name_written_in_lower_case_still_names_it() -> None:
+    matcher = grouping.TopicMatcher([])
+    matcher.add_topic("lobchan-api-notes", "Lobchan API notes", ["Auth: Bearer KEY"])
+    matcher.add_names("lobchan-api-notes", ["Lobchan API notes"], own=True)
+    hit = matcher.best("lobchan posts are anonymous by default", [])
+    assert hit is not None and hit[0] == "lobchan-api-notes"
+    assert matcher.best("posts are anonymous by default", []) is None
+
+
+def test_one_shared_file_name_is_subject_enough() -> None:
+    matcher = grouping.TopicMatcher([])
+    matcher.add_topic("scripts", "Scripts", ["`scripts/fork-fingerprint.py` — fork detection"])
+    matcher.add_names("scripts", ["Scripts"], own=True)
+    matcher.add_names("scripts", ["fork-fingerprint"])
+    hit = matcher.best("fork-fingerprint.py --compare mode compares two real files", ["fork-fingerprint"])
+    assert hit is not None and hit[0] == "scripts"
+
+
+def test_a_possessive_is_the_name() -> None:
+    assert "Gendolf" in grouping.names("- The agent of Gendolf's team sends empty mails.")
+    assert "Gendolf" in grouping.names("- Gendolf's agent sends empty mails.", (), {"gendolf"})
+
+
+def test_a_heading_that_names_a_file_names_the_topic_after_the_file_not_the_slot() -> None:
+    entries = [
+        _entry(2, 1, "- Commands: keygen, sign, verify", "2026-03-02", "Build: isnad-sign.py v2"),
+        _entry(2, 2, "- Keys are Ed25519 and never leave the box", "2026-03-02", "Build: isnad-sign.py v2"),
+    ]
+    result = _distill(entries, offline__salience_threshold=0.0)
+    assert {u.topic for u in result.units} == {"isnad-sign"}
+    assert {u.title for u in result.units} == {"isnad-sign"}  # a file's name as written, not "Isnad-sign"
+
+
+@pytest.mark.parametrize("term", ["pre-commit", "dry-run", "rate-limit"])
+def test_facts_naming_nothing_else_group_by_the_compound_term_they_share(term: str) -> None:
+    entries = [
+        _entry(2, n, f"- the {term} step {what} before every merge", "Heartbeat 09:00")
+        for n, what in enumerate(
+            ["must run", "fixes trailing spaces", "never stages unrelated files"], start=1
+        )
+    ]
+    result = _distill(entries, offline__salience_threshold=0.0)
+    assert {u.title for u in result.units} == {term}
+    assert (
+        grouping.keyword("the deploy step runs before every merge", {"deploy": 5}, grouping.TopicMatcher([]))
+        is None
+    )

@@ -204,3 +204,44 @@ def test_claude_code_terminal_output_and_chrome_are_noise(text: str, rule: str) 
 )
 def test_claude_code_prose_is_kept(text: str) -> None:
     assert noise_rule(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an edit's written text is the agent's own writing, not certain noise (issue #14)
+        "  ⎿  Updated CLAUDE.md with 2 additions\n"
+        "     175  - Each commit should be small, focused, and preserve working state (all tests passing).",
+        "  ⎿  Updated 노트.md with 1 addition\n     3  - 배포 전에는 반드시 스모크 테스트를 실행해야 한다",
+        # a tool's message may state a limit of the tool
+        "  ⎿  Error: File content (56293 tokens) exceeds maximum allowed tokens (25000). Please use offset and\n"
+        "     limit parameters to read specific portions of the file.",
+        # prose at the glyph's indent after a tool's output is the assistant's, not the output's
+        "  ⎿  Read 15 lines\n  The config file sets the retry limit to three attempts.",
+    ],
+)
+def test_prose_inside_or_after_tool_output_is_not_noise(text: str) -> None:
+    assert noise_rule(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "  ⎿  Updated pytest.ini with 2 additions\n     1  [pytest]\n     2  testpaths = specs",
+        "  ⎿  Read 15 lines\n       ✓ It includes basic metadata",
+    ],
+)
+def test_tool_blocks_without_prose_are_still_noise(text: str) -> None:
+    assert noise_rule(text) == "tool_result"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "⏺ Update(README.md)…",
+        '⏺ Bash(cd /repo && git commit -m "Improve README and test configuration…',  # cut by the terminal
+    ],
+)
+def test_an_edit_call_and_a_call_the_terminal_cut_are_tool_calls(text: str) -> None:
+    assert noise_rule(text) == "tool_call"
+    assert noise_rule("⏺ Update the README with the new limits…") is None  # the word, not the tool

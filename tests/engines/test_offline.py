@@ -41,7 +41,7 @@ def run(entries: list[Entry], files: dict[str, str] | None = None, **overrides: 
     """Distill `entries`. These tests are about the mechanics (clean-up, corroboration,
     topics, caps), so every entry is above the salience bar unless a test says otherwise;
     salience has its own tests (tests/dream/test_salience.py)."""
-    overrides.setdefault("offline__salience_threshold", -1000.0)
+    overrides.setdefault("offline__salience_threshold", 0.0)
     overrides.setdefault("max_new_topics", 100)
     overrides.setdefault("max_units", 500)
     cfg = defaults().with_overrides({k.replace("__", "."): (v, "test") for k, v in overrides.items()})
@@ -468,3 +468,45 @@ def test_sentences_of_chinese_and_japanese_are_joined_without_a_space() -> None:
         == "シェルがない。必ず確認を依頼すること。"
     )
     assert first_sentences("One. Two. Three.") == "One. Two."
+
+
+def test_a_long_message_keeps_its_most_salient_sentences() -> None:
+    text = (
+        "> Wow, OK. Fine. So I was implying that we might want the TOML file. That was OK. "
+        "I do not need any backwards compatibility, so we should remove the old files. Thanks."
+    )
+    fact = clean_text(entry(1, text), None)
+    assert "backwards compatibility" in fact and "Wow" not in fact
+    assert len(fact) < len(text)
+    first = clean_text(
+        entry(2, "- The deploy script checks the lag first. Ok. It must page on failure. Done."), None
+    )
+    assert first.startswith("The deploy script checks the lag first.")  # a first sentence of substance stays
+    assert "must page on failure" in first
+
+
+def test_a_list_read_again_is_already_consolidated() -> None:
+    from gitdream.dream.readers import read_markdown_log
+
+    text = (
+        "The decisions we made:\n- Use pyproject.toml for all metadata\n- Keep the specs folder a package\n"
+    )
+    entries = read_markdown_log(LOG, text.encode(), fallback_date=DAY).entries
+    first = run(entries)
+    assert len(first.units) == 1
+    unit = first.units[0]
+    refs = ", ".join(f"`{s}@{COMMIT[:12]}`" for s in unit.sources)
+    line = f"- {unit.body}\n  Sources: {refs} — seen 1 time, first 2026-03-02, last 2026-03-02\n"
+    files = {f"{MEM}/{unit.topic}.md": topic_file(unit.topic, line)}
+    again = run(entries, files)
+    assert again.units == []
+    assert all(why.startswith("already consolidated") for _, why in again.skipped)
+
+
+def test_a_lead_in_kept_alone_does_not_end_by_announcing_its_list() -> None:
+    from gitdream.dream.readers import read_markdown_log
+
+    text = "Suspension is NOT time-based. Need to either:\n- fix the solver\n- contact support\n"
+    entries = read_markdown_log(LOG, text.encode(), fallback_date=DAY).entries
+    result = run(entries, offline__salience_threshold=0.3)
+    assert [u.body for u in result.units] == ["Suspension is NOT time-based."]

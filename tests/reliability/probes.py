@@ -22,7 +22,7 @@ DEFINITIONS = (f"{OPS}/agent.md", f"{OPS}/soul.md", f"{OPS}/SKILL.md")
 # These probes are about what reaches memory safely, not about which entries are worth
 # keeping (tests/dream/test_salience.py): every entry above the bar, no cap in the way.
 EVERY_ENTRY = {
-    "GITDREAM_OFFLINE_SALIENCE_THRESHOLD": "-1000",
+    "GITDREAM_OFFLINE_SALIENCE_THRESHOLD": "0",
     "GITDREAM_MAX_UNITS": "100000",
     "GITDREAM_MAX_NEW_TOPICS": "100000",
 }

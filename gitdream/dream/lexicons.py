@@ -1,0 +1,309 @@
+"""The cue words of salience, per language, and how they are matched.
+
+Each list holds words for English, Chinese, Korean and Japanese (in that order in the
+source): general words of the language for what an entry is — a lesson, a rule, a
+reason, a status, an activity — never words taken from the logs the weights were fitted
+on (`bench/fit_salience.py`). Latin-script words match whole words and phrases,
+case-insensitively; the others match as substrings of the NFKC-normalised text (those
+scripts do not separate words with spaces). `Cues` is the set in use, with the words a
+repository adds (`offline.keep_cues`, `offline.skip_cues`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+def _words(*groups: str) -> tuple[str, ...]:
+    return tuple(w for g in groups for w in g.split("|") if w)
+
+
+# --- cue lexicons, per language (English | Chinese | Korean | Japanese) ----------------------
+# Latin words match whole words (case-insensitive); CJK ones match as substrings.
+
+STRONG_LESSON_WORDS = _words(
+    "lesson|lessons|learned|learnt|learning|learnings|takeaway|takeaways|rule|rules|"
+    "decision|decisions|decided|gotcha|gotchas|caveat|caveats|pitfall|pitfalls|"
+    "insight|insights|finding|findings|key finding|important|warning|remember|principle|"
+    "principles|guideline|guidelines|convention|conventions|policy|constraint|constraints|"
+    "limitation|limitations|root cause|workaround|how to|howto|faq|preference|preferences|"
+    "feedback|correction|corrections|known issue|known issues|requirements|requirement|"
+    "specification|best practices|instructions|standing orders|directive|directives|"
+    "style guide|quirk|quirks",
+    "教训|经验|心得|决定|决策|规则|规范|注意事项|要点|结论|发现|原则|约定|限制|偏好|反馈|更正|"
+    "纠正|需求|最佳实践|指令|踩坑",
+    "교훈|배운 점|배운점|결정|규칙|주의사항|원칙|규약|제약|제한|발견|결론|선호|피드백|정정|교정|"
+    "요구사항|모범 사례|지침|지시",
+    "教訓|学び|決定|方針|ルール|規則|注意点|要点|結論|知見|発見|原則|規約|制約|制限|好み|"
+    "フィードバック|訂正|要件|ベストプラクティス|指示",
+)
+WEAK_LESSON_WORDS = _words(
+    "note|notes|tip|tips|fix|issue|issues|problem|problems|mistake|mistakes|reference|setup|"
+    "configuration|config|usage|commands|tools|"
+    "environment|glossary|contacts|people|overview|about|api|limits|concepts|definitions|"
+    "practices|design|architecture|style|spec|owner",
+    "注意|技巧|原因|解决|问题点|失误|备忘|架构|设计|配置|用法|命令|工具|环境|术语|联系人|概述|说明",
+    "주의|메모|팁|원인|해결|문제점|실수|참고|구조|설계|설정|사용법|명령어|도구|환경|용어|연락처|개요",
+    "注意|コツ|原因|解決|問題点|ミス|メモ|備忘|構成|設計|設定|使い方|コマンド|ツール|環境|用語|連絡先|概要",
+)
+LESSON_WORDS = STRONG_LESSON_WORDS + WEAK_LESSON_WORDS
+READING_WORDS = _words(
+    "research|reading|read|paper|papers|study|studies|literature|article|articles",
+    "研究|论文|阅读|文献",
+    "연구|논문|독서|문헌",
+    "研究|論文|読書|文献",
+)
+STATUS_HEADING_WORDS = _words(
+    "status|checks|check|writing|actions|activity|likes|replies|engagement|progress|done|"
+    "completed|changelog|stats|statistics|metrics|totals|summary|inbox|notifications|updates|"
+    "update|log|timeline|recap|heartbeat|session",
+    "状态|进度|进展|完成|动态|统计|汇总|回顾|日志|记录",
+    "상태|진행|진행 상황|완료|활동|통계|요약|기록|로그|작업 내역",
+    "状態|状況|進捗|完了|活動|統計|まとめ|記録|ログ|作業",
+)
+PLAN_HEADING_WORDS = _words(
+    "todo|to-do|to do|next|next steps|plan|plans|planned|tomorrow|backlog|ideas|queue|targets|"
+    "goals|agenda|upcoming|follow-up|follow-ups|followups|open questions|questions",
+    "计划|待办|下一步|明天|目标|待定|想法|问题",
+    "계획|할 일|할일|다음|다음 단계|내일|목표|예정|아이디어|질문",
+    "予定|計画|次に|次回|次の|明日|目標|やること|課題|アイデア|質問",
+)
+RULE_WORDS = _words(
+    "must|must not|never|always|don't|do not|dont|shouldn't|should not|avoid|"
+    "make sure|required|cannot|can't|not allowed|forbidden|prohibited|remember to|beware|"
+    "mandatory|only works|doesn't work|does not work|reminder|don't forget|keep in mind|"
+    "note that|the correct approach|the right approach|the right way|the correct way",
+    "必须|务必|不要|不能|不可|禁止|避免|应该|应当|总是|始终|永远|一定要|只能|需要|记得|切勿|千万|优先",
+    "반드시|꼭|항상|절대|하지 마|하지 말|말 것|말아야|금지|피해야|피할 것|해야|해야 한다|"
+    "해야 함|할 것|하면 안|안 된다|안 됨|필수|주의|우선",
+    "必ず|常に|絶対|しないこと|してはいけない|してはならない|禁止|避ける|避けること|べき|"
+    "すること|しなければ|必要|必須|注意|優先|こと。",
+)
+PROCEDURE_WORDS = _words(
+    "before|after|first|then|once|whenever|every time|each time|until|unless",
+    "之前|之后|以后|首先|然后|每次|除非",
+    "전에|후에|먼저|다음에|매번|때마다|하기 전|한 후",
+    "前に|後に|まず|その後|毎回|たびに|までは",
+)
+WEAK_RULE_WORDS = _words(
+    "should|ensure|requires|require|prefer|favor|favour|careful|fails|fail|breaks|won't|need|needs|only",
+    "最好|尽量|会失败",
+    "좋다|권장|실패",
+    "ほうがいい|推奨|失敗",
+)
+REASON_WORDS = _words(
+    "because|since|so that|due to|caused by|root cause|the reason|which means|otherwise|"
+    "therefore|hence|as a result|that's why|leads to|results in|so it|in order to|"
+    "to prevent|to avoid|to ensure|ensuring|prevents|which prevents|causing|"
+    "caused|the point of|purpose|reason|why",
+    "因为|由于|所以|因此|导致|原因|以免|否则|以便|为了|防止|避免|目的",
+    "때문에|때문|므로|으므로|이므로|위해|위하여|원인|이유|그래서|따라서|그러므로|않으면|방지|목적",
+    "ため|ので|から。|原因|理由|結果|そのため|したがって|さもないと|ように|防ぐ|目的",
+)
+CORRECTION_WORDS = _words(
+    "actually|turns out|turned out|in fact|no longer|instead of|rather than|was wrong|"
+    "is wrong|incorrect|correction|corrected|misread|mistake|myth|debunked|contrary to|"
+    "wasn't|isn't really|not a|not the|in favor of|in favour of",
+    "其实|原来|不是|而是|并非|更正|纠正|错误|误解|不再",
+    "아니라|아니다|사실은|사실|실제로|정정|잘못|오해|더 이상|대신",
+    "ではなく|じゃなく|実は|実際は|訂正|誤り|間違い|誤解|もう|代わりに",
+)
+LIMIT_WORDS = _words(
+    "limit|limits|limited|max|maximum|min|minimum|cap|capped|quota|cooldown|timeout|"
+    "rate limit|at most|up to|no more than|at least|exceeds|exceed|per|threshold|allowed",
+    "上限|下限|限制|最多|最少|至少|不超过|超过|冷却|超时|每个|每次|每天|每小时|每分钟",
+    "제한|최대|최소|이하|이상|초과|한도|쿨다운|타임아웃|시간당|분당|건당|회당",
+    "上限|下限|制限|最大|最小|以下|以上|超過|クールダウン|タイムアウト|ごと|あたり",
+)
+PREFERENCE_WORDS = _words(
+    "prefer|prefers|preferred|dislike|dislikes|don't like|do not like|like it|i like|i want|"
+    "i'd like|i would like|i don't want|i do not want|please always|please never|hate|wish|"
+    "i plan|my name|i am|i'm not|i think we should|we should|let's not|rather",
+    "喜欢|不喜欢|讨厌|希望|偏好|想要|不想|我是|我们应该|请总是|请不要",
+    "좋아|싫어|선호|원해|원합니다|원하지|바랍니다|제 이름|저는|우리는|해 주세요|하지 말아",
+    "好き|嫌い|好む|希望|してほしい|しないでほしい|私は|私の名前|べきだと思|ください",
+)
+STATUS_WORDS = _words(
+    "unread|no new|nothing new|still|remaining|pending|waiting|currently|so far|successfully|"
+    "as of|expires|expired|running total|notifications|no response|no reply|no replies|"
+    "0 replies|engagement",
+    "未读|没有新|暂无|仍然|还在|剩余|剩下|等待|目前|当前|截至|在线|离线|总计|共计|成功",
+    "읽지 않은|새로운 것 없|새 글 없|없음|아직|여전히|남은|대기|현재|지금까지|기준|온라인|오프라인|총|합계|성공적으로",
+    "未読|新着なし|まだ|依然|残り|待機|現在|今のところ|時点|オンライン|オフライン|合計|正常に",
+)
+ACTIVITY_WORDS = _words(
+    "replied|reply|posted|post|sent|send|liked|like|submitted|commented|comment|"
+    "shared|published|followed|upvoted|voted|rated|emailed|messaged|pinged|checked|ran|"
+    "committed|pushed|merged|deployed|installed|tested|created|added|updated|removed|fixed|"
+    "wrote|read|reviewed|started|finished|completed|attempted|tried|retried|opened|closed|"
+    "scanned|logged|engaged",
+    "回复了|发布了|发送了|点赞|提交了|评论了|已发送|已回复|已完成|完成了|做了|检查了|运行了|"
+    "创建了|添加了|更新了|修复了|删除了",
+    "했다|했음|했습니다|완료|답장|회신|게시|보냈|전송|작성함|작성했|확인함|확인했|실행함|"
+    "실행했|추가함|추가했|수정함|수정했|삭제함|삭제했|생성함|생성했",
+    "しました|した。|完了|返信|投稿|送信|確認した|実行した|追加した|修正した|削除した|作成した",
+)
+PLAN_WORDS = _words(
+    "todo|to-do|next|next step|next steps|plan|plans|planning|will|going to|gonna|tomorrow|"
+    "later|soon|need to|needs to|should try|try to|want to|intend|for then|queued|upcoming",
+    "计划|打算|准备|将要|待办|下一步|明天|稍后|之后|要去",
+    "계획|예정|할 예정|하려고|할 것이다|할게|다음에|내일|나중에|곧",
+    "予定|つもり|するつもり|次に|明日|後で|これから|しよう",
+)
+NARRATION_WORDS = _words(
+    "let me|let's|let us|i'll|i will|i'm going to|i am going to|now i|now let|now i'll|"
+    "great|perfect|excellent|awesome|sure|okay|ok|alright|i see|i've|i have|i can see|"
+    "you're right|you're absolutely right|looks like|it seems|here's|here is|i'm|i am|i need|"
+    "based on my|i understand|i notice|i found|i apologize|thanks|thank you",
+    "让我|我来|我将|我会|好的|现在我|我们来|首先|我已经|我发现|看起来",
+    "하겠습니다|보겠습니다|할게요|해볼게요|볼게요|좋습니다|알겠습니다|먼저|이제|네,|확인해",
+    "しましょう|します。|してみます|確認します|了解|わかりました|まず|では、|見てみ",
+)
+
+FUTURE_WORDS = _words(
+    "i'll|we'll|i will|we will|i'm going to|we're going to|let me|let's|let us",
+    "我会|我将|我们会|我们将|让我|我来|我们来",
+    "하겠습니다|할게요|할 것입니다|해 보겠습니다|하려고 합니다",
+    "します|しましょう|する予定|するつもり|してみます",
+)
+"""The speaker's own next steps ("I'll prepare …:"): a lead-in in these words opens a plan."""
+MOMENT_WORDS = _words(
+    "right now|for now|at this time|at the moment|this time|for today|this session|so far today|"
+    "today|tonight|this morning|this afternoon|this week",
+    "现在|暂时|目前|今天|这次|本次",
+    "지금|당분간|이번에는|이번|오늘",
+    "今は|今回は|今回|当面|今日|今のところ",
+)
+"""Words that bound a statement to the moment: what holds for now is not a standing fact."""
+GENERIC_WORDS = _words(
+    "by default|default|always|every|each|any|whenever|usually|typically|generally|"
+    "commonly|common|often|normally|in general|tends to|never",
+    "默认|通常|一般|总是|每次|每个|任何|往往|经常",
+    "기본적으로|기본값|보통|일반적으로|항상|매번|흔히|자주",
+    "デフォルト|既定|通常|一般的|常に|毎回|よく|たいてい",
+)
+"""Words of a generic statement — what holds in general, by default, every time."""
+CONTRAST_WORDS = _words(
+    "but|however|although|though|despite|except|whereas|only if|even if|even though",
+    "但是|不过|然而|虽然|尽管|除了|即使|但",
+    "하지만|그러나|그런데|지만|에도 불구하고|제외하고|경우에만",
+    "しかし|けど|けれど|ただし|にもかかわらず|以外|場合のみ",
+)
+"""Words of a caveat: it works, but …"""
+BEHAVIOUR_WORDS = _words(
+    "returns|responds|accepts|rejects|requires|supports|expects|allows|blocks|ignores|"
+    "handles|works|breaks|fails|throws|raises|stores|triggers|resets|expires|overrides|"
+    "skips|drops|caches|retries|times out",
+    "返回|支持|接受|拒绝|忽略|处理|触发|存储|失效|报错|覆盖|跳过|缓存|重试|超时",
+    "반환|지원|허용|거부|무시|처리|트리거|저장|만료|에러|덮어|건너뛴|캐시|재시도|시간 초과",
+    "返す|返却|サポート|許可|拒否|無視|処理|トリガー|保存|期限切れ|エラー|上書き|スキップ|キャッシュ|再試行|タイムアウト",
+)
+"""Verbs of how a tool or system behaves (present tense)."""
+FIRST_PERSON_WORDS = _words(
+    "i|i'm|i've|i'll|i'd|my|me|we|we've|we're|we'll|our|us",
+    "我|我们",
+    "저는|제가|나는|내가|우리",
+    "私|僕|俺|我々",
+)
+"""The speaker themself: an account of one's own doings."""
+
+# A word, and a compound joined by "-", "." or "/" as one token ("claude-dev-log", "notes.md"):
+# a cue word inside a name is not that word.
+_TOKEN = re.compile(r"[^\W_]+(?:['./-][^\W_]+)*")
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().replace("’", "'"))
+
+
+class Lexicon:
+    """A list of cue words: Latin ones matched as whole words or phrases, case-insensitively
+    (by tokens: linear in the text, however many words the list holds); others (Chinese,
+    Korean, Japanese) as substrings of the NFKC-normalised text."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.words = tuple(dict.fromkeys(w.strip() for w in words if w.strip()))
+        self._phrases: set[tuple[str, ...]] = set()
+        self._longest = 1
+        dense: list[str] = []
+        for word in self.words:
+            if word.isascii():
+                phrase = tuple(_tokens(word))
+                if phrase:
+                    self._phrases.add(phrase)
+                    self._longest = max(self._longest, len(phrase))
+            else:
+                dense.append(unicodedata.normalize("NFKC", word))
+        self._dense = tuple(dense)
+
+    def _hits(self, tokens: list[str], first_only: bool = False) -> int:
+        found = 0
+        for i in range(1 if first_only else len(tokens)):
+            for size in range(1, min(self._longest, len(tokens) - i) + 1):
+                if tuple(tokens[i : i + size]) in self._phrases:
+                    found += 1
+                    break
+        return found
+
+    def count(self, text: str) -> int:
+        """How many cue occurrences `text` holds."""
+        total = self._hits(_tokens(text)) if self._phrases else 0
+        return total + sum(text.count(w) for w in self._dense)
+
+    def search(self, text: str) -> bool:
+        if self._phrases and self._hits(_tokens(text)):
+            return True
+        return any(w in text for w in self._dense)
+
+    def ends(self, text: str) -> bool:
+        """True when `text`, a sentence of a language that puts its verb last (Korean,
+        Japanese), ends with one of the non-Latin words."""
+        tail = text.rstrip(" \t.。!！?？)）\"'”’")
+        return any(tail.endswith(w.rstrip("。")) for w in self._dense if w.rstrip("。"))
+
+    def starts(self, text: str) -> bool:
+        """True when `text` opens with one of the words (after spaces and punctuation)."""
+        head = text.lstrip(" \t*_`>\"'“‘「『(-–—:：,.、")[:40]
+        if self._phrases:
+            tokens = _tokens(head)
+            if tokens and head[:1].isalnum() and self._hits(tokens, first_only=True):
+                return True
+        return any(head.startswith(w) for w in self._dense)
+
+
+@dataclass
+class Cues:
+    """The lexicons in use: the built-in lists plus configured extra `keep` and `skip`
+    words (`offline.keep_cues`, `offline.skip_cues`)."""
+
+    keep: Lexicon = field(default_factory=lambda: Lexicon(()))
+    skip: Lexicon = field(default_factory=lambda: Lexicon(()))
+    lesson: Lexicon = field(default_factory=lambda: Lexicon(LESSON_WORDS))
+    strong_lesson: Lexicon = field(default_factory=lambda: Lexicon(STRONG_LESSON_WORDS))
+    reading: Lexicon = field(default_factory=lambda: Lexicon(READING_WORDS))
+    status_heading: Lexicon = field(default_factory=lambda: Lexicon(STATUS_HEADING_WORDS))
+    plan_heading: Lexicon = field(default_factory=lambda: Lexicon(PLAN_HEADING_WORDS))
+    rule: Lexicon = field(default_factory=lambda: Lexicon(RULE_WORDS))
+    weak_rule: Lexicon = field(default_factory=lambda: Lexicon(WEAK_RULE_WORDS))
+    procedure: Lexicon = field(default_factory=lambda: Lexicon(PROCEDURE_WORDS))
+    reason: Lexicon = field(default_factory=lambda: Lexicon(REASON_WORDS))
+    correction: Lexicon = field(default_factory=lambda: Lexicon(CORRECTION_WORDS))
+    limit: Lexicon = field(default_factory=lambda: Lexicon(LIMIT_WORDS))
+    preference: Lexicon = field(default_factory=lambda: Lexicon(PREFERENCE_WORDS))
+    status: Lexicon = field(default_factory=lambda: Lexicon(STATUS_WORDS))
+    activity: Lexicon = field(default_factory=lambda: Lexicon(ACTIVITY_WORDS))
+    plan: Lexicon = field(default_factory=lambda: Lexicon(PLAN_WORDS))
+    narration: Lexicon = field(default_factory=lambda: Lexicon(NARRATION_WORDS))
+    moment: Lexicon = field(default_factory=lambda: Lexicon(MOMENT_WORDS))
+    future: Lexicon = field(default_factory=lambda: Lexicon(FUTURE_WORDS))
+    generic: Lexicon = field(default_factory=lambda: Lexicon(GENERIC_WORDS))
+    contrast: Lexicon = field(default_factory=lambda: Lexicon(CONTRAST_WORDS))
+    behaviour: Lexicon = field(default_factory=lambda: Lexicon(BEHAVIOUR_WORDS))
+    first_person: Lexicon = field(default_factory=lambda: Lexicon(FIRST_PERSON_WORDS))
+
+    @classmethod
+    def configured(cls, keep: Iterable[str] = (), skip: Iterable[str] = ()) -> Cues:
+        return cls(keep=Lexicon(keep), skip=Lexicon(skip))

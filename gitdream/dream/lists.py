@@ -1,0 +1,106 @@
+"""A list under a lead-in is one statement: "The decisions we made: A; B; C".
+
+An item of a list that a sentence introduces means little alone ("Creating too many empty
+directories before they were needed" is an answer without its question: "The issues we
+ran into were:"). So when the offline engine keeps any item of such a list, the fact it
+writes is the whole list — the lead-in, then every item of the material in order, as
+"; "-separated clauses — citing the lead-in paragraph and each item it holds.
+
+`groups(entries)` finds the lists of a run's material: consecutive entries of one file,
+under the same headings, with the same `Entry.lead_in`, and the paragraph right before the
+first of them when its text is that lead-in. `statement(lead, items, limit)` is the text,
+and how many items fit within `limit` characters (the rest are not cited; they are not in
+the fact). Pure functions; never raise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gitdream.text import sentences
+from gitdream.units import Entry
+
+_FULL_WIDTH = ("：", "。", "；", "，")
+_HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")  # Korean writes Latin marks
+
+
+@dataclass
+class Group:
+    """One list of the material: the position of its lead-in paragraph (None when that
+    paragraph is not in the material) and the positions of its items, in order."""
+
+    lead: int | None
+    items: list[int] = field(default_factory=list)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(line.strip() for line in text.split("\n") if line.strip())
+
+
+def groups(entries: Sequence[Entry]) -> list[Group]:
+    """The lists of `entries` (module docstring), in material order; a list of one item
+    is a list too."""
+    out: list[Group] = []
+    previous: Entry | None = None
+    for position, entry in enumerate(entries):
+        same = (
+            previous is not None
+            and entry.lead_in
+            and previous.lead_in == entry.lead_in
+            and previous.path == entry.path
+            and previous.context == entry.context
+        )
+        if same and out:
+            out[-1].items.append(position)
+        elif entry.lead_in:
+            before = entries[position - 1] if position else None
+            lead = (
+                position - 1
+                if before is not None
+                and before.path == entry.path
+                and before.end < entry.start
+                and _one_line(before.text) == entry.lead_in
+                else None
+            )
+            out.append(Group(lead, [position]))
+        previous = entry
+    return out
+
+
+def lead_sentence(lead: str) -> str:
+    """The sentence of a lead-in paragraph that introduces the list: its last one ("All
+    tests pass. The fixes were:" → "The fixes were:")."""
+    parts = sentences.split(lead)
+    return parts[-1] if parts else lead.strip()
+
+
+def without_lead_sentence(text: str) -> str:
+    """`text` without a last sentence that introduces a list ("Suspension is not
+    time-based. Need to either:" → "Suspension is not time-based."); "" when that sentence
+    is all there is; `text` itself when it does not end with a colon."""
+    if not text.rstrip().endswith((":", "：")):
+        return text
+    parts = sentences.split(text)
+    return sentences.join(parts[:-1]) if len(parts) > 1 else ""
+
+
+def statement(lead: str, items: Sequence[str], limit: int) -> tuple[str, int]:
+    """`(text, n)`: `lead` followed by the first `n` of `items` as "; "-separated clauses
+    ("；" after Chinese or Japanese text, no space after a full-width colon), within
+    `limit` characters (at least one item, clipped by the caller if still too long)."""
+    text = lead.rstrip()
+    count = 0
+    for item in items:
+        clause = item.strip().rstrip(".;。；")
+        if not clause:
+            continue
+        if count == 0:
+            joined = text + ("" if text.endswith(_FULL_WIDTH) else " ") + clause
+        else:  # Chinese and Japanese separate clauses with a full-width semicolon
+            joined = text + ("；" if _HAN_KANA.match(text[-1:]) else "; ") + clause
+        if count and len(joined) > limit:
+            break
+        text, count = joined, count + 1
+    return text, count

@@ -1,0 +1,49 @@
+"""Sentences of one line of text, in any of the scripts the logs are written in.
+
+A sentence ends at ".", "!" or "?" (or one of them and a closing quote: `…intent." Next`)
+followed by a space and a capital letter, a digit or a Korean syllable (Latin, Greek,
+Cyrillic, Korean), or at "。", "！", "？" (Chinese, Japanese; after the closing quote that
+follows one: 「…。」). A stop is not an end inside parentheses or brackets ("(Wu et al. 2025)"),
+after a common abbreviation ("e.g.", "et al.", "vs.", "Dr.") or after a single capital
+(an initial: "J. Smith"). `join` puts sentences back together, without a space after a
+full-width stop. Pure functions; never raise.
+"""
+
+from __future__ import annotations
+
+import re
+
+_END = re.compile(
+    r"(?:(?<=[.!?])|(?<=[.!?][\"'”’]))\s+(?=[\"'“(\[]?[A-Z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\uac00-\ud7af])"
+    r"|(?<=[。！？])(?![」』”’])|(?<=[。！？][」』”’])"
+)
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|approx|fig|no|dr|mr|mrs|ms|prof|st|jr|sr|inc|ltd|co)\.|\b[A-Z]\.)$",
+    re.I,
+)
+_FULL_WIDTH = ("。", "！", "？")
+
+
+def split(text: str) -> list[str]:
+    """The sentences of `text` (module docstring), stripped, none empty."""
+    out: list[str] = []
+    start = seen = depth = 0
+    for match in _END.finditer(text):
+        stretch = text[seen : match.start()]  # counted once: linear in the text
+        depth += stretch.count("(") + stretch.count("[") - stretch.count(")") - stretch.count("]")
+        seen = match.start()
+        before = text[start : match.start()]
+        if depth > 0 or _ABBREVIATION.search(before[-12:]):
+            continue
+        out.append(before)
+        start = match.end()
+    out.append(text[start:])
+    return [part.strip() for part in out if part.strip()]
+
+
+def join(parts: list[str]) -> str:
+    """`parts` as one text: a space between sentences, none after "。", "！", "？"."""
+    out = ""
+    for part in parts:
+        out += part if not out or out.endswith(_FULL_WIDTH) else " " + part
+    return out

@@ -1,0 +1,75 @@
+"""What a topic holds, in one line (issue #14, item 6): the most salient current fact,
+shortened at a boundary of its meaning, never an activity record cut mid-sentence."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from gitdream.dream.describe import shorten, summary_of
+from gitdream.dream.facts import Fact
+
+
+def fact(text: str, seen: int = 1, day: int = 1) -> Fact:
+    when = date(2026, 3, day)
+    return Fact(text=text, sources=["x.md#L1-L1@0123456789ab"], seen=seen, first=when, last=when)
+
+
+def test_the_most_salient_fact_describes_the_topic_not_the_newest() -> None:
+    facts = [
+        fact("NEVER retry a post that returned an id: the content is stored server-side.", day=1),
+        fact("Replied to the thread about the outage.", day=5),
+    ]
+    assert summary_of(facts, "Moltbook").startswith("NEVER retry a post")
+    facts = [fact("永远不要重试已经返回 id 的帖子。", day=1), fact("回复了用户的邮件。", day=5)]
+    assert summary_of(facts, "论坛").startswith("永远不要重试")
+
+
+def test_a_fact_restated_more_often_ranks_higher_among_equals() -> None:
+    facts = [
+        fact("The cache keeps entries for 10 minutes.", seen=1),
+        fact("The queue keeps jobs for 3 days.", seen=6),
+    ]
+    assert summary_of(facts, "Limits").startswith("The queue")
+
+
+def test_shortened_at_a_sentence_then_a_clause_never_inside_a_word() -> None:
+    assert (
+        shorten("Backups run at 03:00. They take an hour and page on failure.", 40) == "Backups run at 03:00."
+    )
+    long = (
+        "Fork detection via multi-layer fingerprinting: content hash, structural hash, vocabulary fingerprint"
+    )
+    cut = shorten(long, 60)
+    assert cut == "Fork detection via multi-layer fingerprinting: content hash…"
+    # a whole clause ends at "; " or " — " without a mark: it states itself
+    listed = "Keep package metadata current in pyproject.toml; review docs/ periodically; stage all files"
+    assert shorten(listed, 60) == "Keep package metadata current in pyproject.toml"
+    # a one-word label is dropped rather than the end of the sentence
+    marked = "IMPORTANT: You must activate the virtual environment in each new terminal first."
+    assert shorten(marked, 70) == "You must activate the virtual environment in each new terminal first."
+    assert shorten("部署之前，必须先跑冒烟测试，然后再合并。其余略。", 14) == "部署之前，必须先跑冒烟测试…"
+    assert shorten("一二三四五六七八九十。十一十二", 6) == "一二三四五…"  # one clause: cut at a character
+
+
+def test_a_standing_statement_describes_the_topic_rather_than_a_record_of_one_moment() -> None:
+    # equal weight as knowledge; the newer one is what happened once (past tense)
+    facts = [
+        fact("The timeout is 30 seconds for slow clients.", day=1),
+        fact("Raised the timeout to 30 seconds because the API dropped slow clients.", day=5),
+    ]
+    assert summary_of(facts, "Tools").startswith("The timeout is")
+    facts = [
+        fact("超时对慢客户端是 30 秒。", day=1),
+        fact("把超时改成了 30 秒，因为接口断开了慢客户端。", day=5),
+    ]
+    assert summary_of(facts, "Tools").startswith("超时对")
+
+
+def test_a_fact_that_fits_whole_is_preferred_to_one_that_must_be_cut() -> None:
+    long = "Never retry a post that returned an id, " + "on the forum, the wiki, the board, the list, " * 3
+    facts = [fact("Never retry a post that returned an id.", day=1), fact(long.strip(" ,") + ".", day=1)]
+    assert summary_of(facts, "Posting", limit=60) == "Never retry a post that returned an id."
+
+
+def test_no_current_fact_no_description() -> None:
+    assert summary_of([], "x") == ""
