@@ -27,6 +27,7 @@ FIGURES = (
     "offline_scale",
     "offline_engine",
     "commit_scale",
+    "agent_scale",
     "anthropic_fake",
     "anthropic_backlog",
     "quality",

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from gitdream import paths
 from gitdream.config import Config
 from gitdream.errors import ConfigError
 from gitdream.globs import any_match
@@ -156,7 +157,13 @@ def agents_from_dirs(
             )
         problem = None
         size = len(agent.id.encode("utf-8", "surrogateescape"))
-        if not valid_ref_name(agent.watermark_ref):
+        if not paths.is_utf8(agent.dir):
+            shown = paths.display(agent.dir)
+            problem = ConfigError(
+                f"the agent directory '{shown}' has a name that is not UTF-8, which cannot name a git ref",
+                hint="rename the directory to a UTF-8 name (git mv)",
+            )
+        elif not valid_ref_name(agent.watermark_ref):
             problem = ConfigError(
                 f"the agent directory '{agent.dir}' gives the id '{agent.id}', which cannot name a git ref",
                 hint="rename the directory (no spaces, '..', '~', '^', ':', '?', '*', '[' or '\\')",
@@ -173,10 +180,29 @@ def agents_from_dirs(
                 continue
             if warnings is None:
                 raise problem
-            warnings.append(skipped_warning(agent.dir, problem))
+            warnings.append(skipped_warning(paths.display(agent.dir), problem))
             continue
         agents[agent.id] = agent
     return [agents[k] for k in sorted(agents)]
+
+
+def check_layout(cfg: Config) -> None:
+    """Refuse a `memory_dir` whose own files — the topics, `MEMORY.md`, the archive — the
+    raw-material globs would match: the dream would write among the raw logs and, as it
+    never reads its own outputs, stop reading them (issue 16: `memory_dir = "memory/logs"`
+    silently consumed the experience material). Raises ConfigError."""
+    memory = cfg.str("memory_dir")
+    globs = [*cfg.list("log_globs"), *cfg.list("session_globs")]
+    for own in (join(memory, "a-topic.md"), join(memory, "MEMORY.md"), join(memory, "archive/2026-01.md")):
+        clash = next((g for g in globs if any_match([g], own)), None)
+        if clash is not None:
+            raise ConfigError(
+                f"memory_dir {memory!r} is where the raw material is: a file gitdream writes there "
+                f"({own}) matches the raw-material glob {clash!r}, so the dream would write among the "
+                "raw files and stop reading them",
+                hint="point memory_dir at the memory folder (default 'memory') and the globs at the raw "
+                "files inside it (default log_globs 'memory/logs/**/*.md')",
+            )
 
 
 def list_agents(
@@ -187,10 +213,11 @@ def list_agents(
 ) -> list[Agent]:
     """All agents of the working tree at `workdir` (the config's `agents` globs), sorted by id.
 
-    Raises ConfigError when a pattern leaves the repository or two agents share an id; a
-    folder whose name cannot name a git ref is skipped with a warning (see
-    `agents_from_dirs`).
+    Raises ConfigError when a pattern leaves the repository, two agents share an id or
+    `memory_dir` overlaps the raw material (`check_layout`); a folder whose name cannot
+    name a git ref is skipped with a warning (see `agents_from_dirs`).
     """
+    check_layout(cfg)
     dirs: list[str] = []
     for pattern in cfg.list("agents"):
         for path in _agent_dirs(workdir, pattern):

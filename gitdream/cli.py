@@ -101,9 +101,12 @@ class GitdreamGroup(click.Group):
             output.err("interrupted")
             ctx.exit(errors.EXIT_INTERRUPTED)
         except Exception as exc:
+            from gitdream.git.environment import translate
             from gitdream.git.repo import index_format_error
 
-            known = index_format_error(exc)  # raised by any libgit2 read of the index
+            # an index libgit2 cannot read; a full disk, a read-only file system, a
+            # partial clone: the environment's problem, said so (exit 1), not a bug
+            known = index_format_error(exc) or translate(exc)
             if known is not None:
                 _report(ctx, known)
                 ctx.exit(known.exit_code)
@@ -148,10 +151,29 @@ def _start(ctx: click.Context) -> Path:
 
 
 def open_repo(ctx: click.Context) -> Any:
-    """Open the repository for the current command (see gitdream.git.repo.Repo.open)."""
+    """Open the repository for the current command (see gitdream.git.repo.Repo.open), and
+    finish a dream commit a killed gitdream left half-done (its journal, or its
+    index.lock: `commitbuilder.repair`), whichever command this is."""
     from gitdream.git.repo import Repo
 
-    return Repo.open(_start(ctx))
+    repo = Repo.open(_start(ctx))
+    journals = repo.common_dir / "gitdream" / "journal"
+    interrupted = (journals.is_dir() and any(journals.iterdir())) or (repo.git_dir / "index.lock").exists()
+    if interrupted and repo.inherited_index is None:  # (the cheap test first: the idle path)
+        from gitdream.git import commitbuilder
+
+        try:
+            warnings = commitbuilder.repair(repo)
+        except (errors.GitdreamError, OSError) as exc:
+            reason = (
+                exc.message
+                if isinstance(exc, errors.GitdreamError)
+                else commitbuilder.environment_reason(exc)
+            )
+            warnings = [f"an interrupted dream commit could not be finished yet: {reason}"]
+        for warning in warnings:
+            output.warn(warning)
+    return repo
 
 
 def load_config(ctx: click.Context, repo: Any, overrides: dict[str, Any] | None = None) -> Any:

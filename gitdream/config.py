@@ -172,8 +172,9 @@ KEYS: tuple[Key, ...] = (
         "lock_ttl_minutes",
         "float",
         240.0,
-        "A lock older than this many minutes is stale and broken with a warning; keep it "
-        "above max_run_minutes.",
+        "A dream that has held the lock longer than this many minutes is reported by "
+        "`gitdream status` as probably hung (the lock is never broken while its process "
+        "holds it: the kernel releases it when the process ends); keep it above max_run_minutes.",
         minimum=1,
     ),
     # --- what a dream may do --------------------------------------------------------------

@@ -15,8 +15,11 @@ safety:
 
 - every commit (`gitdream.git.commitbuilder.commit`): after-blobs, after-tree,
   after-commit-object, before-ref-move, after-ref-move; on the checked-out branch also
+  after-index-lock (index.lock taken, nothing staged yet),
   mid-worktree-update (between two paths, when the commit has several) and
   before-index-update (after the working-tree files, before the index entries);
+- the dream lock (`gitdream.trigger.dreamlock.acquire`): lock-taken (the kernel lock is
+  held, the file does not name the holder yet);
 - `gitdream run` (per agent): before-experience-commit, after-experience-commit (before
   the definition commit), before-definition-commit, after-definition-commit,
   before-watermark, before-receipt;
@@ -40,12 +43,14 @@ COMMIT_POINTS = (
     "after-blobs",
     "after-tree",
     "after-commit-object",
+    "after-index-lock",
     "before-ref-move",
     "after-ref-move",
     "mid-worktree-update",
     "before-index-update",
 )
 RUN_POINTS = (
+    "lock-taken",
     "before-experience-commit",
     *COMMIT_POINTS,
     "after-experience-commit",

@@ -27,14 +27,28 @@ def _write(stream: Any, text: str) -> None:
             pass
 
 
+# What a terminal would act on rather than show: control characters (ESC starts colour,
+# cursor and OSC sequences — OSC 52 writes the clipboard), DEL and the C1 controls, and the
+# bidi overrides that reorder what is shown. Text from a repository's material reaches
+# `audit`, `show` and warnings (issue 16); it is printed with these made visible.
+_UNSAFE = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0))}
+_UNSAFE.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def printable(text: str) -> str:
+    """`text` with every character a terminal would act on shown as an escape (`\\x1b`);
+    newlines, tabs and carriage returns (CRLF files in a diff) are kept."""
+    return text.translate(_UNSAFE)
+
+
 def out(text: str = "") -> None:
-    """A line of the result, on stdout."""
-    _write(sys.stdout, text + "\n")
+    """A line of the result, on stdout (see `printable`)."""
+    _write(sys.stdout, printable(text) + "\n")
 
 
 def err(text: str = "") -> None:
-    """A line for the human, on stderr."""
-    _write(sys.stderr, text + "\n")
+    """A line for the human, on stderr (see `printable`)."""
+    _write(sys.stderr, printable(text) + "\n")
 
 
 def status_line(text: str) -> None:

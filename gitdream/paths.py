@@ -46,6 +46,22 @@ def user_log_dir() -> Path:
     return Path(platformdirs.user_log_dir(APP))
 
 
+def is_utf8(path: str) -> bool:
+    """True when `path` (decoded with `os.fsdecode`) was valid UTF-8 on disk: a name that
+    was not holds lone surrogates (surrogateescape), which no UTF-8 text — a receipt, a
+    commit message, a topic file citing it — can carry."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def display(path: str) -> str:
+    """`path` as it can be printed and recorded: bytes that are not UTF-8 as `\\xNN`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def state_dir(common_dir: Path) -> Path:
     """`<git-common-dir>/gitdream/`: machine-local state shared by all worktrees."""
     return common_dir / STATE_DIRNAME

@@ -328,7 +328,9 @@ def _run_notes(run: Run) -> list[str]:
     for item in run.reverted_by:
         what = f" ({item['only']} only)" if item.get("only") else ""
         notes.append(f"reverted by {item['run']}{what}")
-    if run.receipt is None:
+    if run.receipt is None and run.completed_by:
+        notes.append(f"interrupted before its receipt; finished by run {run.completed_by}")
+    elif run.receipt is None:
         notes.append("no receipt here (fetch refs/notes/gitdream); from commit trailers")
     return notes
 

@@ -39,6 +39,8 @@ def isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
 
     home = tmp_path_factory.mktemp("home")
     for key in list(os.environ):
+        if key.startswith("GITDREAM_TEST_"):  # the tests' own knobs (a seed to replay, rounds)
+            continue
         if key in LOCAL_ENV_VARS or key.startswith(ISOLATED_PREFIXES) or key.startswith("GIT_CONFIG_"):
             monkeypatch.delenv(key, raising=False)
     for key in (

@@ -146,12 +146,12 @@ def test_signatures_use_python_clock(agent_repo: Path) -> None:
 def test_head_moved_on_other_paths_lands_on_top(
     agent_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = _pause_at(monkeypatch, tmp_path, "before-ref-move")
+    folder = _pause_at(monkeypatch, tmp_path, "after-commit-object")
     thread, box = _in_thread(lambda: _commit(agent_repo, [Change(f"{MEM}/t.md", b"t\n")]))
-    _wait_for(folder / "before-ref-move.reached")
+    _wait_for(folder / "after-commit-object.reached")
     write(agent_repo, "README.md", "concurrent human commit\n")
     user = commit_all(agent_repo, "human")
-    (folder / "before-ref-move.continue").write_text("")
+    (folder / "after-commit-object.continue").write_text("")
     thread.join(30)
     result = box["result"]
     assert result.rebuilt and result.parent == user
@@ -163,15 +163,15 @@ def test_head_moved_on_other_paths_lands_on_top(
 def test_head_moved_on_own_path_aborts_with_nothing_changed(
     agent_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = _pause_at(monkeypatch, tmp_path, "before-ref-move")
+    folder = _pause_at(monkeypatch, tmp_path, "after-commit-object")
     thread, box = _in_thread(lambda: _commit(agent_repo, [Change(f"{MEM}/MEMORY.md", b"dream\n")]))
-    _wait_for(folder / "before-ref-move.reached")
+    _wait_for(folder / "after-commit-object.reached")
     write(agent_repo, f"{MEM}/MEMORY.md", "human wins\n")
     user = commit_all(agent_repo, "human edit of MEMORY.md")
     before = snapshot(agent_repo)
-    (folder / "before-ref-move.continue").write_text("")
+    (folder / "after-commit-object.continue").write_text("")
     thread.join(30)
-    assert isinstance(box.get("error"), HeadMoved)
+    assert isinstance(box.get("error"), WriteRefused)
     assert head(agent_repo) == user
     assert snapshot(agent_repo) == before
     assert not commitbuilder.journal_path(Repo.open(agent_repo)).exists()
@@ -196,30 +196,36 @@ def test_checkout_of_another_branch_during_the_run_aborts(
     agent_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     git(agent_repo, "branch", "other")
-    folder = _pause_at(monkeypatch, tmp_path, "before-ref-move")
+    folder = _pause_at(monkeypatch, tmp_path, "after-commit-object")
     thread, box = _in_thread(lambda: _commit(agent_repo, [Change(f"{MEM}/t.md", b"t\n")]))
-    _wait_for(folder / "before-ref-move.reached")
+    _wait_for(folder / "after-commit-object.reached")
     git(agent_repo, "checkout", "-q", "other")
-    (folder / "before-ref-move.continue").write_text("")
+    (folder / "after-commit-object.continue").write_text("")
     thread.join(30)
     assert isinstance(box.get("error"), HeadMoved)
     assert git(agent_repo, "rev-parse", "main") == git(agent_repo, "rev-parse", "other")
     assert not (agent_repo / MEM / "t.md").exists()
 
 
-def test_git_add_during_the_build_is_kept(
+def test_git_add_while_the_dream_holds_index_lock_fails_cleanly_and_loses_nothing(
     agent_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Between the branch move and the index update the dream holds index.lock, as git's
+    own commands do: a `git add` then fails (the user tries again), and neither side's
+    work is lost."""
     folder = _pause_at(monkeypatch, tmp_path, "before-index-update")
     thread, box = _in_thread(lambda: _commit(agent_repo, [Change(f"{MEM}/t.md", b"t\n")]))
     _wait_for(folder / "before-index-update.reached")
     write(agent_repo, "README.md", "staged while the dream ran\n")
-    git(agent_repo, "add", "README.md")
+    refused = subprocess.run(["git", "add", "README.md"], cwd=agent_repo, capture_output=True, text=True)
+    assert refused.returncode != 0 and "index.lock" in refused.stderr
     (folder / "before-index-update.continue").write_text("")
     thread.join(30)
     assert "error" not in box, box
+    assert git(agent_repo, "status", "--porcelain") == " M README.md\n"
+    git(agent_repo, "add", "README.md")
     assert git(agent_repo, "diff", "--cached", "--name-only") == "README.md\n"
-    assert git(agent_repo, "status", "--porcelain") == "M  README.md\n"
+    assert git(agent_repo, "cat-file", "-p", f"HEAD:{MEM}/t.md") == "t\n"
 
 
 def test_crash_after_ref_move_is_repaired_on_next_start(

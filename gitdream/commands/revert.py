@@ -32,6 +32,7 @@ from gitdream import clock, faults, ids
 from gitdream.dream import receipts
 from gitdream.dream.runs import KINDS, Run, list_runs, resolve
 from gitdream.errors import GitdreamError, WriteRefused
+from gitdream.git import notes
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -122,19 +123,45 @@ def _in_head(repo: Repo, run: Run, head: str) -> bool:
     return any(oid and history.in_history(repo, head, oid) for oid in found)
 
 
+def _vouched(repo: Repo, run: Run) -> bool:
+    """A run without a receipt that gitdream's own records still vouch for: it was killed
+    before its receipt, and the run that finished it names it (`completes`), or its plan is
+    still kept on this machine (`runjournal`)."""
+    from gitdream.dream import runjournal
+
+    if run.completed_by:
+        return True
+    return bool(run.agent) and runjournal.planned_run(repo, str(run.agent)) == run.run
+
+
 def _commit_for(repo: Repo, run: Run, kind: str, head: str) -> str | None:
     """The run's `kind` commit as it is in HEAD's history: the receipt's commit when HEAD
-    contains it, else the commit found there by its trailers (history rewritten by a
-    rebase keeps the trailers). RepoStateError when the run made one but HEAD has
-    neither."""
+    contains it, else the commit found there by its trailers when it makes the very same
+    change (history rewritten by a rebase keeps the trailers). RepoStateError when the run
+    has no receipt here — trailers alone are text anyone can write into a commit message
+    (issue 16: forged trailers on a person's commit let revert undo that person's edit) —
+    or when it made a commit HEAD does not have."""
     from gitdream.errors import RepoStateError
     from gitdream.git import history
 
+    if run.receipt is None and not _vouched(repo, run):
+        raise RepoStateError(
+            f"run {run.run} has no receipt here, and gitdream reverts only commits a receipt names "
+            "(the Gitdream-* trailers of a commit message prove nothing)",
+            hint=f"fetch the receipts (`{notes.fetch_command()}`), then revert; or undo the commit "
+            "yourself with `git revert`",
+        )
     recorded = run.commits.get(kind)
     if recorded and history.in_history(repo, head, recorded):
         return recorded
     found = run.trailer_commits.get(kind)
     if found and history.in_history(repo, head, found):
+        if recorded and history.exists(repo, recorded) and not history.same_change(repo, recorded, found):
+            raise RepoStateError(
+                f"commit {found[:12]} carries the trailers of run {run.run}, but it does not make the "
+                f"change the run's {kind} commit {recorded[:12]} made",
+                hint="revert it yourself with `git revert` if it is what you want to undo",
+            )
         return found
     if recorded is None and found is None:
         return None
@@ -263,7 +290,7 @@ def _replay_plan(repo: Repo, run: Run, agent: Agent) -> dict[str, Any]:
     if receipt is None:
         raise GitdreamError(
             f"run {run.run} has no receipt here, so where its watermark was before is unknown",
-            hint="fetch receipts (`git fetch origin '+refs/notes/gitdream:refs/notes/gitdream'`), "
+            hint=f"fetch receipts (`{notes.fetch_command()}`), "
             "or revert without --replay and re-read with `gitdream run --since REV`",
         )
     if receipt.watermark_after is None:

@@ -142,12 +142,45 @@ def run(
         if writes:
             result.warnings.extend(commitbuilder.repair(repo))
             lockfiles.require_free(repo, _written_refs(repo, agents, opts))
-        save = (lambda: _save(repo, cfg, state, ids_all, config_seen)) if writes else None
-        _dream_each(repo, cfg, agents, opts, engine_name, reporter, result, state, save)
+        saver = _Saver(lambda: _save(repo, cfg, state, ids_all, config_seen)) if writes else None
+        try:
+            _dream_each(repo, cfg, agents, opts, engine_name, reporter, result, state, saver)
+        finally:
+            if saver is not None:
+                saver.flush()
     finally:
         if held is not None:
             held.release()
     return result
+
+
+class _Saver:
+    """Save the state after a run, at most once per SAVE_SECONDS (and once more at the end,
+    `flush`): state.json holds every agent, so saving it after each of 10 000 agents
+    rewrote it 10 000 times (issue 16). A kill loses at most the last second of records —
+    machine-local bookkeeping the next run rebuilds (a due agent is dreamed, not skipped)."""
+
+    SAVE_SECONDS = 1.0
+
+    def __init__(self, save: Callable[[], None]) -> None:
+        self.save = save
+        self.last = 0.0
+        self.dirty = False
+
+    def __call__(self) -> None:
+        import time
+
+        self.dirty = True
+        if time.monotonic() - self.last >= self.SAVE_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        import time
+
+        if self.dirty:
+            self.save()
+            self.dirty = False
+            self.last = time.monotonic()
 
 
 def _dream_each(
@@ -268,6 +301,10 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
             probe.check()
     finally:
         probe.close()
+    if opts.branch is not None:
+        from gitdream.git.commitbuilder import branch_ref
+
+        branch_ref(opts.branch)  # `--branch HEAD` and friends: refused before any agent runs
     if opts.since is not None:
         from gitdream.git import graph
 

@@ -134,7 +134,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
             "pid": holder.pid,
             "host": holder.host,
             "since": holder.started,
-            "stale": dreamlock.stale_reason(holder, cfg.float("lock_ttl_minutes")),
+            "stale": dreamlock.stale_reason(repo.common_dir, holder, cfg.float("lock_ttl_minutes")),
         }
     result.hooks = _hooks(repo)
     decision = hooklog.last(repo.workdir)
@@ -160,17 +160,20 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
             result.warnings.append(f"uncommitted raw files not listed: {exc.message}")
     for agent in agents:
         entry = state.agents.get(agent.id) or state_mod.AgentState()
-        mark = material.read_watermark(repo, agent)
+        mark = None
         sessions: int | None = None
         sessions_error = None
-        if head.oid is not None:
-            try:
+        pending = 0
+        try:  # one agent's broken ref or receipt stops only that agent's row
+            mark = material.read_watermark(repo, agent)
+            if head.oid is not None:
                 base, _ = material.resolve_base(repo, agent, head.oid)
                 sessions = material.count_sessions(repo, agent, base, head.oid)
-            except GitdreamError as exc:  # a status must still print; the run reports it properly
-                sessions_error = exc.message
+                pending = gates.pending_paths(repo, agent)
+        except GitdreamError as exc:  # a status must still print; the run reports it properly
+            sessions_error = exc.message
+            result.warnings.append(f"{agent.id}: {exc.message}" + (f"; {exc.hint}" if exc.hint else ""))
         opens = state_mod.time_gate_opens(entry, base_hours)
-        pending = gates.pending_paths(repo, agent) if head.oid is not None else 0
         needed = cfg.int("min_sessions")
         result.agents.append(
             {
@@ -208,7 +211,13 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
         )
     if result.enabled:
         opening = state_mod.next_opening(state, [a.id for a in agents], base_hours)
-        state_mod.write_stamp(repo.common_dir, opening, workdir=repo.workdir, config_seen=config_seen)
+        try:
+            state_mod.write_stamp(repo.common_dir, opening, workdir=repo.workdir, config_seen=config_seen)
+        except OSError as exc:  # a read-only or full file system: the status still prints
+            from gitdream.git.environment import translate
+
+            known = translate(exc)
+            result.warnings.append(f"the stamp was not rewritten: {known.message if known else exc}")
         result.stamp = state_mod.read_stamp(repo.common_dir)
     return result
 

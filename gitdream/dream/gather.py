@@ -109,9 +109,15 @@ def gather(
     found = Gathered(material, watermark, warnings=[*warnings, *material.warnings])
     found.carried = list(last.unjudged) if last else []
     only_ids: dict[str, set[str]] = {}
+    only_lines: dict[str, list[tuple[int, int]]] = {}
     for item in pending_in:
-        if item.get("entries") and item["path"] not in only_ids:
-            only_ids[item["path"]] = set(item["entries"])
+        entries_in, lines_in = item.get("entries"), item.get("lines")
+        if isinstance(entries_in, list) and entries_in and item["path"] not in only_ids:
+            only_ids[item["path"]] = {e for e in entries_in if isinstance(e, str)}
+        elif isinstance(lines_in, list) and lines_in and item["path"] not in only_lines:
+            only_lines[item["path"]] = [
+                (int(r[0]), int(r[1])) for r in lines_in if isinstance(r, list) and len(r) == 2
+            ]
     fallback = trees.commit_date(repo, input_commit)
     entries: list[Entry] = []
     dropped: dict[str, int] = {}
@@ -150,6 +156,14 @@ def gather(
             wanted = only_ids[source.path]
             if wanted:
                 read = [e for e in read if e.id in wanted or material.is_fresh(source.path, e.start, e.end)]
+        elif source.path in only_lines and base is not None:
+            spans = only_lines[source.path]
+            read = [
+                e
+                for e in read
+                if any(s <= e.start and e.end <= t for s, t in spans)
+                or material.is_fresh(source.path, e.start, e.end)
+            ]
         entries.extend(read)
     found.entries, noise_counts = noise.filter_noise(entries)
     found.details = {

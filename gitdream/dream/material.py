@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gitdream import paths
 from gitdream.errors import RepoStateError
 from gitdream.git import graph, refs
 
@@ -96,11 +97,11 @@ def read_watermark(repo: Repo, agent: Agent) -> str | None:
 
 def fetch_hint(repo: Repo) -> str:
     """How to get the history and refs a watermark needs (`--unshallow` in a shallow clone)."""
-    unshallow = "--unshallow " if repo.shallow() else ""
+    from gitdream.git import notes
+
     return (
-        "fetch the history and gitdream's refs: "
-        f"`git fetch {unshallow}origin '+refs/gitdream/*:refs/gitdream/*' "
-        "'+refs/notes/gitdream:refs/notes/gitdream'`, or run with --full to read all material again"
+        f"fetch the history and gitdream's refs: `{notes.fetch_refs_command(unshallow=repo.shallow())}`, "
+        f"and its receipts: `{notes.fetch_command()}`; or run with --full to read all material again"
     )
 
 
@@ -122,6 +123,46 @@ def _dreamed_index(repo: Repo, agent: Agent, commit: str) -> str | None:
     except BlockError:
         return None
     return path if found is not None else None
+
+
+DREAMED_WALK = 2000
+"""How many commits of the input commit's history are searched for a dream commit of an
+agent without a watermark (as `gitdream log` walks for trailers)."""
+
+
+def _has_dreamed(repo: Repo, agent: Agent, commit: str) -> str | None:
+    """Why `agent` has dreamed before at `commit`, or None: its MEMORY.md holds gitdream's
+    index block, a commit of its history carries its dream trailers, or one of its topic
+    files holds gitdream's facts block. Not the index block alone (issue 16): a human index
+    over its limits never gets one."""
+    from gitdream.dream.memoryfiles import FACTS_BLOCK
+    from gitdream.git import history, trees  # idle path: only without a watermark
+
+    index = _dreamed_index(repo, agent, commit)
+    if index is not None:
+        return f"{index} has gitdream's index block"
+    # One walk for every agent of the run (its later commits are of agents that now have
+    # a watermark, so the first walk answers for all).
+    dreamed = repo.memo.get("dream-commits")
+    if dreamed is None:
+        found, _truncated = history.trailer_commits(repo, commit, DREAMED_WALK)
+        dreamed = repo.memo["dream-commits"] = {}
+        for item in found:
+            if item.agent and item.kind in ("experience", "definition") and not item.reverts:
+                dreamed.setdefault(item.agent, item.oid)
+    if agent.id in dreamed:
+        return f"commit {dreamed[agent.id][:12]} is its dream commit"
+    marker = f"<!-- gitdream:begin {FACTS_BLOCK} -->"
+    folder = agent.path(agent.memory_dir) if agent.memory_dir else agent.dir
+
+    def topic(path: str) -> bool:  # a topic file: directly in the memory folder
+        rest = path[len(folder) + 1 :] if folder else path
+        return path.endswith(".md") and "/" not in rest
+
+    for path, text in sorted(trees.files_under(repo, commit, folder, topic).items()):
+        if marker in text:
+            return f"{path} has gitdream's facts block"
+    return None
 
 
 def _dreamed_here(repo: Repo, agent: Agent) -> bool:
@@ -155,11 +196,11 @@ def resolve_base(
         return commit, []
     mark = read_watermark(repo, agent)
     if mark is None:
-        index = _dreamed_index(repo, agent, input_commit)
-        if index is not None and not _dreamed_here(repo, agent):
+        evidence = _has_dreamed(repo, agent, input_commit)
+        if evidence is not None and not _dreamed_here(repo, agent):
             # A clone does not fetch refs/gitdream/*: "never dreamed" would re-read all.
             raise RepoStateError(
-                f"agent {agent.id} has dreamed before ({index} has gitdream's index block), but "
+                f"agent {agent.id} has dreamed before ({evidence}), but "
                 f"its watermark {agent.watermark_ref} is not in this "
                 + ("shallow clone" if repo.shallow() else "clone"),
                 hint=fetch_hint(repo),
@@ -241,7 +282,19 @@ def changed_sources(
             kind = _kind(agent, path)
             assert kind is not None
             if not change.regular:
-                material.warnings.append(f"{path}: not a regular file (symlink or submodule); skipped")
+                material.warnings.append(
+                    f"{paths.display(path)}: not a regular file (symlink or submodule); skipped"
+                )
+                continue
+            if not paths.is_utf8(path):
+                # Only this file stops: its name cannot be cited in a fact, a commit message
+                # or a receipt (issue 16: it crashed the whole run).
+                material.warnings.append(
+                    f"{paths.display(path)}: the file name is not UTF-8, so gitdream cannot cite it; "
+                    f"skipped (rename it to a UTF-8 name with `git mv`, then `gitdream run --agent "
+                    f"{agent.id} --full` reads it: a rename alone is not new material, and what "
+                    "was read before is recognised)"
+                )
                 continue
             if change.added:
                 item = SourceFile(path, kind, "added", change.blob, None)
@@ -261,15 +314,15 @@ def changed_sources(
     by_base: dict[str | None, set[str]] = {}
     for path, pending_base in pending:
         by_base.setdefault(pending_base, set()).add(path)
-    for pending_base, paths in by_base.items():
+    for pending_base, wanted in by_base.items():
         if pending_base is not None and not graph.has_object(repo, pending_base):
             material.warnings.append(
                 f"pending paths from an earlier run refer to {pending_base[:12]}, which is gone; "
                 "reading them whole"
             )
             pending_base = None
-        collect(pending_base, paths)
-        for path in paths:
+        collect(pending_base, wanted)
+        for path in wanted:
             if path in found:
                 material.since[path] = pending_base
     material.files = [found[p] for p in sorted(found)]

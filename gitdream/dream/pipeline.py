@@ -122,6 +122,8 @@ class DreamRun:
         self.topics: list[TopicProposal] | None = None  # the engine's names of topics
         self.kept: list[Unit] = []
         self.diff_parts: list[str] = []
+        self.material_digest = ""
+        self.completes: str | None = None  # the killed run this one finishes (`runjournal`)
 
     # --- the books ------------------------------------------------------------------
 
@@ -226,7 +228,30 @@ class DreamRun:
         self.entries = found.entries
         self.carried = found.carried
         receipt.phase("gather", **found.details)
+        if self._plans():
+            self._finish_a_killed_run(found.material)
         return found.material
+
+    def _plans(self) -> bool:
+        """Whether this run keeps a plan (`runjournal`): it writes the current branch."""
+        return not (self.opts.dry_run or self.opts.estimate or self.opts.branch)
+
+    def _finish_a_killed_run(self, found: Material) -> None:
+        """A run of this agent killed after deciding, before its receipt, on the same
+        material: decide as it decided — its entries, its pending material — so this run
+        ends where it would have (`runjournal`)."""
+        from gitdream.dream import runjournal
+
+        self.material_digest = runjournal.digest(found)
+        plan = runjournal.unfinished(self.repo, self.agent.id, self.receipt.watermark_before, found)
+        if plan is None:
+            return
+        chosen = set(plan.entries)
+        self.entries = [e for e in self.entries if e.id in chosen]
+        self.pending = [dict(p) for p in plan.pending]
+        self.completes = plan.run
+        self.receipt.extra["completes"] = plan.run
+        self.warnings.append(f"finishing run {plan.run}, which was interrupted before its receipt")
 
     def noop(self) -> None:
         """Nothing new: the receipt says so, and the watermark still moves (finish)."""
@@ -332,6 +357,19 @@ class DreamRun:
         if len(kept) > limit:
             self.pend([s for u in kept[limit:] for s in u.sources], material, "over max_units")
             kept = kept[:limit]
+        if self._plans():
+            from gitdream.dream import runjournal
+
+            plan = runjournal.RunPlan(
+                self.completes or self.run_id,
+                self.agent.id,
+                self.input_commit,
+                self.receipt.watermark_before,
+                self.material_digest,
+                entries=sorted({s for u in kept for s in u.sources}),
+                pending=[dict(p) for p in self.pending],
+            )
+            runjournal.record(self.repo, plan)
         self.receipt.counts = {
             "entries": len(self.entries),
             "units": len(kept),
@@ -488,6 +526,13 @@ class DreamRun:
         faults.point("before-receipt")
         self.finalise()
         receipts.write(self.repo, self.receipt, self.ident)
+        self._drop_plan()
+
+    def _drop_plan(self) -> None:
+        from gitdream.dream import runjournal
+
+        if self._plans():
+            runjournal.drop(self.repo, self.agent.id)
 
     def stopped(self, exc: GitdreamError, aborted: bool) -> None:
         """After a failure or an interruption: record it, publish the review commits
@@ -513,8 +558,15 @@ class DreamRun:
         self.finalise()
         try:
             receipts.write(self.repo, receipt, self.ident)
-        except GitdreamError as failed:
-            self.outcome.warnings.append(f"could not write the receipt: {failed.message}")
+        except Exception as failed:  # the receipt of a failure: its own failure is a warning
+            from gitdream.git.environment import translate
+
+            known = failed if isinstance(failed, GitdreamError) else translate(failed, self.repo)
+            if known is None:
+                raise
+            self.outcome.warnings.append(f"could not write the receipt: {known.message}")
+            return
+        self._drop_plan()
 
 
 def run_agent(
@@ -573,6 +625,14 @@ def run_agent(
         run.stopped(exc, aborted=True)
     except GitdreamError as exc:
         run.stopped(exc, aborted=False)
+    except Exception as exc:  # a full disk, a read-only file system, a partial clone: this agent only
+        from gitdream.git.environment import translate
+
+        problem = translate(exc, repo)
+        if problem is None:
+            raise
+        run.receipt.phase(run.current, status="failed", error=problem.message)
+        run.stopped(problem, aborted=False)
     return run.close()
 
 
@@ -640,7 +700,7 @@ def _summary(agent: Agent, receipt: Receipt) -> str:
     not_kept = sum(n for reason, n in (receipt.skipped or {}).items() if reason.startswith("not kept: "))
     if not_kept:
         detail += f", {not_kept:,} read and not kept"
-    pending = sum(len(p.get("entries") or []) or 1 for p in receipt.pending)
+    pending = sum(int(p.get("count") or len(p.get("entries") or [])) or 1 for p in receipt.pending)
     if pending:
         detail += f", {pending:,} {'entry' if pending == 1 else 'entries'} left for the next run"
     tail = " — " + ", ".join(parts) if parts else " — no commit"

@@ -23,17 +23,23 @@ COMPLETED = ("ok", "partial", "noop")
 """Statuses of a completed dream: its watermark moved."""
 
 
+MAX_LINE_BYTES = 4_000_000
+"""A note line (one record) longer than this is not read: notes come from other people."""
+
+
 def parse(text: str) -> list[dict[str, Any]]:
     """The JSON objects of a note's lines; a line that is not one is skipped (a
-    hand-edited note must not break `gitdream log`)."""
+    hand-edited note must not break `gitdream log`), and so is a line longer than
+    MAX_LINE_BYTES or nested too deeply to parse (issue 16: a fetched note of 100 000 `[`
+    crashed `log`, `show` and `revert` with RecursionError)."""
     records = []
     for line in text.splitlines():
         line = line.strip()
-        if not line:
+        if not line or len(line) > MAX_LINE_BYTES:
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             records.append(value)

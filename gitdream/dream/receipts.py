@@ -34,6 +34,13 @@ SCHEMA_VERSION = 1
 MAX_WARNINGS = 200
 MAX_UNITS = 500
 """A receipt lists at most this many facts written (`units`); `units_truncated` counts the rest."""
+MAX_REJECTED = 500
+"""…and at most this many rejected units (`rejected`); `rejected_truncated` counts the rest."""
+MAX_PENDING_IDS = 200
+"""A pending path lists at most this many entry ids; beyond, their line ranges (`lines`)."""
+MAX_PENDING_RANGES = 200
+"""…at most this many line ranges; beyond, the whole path is read again from `since`."""
+
 TOKEN_KINDS = ("input", "output", "cache_creation", "cache_read")
 _CALL_TOKENS = {
     "input": "input_tokens",
@@ -114,6 +121,7 @@ class Receipt:
     units_truncated: int = 0
     definition_units: list[dict[str, Any]] = field(default_factory=list)
     rejected: list[dict[str, Any]] = field(default_factory=list)
+    rejected_truncated: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     pending: list[dict[str, Any]] = field(default_factory=list)
     unjudged: list[dict[str, Any]] = field(default_factory=list)
@@ -159,10 +167,12 @@ class Receipt:
         if calls:
             self.calls = list(calls)
         self.tokens = _totals(self.calls)
-        self.pending = list(pending)
+        self.pending = bounded_pending(pending)
         self.warnings = list(dict.fromkeys(self.warnings + warnings))[:MAX_WARNINGS]
         self.finished = clock.iso(clock.now())
         self.duration_seconds = round(duration_seconds, 3)
+        self.rejected_truncated = max(len(rejected) - MAX_REJECTED, 0)
+        rejected = rejected[:MAX_REJECTED]
         if cfg is not None:
             self.rejected = rejected_json(rejected, cfg)
             redact(self, cfg)
@@ -195,7 +205,7 @@ class Receipt:
             if item.name in ("revert", "annotations", "extra", "finalised"):
                 continue
             value = getattr(self, item.name)
-            if item.name in ("definition_units", "units_truncated") and not value:
+            if item.name in ("definition_units", "units_truncated", "rejected_truncated") and not value:
                 continue
             document[item.name] = value
         if self.revert is not None:
@@ -236,6 +246,33 @@ class Receipt:
             receipt.status = "unknown"
         receipt.extra = {k: v for k, v in record.items() if k not in known}
         return receipt
+
+
+def bounded_pending(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`pending` records bounded in size (issue 16: a run over a 1-million-line log wrote a
+    62.8 MB receipt): each keeps `count`, the number of its entries; more than
+    MAX_PENDING_IDS entry ids become merged line ranges `lines` (`[[start, end], …]`), and
+    more than MAX_PENDING_RANGES ranges become `entries: []` — the whole path read again
+    from `since`, which reads more than needed, never less."""
+    from gitdream.units import parse_entry_id
+
+    out = []
+    for item in pending:
+        ids = item.get("entries") or []
+        record = {**item, "count": len(ids)}
+        if len(ids) > MAX_PENDING_IDS:
+            spans = sorted(s[1:] for s in (parse_entry_id(i) for i in ids) if s is not None)
+            merged: list[list[int]] = []
+            for start, end in spans:
+                if merged and start <= merged[-1][1] + 1:
+                    merged[-1][1] = max(merged[-1][1], end)
+                else:
+                    merged.append([start, end])
+            record["entries"] = []
+            if len(merged) <= MAX_PENDING_RANGES:
+                record["lines"] = merged
+        out.append(record)
+    return out
 
 
 def _same_kind(value: Any, default: Any, declared: Any) -> bool:
@@ -354,6 +391,9 @@ def rejected_json(rejected: list[Rejected], cfg: Config) -> list[dict[str, Any]]
 # --- the notes ---------------------------------------------------------------------------
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> None:
     """Append `record` (a JSON-serialisable dict) to the note on `commit`.
 
@@ -361,6 +401,9 @@ def append(repo: Repo, commit: str, record: dict[str, Any], ident: Identity) -> 
     after repeated failures.
     """
     line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    # A lone surrogate (a file name that is not UTF-8, read with surrogateescape) cannot be
+    # written as UTF-8: it is kept as its JSON escape, which reads back the same.
+    line = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", line)
     notes.append_line(repo, NOTES_REF, commit, line, ident)
 
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from gitdream import clock, ids
 from gitdream.dream import receipts as receipts_mod
 from gitdream.errors import GitdreamError
+from gitdream.git import notes
 
 if TYPE_CHECKING:
     from gitdream.dream.receipts import Receipt
@@ -91,6 +92,8 @@ class Run:
     reverted_by: list[dict[str, Any]] = field(default_factory=list)
     receipt: Receipt | None = None
     trailer_commits: dict[str, str] = field(default_factory=dict)
+    completed_by: str | None = None
+    """The run that finished this one after it was killed before its receipt."""
 
     @property
     def shown_counts(self) -> dict[str, int]:
@@ -100,7 +103,7 @@ class Run:
 
     def to_json(self) -> dict[str, Any]:
         """The run as `gitdream log --json` lists it (shape in docs/json.md)."""
-        return {
+        document = {
             "run": self.run,
             "agent": self.agent,
             "time": self.time,
@@ -116,6 +119,9 @@ class Run:
             "reverted_by": [dict(r) for r in self.reverted_by],
             "receipt": self.receipt is not None,
         }
+        if self.completed_by:
+            document["completed_by"] = self.completed_by
+        return document
 
 
 def _from_receipt(receipt: Receipt) -> Run:
@@ -190,6 +196,9 @@ def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], boo
     for run in list(runs.values()):
         if run.reverts and run.reverts in runs:
             _add_reverted_by(runs[run.reverts], run.run, run.only)
+        completes = run.receipt.extra.get("completes") if run.receipt is not None else None
+        if isinstance(completes, str) and completes in runs and runs[completes].receipt is None:
+            runs[completes].completed_by = run.run
     return sorted(runs.values(), key=lambda r: r.run, reverse=True), truncated
 
 
@@ -259,8 +268,7 @@ def resolve(
     if not hits:
         raise UnknownRun(
             f"no run{scope} with an id starting with {text!r}",
-            hint="list runs with `gitdream log`; fetch receipts with "
-            "`git fetch origin '+refs/notes/gitdream:refs/notes/gitdream'`",
+            hint=f"list runs with `gitdream log`; fetch receipts with `{notes.fetch_command()}`",
         )
     shown = [_describe(r) for r in hits[:MAX_CANDIDATES]]
     more = len(hits) - len(shown)

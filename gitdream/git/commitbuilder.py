@@ -1,30 +1,39 @@
 """The commit builder: the one way gitdream writes to a repository (DESIGN §6).
 
 A commit is built from HEAD's tree plus the dream's own blobs, never from the user's
-index, in these steps:
+index, and lands the way git's own commands land one: under `index.lock`.
 
 1. gate: every path passes the write gate (`writegate.require`);
 2. blobs, as `git add` would store them (`convert.to_repository`), then the tree, changing
    only the tree levels along the dream's paths (cost grows with depth, not repository
    size), then the commit object (signed when `commit.gpgsign` is on), with no ref moved;
-3. re-check: every path is still what the gate saw (working-tree bytes, index entry);
-4. journal: `<git-common-dir>/gitdream/journal/<worktree>.json` records the intent;
-5. compare-and-swap: under a reference transaction that locks HEAD and the branch, the
+3. lock: `index.lock` is taken as git takes it (`indexlock`): from here on no `git
+   commit`, `git add`, `git checkout` or `git stash` can write the index — they fail as
+   they fail against each other — until step 7;
+4. re-check: every path is still what the gate saw (working-tree bytes reached through no
+   link, index entry and its flags, read under the lock);
+5. stage and journal: the new index (the current one with the dream's entries) goes into
+   the lock, and `<git-common-dir>/gitdream/journal/<worktree>.json` records the intent,
+   the writer and the staged index's SHA-256;
+6. compare-and-swap: under a reference transaction that locks HEAD and the branch, the
    branch moves only if it still points at the commit the dream built on. If it moved
    and none of the dream's paths changed there, the commit is rebuilt on the new tip;
-   otherwise HeadMoved is raised with nothing changed;
-6. sync: each path's working-tree file is re-checked and atomically replaced, then the
-   index entries of those paths only are updated by `git update-index --index-info`,
-   which re-reads the index from disk under git's own `index.lock` — so a `git add` the
-   user made meanwhile is kept;
-7. the journal is removed. A crash between 5 and 7 is repaired by `repair()` at the
-   start of the next write: paths still at their pre-dream state are brought to the
-   new commit; anything else is the user's and is left alone. So is a sync that could
-   not finish (an `index.lock` another git command held past `INDEX_LOCK_WAIT_SECONDS`):
-   the commit stands, with a warning, and the journal stays for the next command.
+   otherwise HeadMoved is raised, the lock removed, nothing changed;
+7. working tree, then index: each path's file is re-checked and atomically replaced
+   through no symbolic link (`worktree`), then the lock is renamed over the index;
+8. the journal is removed.
 
-A lock file git left behind (`index.lock`, `HEAD.lock`, the branch's `.lock`) refuses the
-commit before anything is written (`gitdream.git.lockfiles`); gitdream never removes it.
+A crash or kill anywhere leaves something `repair()` — run by the next gitdream command,
+whichever it is — completes or undoes: before 6, the lock is removed and nothing else
+changed; after 6, the working tree is finished (paths still at their pre-dream bytes
+only) and the staged index installed. Meanwhile the lock keeps git from recording the old
+index over the dream. If the working tree cannot be written after 6 (disk full, read-only
+file system), the commit stands, with a warning, and the lock and journal stay for the
+next command.
+
+A lock file git left behind (`HEAD.lock`, the branch's `.lock`) refuses the commit before
+anything is written (`gitdream.git.lockfiles`); `index.lock` is waited for briefly, then
+refused too. gitdream removes only the index.lock it can prove is its own.
 
 In review-branch mode (`Destination.review`) only steps 1-2 run: the commit is built on the
 commit it continues, and no ref moves. The caller chains a run's review commits and then
@@ -36,21 +45,20 @@ branch, the index and the working tree are never touched.
 
 from __future__ import annotations
 
-import glob
+import contextlib
 import hashlib
 import json
 import os
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitdream import clock, faults, paths
+from gitdream import clock, faults, paths, processes
 from gitdream.config import Config
 from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
-from gitdream.git import convert, lockfiles, signing, writegate
+from gitdream.git import convert, indexfile, indexlock, lockfiles, signing, worktree, writegate
 from gitdream.git.repo import write_object
 
 if TYPE_CHECKING:
@@ -62,7 +70,6 @@ if TYPE_CHECKING:
 REGULAR = 0o100644
 _ZERO = "0" * 40
 MAX_REBUILDS = 5
-INDEX_LOCK_WAIT_SECONDS = 10.0  # after the branch moved: wait this long for a live index.lock
 
 
 @dataclass(frozen=True)
@@ -283,13 +290,19 @@ def _create_commit(repo: Repo, ident: Identity, message: str, tree: str, parent:
 
 @dataclass
 class Journal:
-    """The record that lets `repair()` finish an interrupted sync."""
+    """The record that lets `repair()` finish a commit a crash interrupted: the branch, the
+    commit it was built on and the new one, each path's before and after (`paths`), the
+    process that wrote it (`writer`, `processes.identity()`), the token of its index.lock
+    marker and the SHA-256 of the index it staged into that lock (`indexlock`)."""
 
     git_dir: str
     ref: str
     base: str | None
     new: str
     paths: dict[str, dict[str, Any]] = field(default_factory=dict)
+    writer: dict[str, Any] = field(default_factory=dict)
+    lock_token: str | None = None
+    index_sha256: str | None = None
 
 
 def journal_path(repo: Repo) -> Path:
@@ -301,7 +314,7 @@ def journal_path(repo: Repo) -> Path:
 def _write_journal(repo: Repo, journal: Journal) -> None:
     path = journal_path(repo)
     paths.ensure_dir(path.parent)
-    atomic_write(path, json.dumps(asdict(journal), indent=1).encode())
+    paths.atomic_write(path, json.dumps(asdict(journal), indent=1).encode())
 
 
 def _drop_journal(repo: Repo) -> None:
@@ -311,126 +324,95 @@ def _drop_journal(repo: Repo) -> None:
         pass
 
 
+def _read_journal(repo: Repo) -> Journal | str | None:
+    """The journal, None when there is none, or a warning when it was unreadable (and is
+    dropped)."""
+    path = journal_path(repo)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Journal(**data)
+    except FileNotFoundError:
+        return None
+    except (ValueError, TypeError):
+        _drop_journal(repo)
+        return f"dropped an unreadable commit journal at {path}"
+
+
 # --- working tree and index -------------------------------------------------------------
 
 
-_ANY = "*"
-
-
-def atomic_write(path: Path, data: bytes, mode: int = 0o666, expect: str | None = _ANY) -> bool:
+def atomic_write(path: Path, data: bytes, mode: int = 0o666) -> None:
     """Write `data` to `path` through a temporary file in the same folder, fsync and
-    `os.replace`, so readers see the old bytes or the new, never a mix. `mode` is masked
-    by the umask, as git's checkout does.
-
-    With `expect` (the SHA-256 the file must still have, None: it must not exist), the
-    file is checked once the new bytes are safely on disk, right before the replace, and
-    left alone (False) when it changed meanwhile — someone else's write is never replaced
-    by one that took longer. Returns True when written. (`paths.atomic_write` underneath.)"""
-    keep = None if expect == _ANY else (lambda: _worktree_sha(path) == expect)
-    return paths.atomic_write(path, data, mode, keep)
-
-
-def _worktree_sha(path: Path) -> str | None:
-    return writegate.file_sha256(path) if not path.is_symlink() else "symlink"
-
-
-def _index_entry(repo: Repo, path: str) -> tuple[str, int] | None:
-    index = repo.raw.index
-    index.read(False)
-    try:
-        entry = index[path]
-    except KeyError:
-        return None
-    return str(entry.id), int(entry.mode)
+    `os.replace`, so readers see the old bytes or the new, never a mix (for gitdream's own
+    files; working-tree files go through `gitdream.git.worktree`)."""
+    paths.atomic_write(path, data, mode)
 
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _update_index(repo: Repo, lines: list[str]) -> None:
-    """Apply `--index-info` lines; retries while another git process holds index.lock."""
-    if not lines:
-        return
-    payload = ("\n".join(lines) + "\n").encode("utf-8")
-    deadline = time.monotonic() + INDEX_LOCK_WAIT_SECONDS
-    while True:
-        proc = repo.git("update-index", "--index-info", input=payload, check=False)
-        if proc.returncode == 0:
-            return
-        locked = b"index.lock" in proc.stderr
-        if locked and time.monotonic() > deadline:
-            raise lockfiles.held(lockfiles.lock_path(repo, lockfiles.INDEX), lockfiles.INDEX)
-        if not locked:
-            first = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitdreamError(
-                "the index entries could not be updated: "
-                + (first[0] if first else "git update-index failed"),
-                hint="the next gitdream command finishes the update",
-            )
-        time.sleep(0.05)
+def _index_records(journal: Journal, only: Sequence[str] | None = None) -> list[bytes]:
+    """`git update-index -z --index-info` records that give the journal's paths (or
+    `only` those) their new entries: `mode sha\tpath`, mode 0 to remove one."""
+    records = []
+    for path, info in journal.paths.items():
+        if only is not None and path not in only:
+            continue
+        entry = f"0 {_ZERO}" if info["new_oid"] is None else f"{info['mode']:o} {info['new_oid']}"
+        records.append(entry.encode("ascii") + b"\t" + os.fsencode(path))
+    return records
 
 
-def _sync(repo: Repo, journal: Journal) -> list[str]:
-    """Bring each journaled path that is still at its pre-dream state to the new commit:
-    the working-tree files first (each re-checked right before its atomic replace), then
-    the index entries, each compared with a fresh read of the index right before
-    `git update-index`. Returns warnings for paths left alone because the user changed
-    them. Only paths for which HEAD *now* has the dream's version are brought over: after
-    a checkout of another branch, or a commit made meanwhile from the index, the working
-    tree and index already agree with HEAD there and are left alone."""
-    stale = _not_at_head(repo, journal)
-    journal = Journal(
-        journal.git_dir,
-        journal.ref,
-        journal.base,
-        journal.new,
-        {p: i for p, i in journal.paths.items() if p not in stale},
-    )
+_CHANGED = (
+    "{} was changed in the working tree while the dream ran; your bytes were kept, and they "
+    "differ from the dream's commit"
+)
+
+
+def _write_worktree(repo: Repo, journal: Journal, only: Sequence[str] | None = None) -> list[str]:
+    """Bring each journaled path (or `only` those) that still has its pre-dream bytes in
+    the working tree to the dream's version, through no symbolic link
+    (`gitdream.git.worktree`), each re-checked right before its atomic replace. Returns
+    warnings for paths left alone: changed by the user, or reached through a link now.
+    Raises OSError when the file system refuses (disk full, read-only)."""
     warnings: list[str] = []
-    if stale:
-        warnings.append(
-            f"HEAD no longer has the dream's version of {', '.join(stale)} (a checkout or a commit "
-            f"made while the dream ran); the working tree and index were left as they are there"
-        )
-    changed = (
-        "{} was changed in the working tree while the dream ran; your bytes were kept, and they "
-        "differ from the dream's commit"
-    )
     first = True
     for path, info in journal.paths.items():
+        if only is not None and path not in only:
+            continue
         if not first:
             faults.point("mid-worktree-update")
         first = False
-        file_path = repo.workdir / path
-        current_sha = _worktree_sha(file_path)
-        if current_sha == info["new_worktree_sha256"]:
+        current = worktree.sha256(repo.workdir, path)
+        if current == info["new_worktree_sha256"]:
             continue
-        if current_sha != info["old_worktree_sha256"]:
-            warnings.append(changed.format(path))
-        elif info["new_oid"] is None:
-            file_path.unlink()
-        else:
-            file_path.parent.mkdir(parents=True, exist_ok=True)
-            data = convert.to_worktree(repo, path, info["new_oid"])
-            mode = 0o777 if info["mode"] == 0o100755 else 0o666
-            if not atomic_write(file_path, data, mode, expect=info["old_worktree_sha256"]):
-                warnings.append(changed.format(path))
-    faults.point("before-index-update")
-    lines: list[str] = []
-    for path, info in journal.paths.items():
-        entry = _index_entry(repo, path)
-        old = (info["old_oid"], info["old_mode"]) if info["old_oid"] else None
-        new = (info["new_oid"], info["mode"]) if info["new_oid"] else None
-        if entry == old and entry != new:
-            if new is None:
-                lines.append(f"0 {_ZERO}\t{path}")
+        if current == worktree.SYMLINK:
+            warnings.append(_link_warning(path))
+            continue
+        if current != info["old_worktree_sha256"]:
+            warnings.append(_CHANGED.format(path))
+            continue
+        try:
+            if info["new_oid"] is None:
+                done = worktree.remove(repo.workdir, path, expect=info["old_worktree_sha256"])
             else:
-                lines.append(f"{info['mode']:o} {info['new_oid']}\t{path}")
-        elif entry != new:
-            warnings.append(f"{path} was staged while the dream ran; your index entry was kept")
-    _update_index(repo, lines)
+                data = convert.to_worktree(repo, path, info["new_oid"])
+                mode = 0o777 if info["mode"] == 0o100755 else 0o666
+                done = worktree.write(repo.workdir, path, data, mode, expect=info["old_worktree_sha256"])
+        except worktree.LinkInPath:
+            warnings.append(_link_warning(path))
+            continue
+        if not done:
+            warnings.append(_CHANGED.format(path))
     return warnings
+
+
+def _link_warning(path: str) -> str:
+    return (
+        f"{path} is reached through a symbolic link now (made while the dream ran); gitdream writes "
+        "nothing through links, so the working tree does not have the dream's version of it"
+    )
 
 
 def _not_at_head(repo: Repo, journal: Journal) -> list[str]:
@@ -448,66 +430,167 @@ def _not_at_head(repo: Repo, journal: Journal) -> list[str]:
     return out
 
 
-def repair(repo: Repo) -> list[str]:
-    """Finish a sync that a crash interrupted (see the module docstring).
+def _lock_state(repo: Repo, journal: Journal) -> str:
+    """What index.lock is for this journal: "staged" (the index it staged, to install),
+    "marker" (its lock, nothing staged yet), "absent", or "foreign" (another process's)."""
+    path = lockfiles.lock_path(repo, lockfiles.INDEX)
+    found = indexlock.owner(path)
+    if found is not None:
+        return "marker" if found.get("token") == journal.lock_token else "foreign"
+    digest = indexlock.sha256_file(path)
+    if digest is None:
+        return "absent"
+    return "staged" if digest == journal.index_sha256 else "foreign"
 
-    Returns warnings (empty when there was nothing to do). Safe to call at any time:
-    a journal whose branch never moved, or whose worktree is now on another branch, is
-    dropped without touching anything.
+
+def repair(repo: Repo) -> list[str]:
+    """Finish a commit that a crash interrupted (see the module docstring); the next
+    gitdream command calls it, whichever it is.
+
+    - an index.lock a killed gitdream left before it wrote anything is removed;
+    - a journal whose branch never got the commit (or is no longer checked out, or no
+      longer contains it) is dropped, and its index.lock removed;
+    - otherwise the working tree is brought to the dream's commit (paths still at their
+      pre-dream bytes only) and the index it staged is installed; if that index.lock was
+      removed meanwhile, the index entries still at their pre-dream state are updated
+      under a fresh lock, and anything the user changed is left alone, with a warning.
+
+    Returns warnings (empty when there was nothing to do). Never runs inside a git hook
+    (an inherited GIT_INDEX_FILE), and never touches what a live gitdream process is
+    writing. Raises the RepoStateError of `lockfiles.held` when another git command holds
+    index.lock, OSError when the file system refuses.
     """
-    path = journal_path(repo)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        journal = Journal(**data)
-    except FileNotFoundError:
+    if repo.inherited_index is not None:
         return []
-    except (ValueError, TypeError):
-        _drop_journal(repo)
-        return [f"dropped an unreadable commit journal at {path}"]
+    journal = _read_journal(repo)
+    if isinstance(journal, str):
+        return [journal]
+    if journal is None:
+        return _drop_dead_lock(repo)
+    if journal.writer and not processes.is_me(journal.writer) and not processes.gone(journal.writer):
+        return []  # a gitdream process is writing this commit right now
+    lock_file = lockfiles.lock_path(repo, lockfiles.INDEX)
+    state = _lock_state(repo, journal)
+    _remove_leftovers(repo, journal)
+    if state == "foreign":
+        _drop_dead_lock(repo)  # the temporary files of killed writers, at least
     head = repo.head()
     ref = repo.raw.references.get(journal.ref)
-    if ref is None or str(ref.target) == journal.base or head.branch != journal.ref:
+    target = str(ref.target) if ref is not None else None
+    holds = target is not None and (target == journal.new or repo.raw.descendant_of(target, journal.new))
+    if not holds or head.branch != journal.ref:
+        if state in ("staged", "marker"):
+            lock_file.unlink()
         _drop_journal(repo)
+        if target is not None and target != journal.base and not holds:
+            return [f"dropped the journal of commit {journal.new[:12]}: {journal.ref} no longer contains it"]
         return []
-    if not repo.raw.descendant_of(ref.target, journal.new) and str(ref.target) != journal.new:
-        _drop_journal(repo)
-        return [f"dropped the journal of commit {journal.new[:12]}: {journal.ref} no longer contains it"]
-    lockfiles.require_free(repo, [lockfiles.INDEX])
-    _remove_temp_files(repo, journal)
-    warnings = _sync(repo, journal)
+    if state == "staged":
+        warnings = _write_worktree(repo, journal)
+        os.replace(lock_file, repo.index_path())
+    else:
+        if state == "marker":  # defensive: the lock is staged before the branch moves
+            lock_file.unlink()
+        warnings = _finish_without_lock(repo, journal)
     _drop_journal(repo)
-    return [f"finished updating the working tree for dream commit {journal.new[:12]}", *warnings]
+    return [f"finished updating the working tree and index for dream commit {journal.new[:12]}", *warnings]
 
 
-def _remove_temp_files(repo: Repo, journal: Journal) -> None:
-    """Remove the temporary files an `atomic_write` killed mid-way left beside the
-    journaled paths (`.<name>.gitdream-<pid>.tmp`); the real files were never touched."""
-    for path in journal.paths:
-        file_path = repo.workdir / path
-        for leftover in file_path.parent.glob(f".{glob.escape(file_path.name)}.gitdream-*.tmp"):
-            try:
+def _finish_without_lock(repo: Repo, journal: Journal) -> list[str]:
+    """The index.lock of an interrupted commit was removed (by hand, as git's message
+    suggests): under a fresh lock, bring over only what is still at its pre-dream state,
+    and only where HEAD still has the dream's version."""
+    lock = indexlock.IndexLock.acquire(repo)
+    try:
+        stale = _not_at_head(repo, journal)
+        warnings = []
+        if stale:
+            warnings.append(
+                f"HEAD no longer has the dream's version of {', '.join(stale)} (a checkout or a commit "
+                f"made after gitdream was interrupted); the working tree and index were left as they are there"
+            )
+        keep = [p for p in journal.paths if p not in stale]
+        warnings += _write_worktree(repo, journal, keep)
+        found = indexfile.entries(repo, keep)
+        update = []
+        for path in keep:
+            info = journal.paths[path]
+            entry = found.get(path, [])
+            current: tuple[str, int] | str | None = None
+            if entry:
+                current = (
+                    (entry[0].oid, entry[0].mode) if len(entry) == 1 and entry[0].stage == 0 else "other"
+                )
+            old = (info["old_oid"], info["old_mode"]) if info["old_oid"] else None
+            new = (info["new_oid"], info["mode"]) if info["new_oid"] else None
+            if current == old and current != new:
+                update.append(path)
+            elif current != new:
+                warnings.append(
+                    f"{path} was staged after gitdream was interrupted; your index entry was kept"
+                )
+        lock.stage(_index_records(journal, update))
+        lock.put()
+        lock.commit()
+    except BaseException:
+        lock.release()
+        raise
+    return warnings
+
+
+def _drop_dead_lock(repo: Repo) -> list[str]:
+    """Without a journal: remove an index.lock whose marker names a gitdream process that
+    is gone (killed after taking the lock, before it wrote anything else), and the
+    temporary files of the index such processes left in the git dir."""
+    for leftover in repo.git_dir.glob("index*.gitdream-*.tmp"):
+        pid = leftover.name.rsplit("gitdream-", 1)[-1].removesuffix(".tmp")
+        if pid.isdigit() and int(pid) != os.getpid() and processes.process_start(int(pid)) is None:
+            with contextlib.suppress(FileNotFoundError):
                 leftover.unlink()
-            except OSError:
-                pass
+    lock_file = lockfiles.lock_path(repo, lockfiles.INDEX)
+    found = indexlock.owner(lock_file)
+    if found is None or not processes.gone(found):
+        return []
+    lock_file.unlink()
+    return [
+        f"removed {lock_file}, left by gitdream process {found.get('pid')} that was killed before it changed anything"
+    ]
+
+
+def _remove_leftovers(repo: Repo, journal: Journal) -> None:
+    """Remove what a killed writer left beside the journaled paths (`.<name>.gitdream-<pid>.tmp`)
+    and its staging copy of the index; the real files were never touched."""
+    pid = journal.writer.get("pid") if journal.writer else None
+    alive = {os.getpid()}
+    for path in journal.paths:
+        worktree.remove_temp_files(repo.workdir, path, alive)
+    if isinstance(pid, int) and pid != os.getpid():
+        with contextlib.suppress(FileNotFoundError):
+            indexlock.staging_path(repo, pid).unlink()
 
 
 # --- the whole commit ----------------------------------------------------------------
 
 
 def _recheck(repo: Repo, verdicts: dict[str, writegate.Verdict]) -> None:
-    """Before moving the branch: every path must still be what the gate saw."""
+    """Right before the branch moves, with index.lock held: every path must still be what
+    the gate saw — its working-tree bytes reached through no link, its index entry (read
+    by git: flags included) — or WriteRefused, nothing written."""
+    found = indexfile.entries(repo, list(verdicts))
     changed = []
     for path, verdict in verdicts.items():
         seen = verdict.seen
         assert seen is not None
-        file_path = repo.workdir / path
+        current = worktree.sha256(repo.workdir, path)
+        entry = found.get(path, [])
         if seen.status == "absent":
-            ok = not os.path.lexists(file_path) and _index_entry(repo, path) is None
+            ok = current is None and not entry
         else:
             ok = (
-                not file_path.is_symlink()
-                and writegate.file_sha256(file_path) == seen.worktree_sha256
-                and _index_entry(repo, path) == (seen.head_oid, seen.head_mode)
+                current == seen.worktree_sha256
+                and len(entry) == 1
+                and (entry[0].oid, entry[0].mode, entry[0].stage) == (seen.head_oid, seen.head_mode, 0)
+                and not (entry[0].assume_unchanged or entry[0].skip_worktree)
             )
         if not ok:
             changed.append(path)
@@ -553,6 +636,14 @@ def _move_ref(
                     f"HEAD switched from {ref} to {head_target} while the dream ran",
                     hint="nothing was written; run again on the branch you want to dream on",
                 )
+            # A rebase (or merge, cherry-pick…) that started meanwhile has written its
+            # state before it detaches HEAD: moving the branch now would be undone when
+            # it finishes or is aborted.
+            if repo.in_progress() is not None:
+                problem = repo.state_problem()
+                assert problem is not None
+                problem.message = f"{problem.message} (it started while the dream ran; nothing was written)"
+                raise problem
         refs.lock(txn, ref)
         current = repo.raw.references.get(ref)
         actual = str(current.target) if current is not None else None
@@ -564,11 +655,40 @@ def _move_ref(
     return refs.transaction(repo, body)
 
 
+def branch_ref(name: str) -> str:
+    """`refs/heads/NAME` for a review branch name git accepts; ConfigError otherwise."""
+    return _branch_ref(name)
+
+
+def _unless_a_rebase_began(repo: Repo, ref: str, base: str | None, new: str) -> None:
+    """Right after the branch moved: a rebase that read the branch's old tip before the
+    move and wrote its state after the check inside the ref transaction would, when it ends
+    or is aborted, put the branch back on that old tip — undoing the dream. Its state
+    names that tip (`orig-head`); if it does, the branch goes back at once and the commit is
+    refused with nothing written (the rest of the window is stated in docs/reliability.md)."""
+    for folder in ("rebase-merge", "rebase-apply"):
+        try:
+            orig = (repo.git_dir / folder / "orig-head").read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if base is not None and orig == base:
+            from gitdream.git import refs
+
+            refs.compare_and_swap(repo, ref, new, base, "gitdream: a rebase started meanwhile")
+            raise RepoStateError(
+                "a rebase started while the dream committed (it began from the branch's old tip); "
+                "the branch was put back and nothing was written",
+                hint="finish or abort the rebase, then run again",
+            )
+
+
 def _branch_ref(name: str) -> str:
     import pygit2
 
     ref = f"refs/heads/{name}"
-    if not pygit2.reference_is_valid_name(ref):
+    # git refuses these as branch names too (strbuf_check_branch_ref): `refs/heads/HEAD`
+    # is a valid ref, but a branch called HEAD makes every `HEAD` ambiguous (issue 16).
+    if name == "HEAD" or name.startswith("-") or not pygit2.reference_is_valid_name(ref):
         raise ConfigError(
             f"'{name}' is not a valid branch name",
             hint="choose a name git accepts (see `git check-ref-format --branch`)",
@@ -677,8 +797,9 @@ def commit(
         return _review_commit(repo, agent, kind, changes, message, ident, dest)
     repo.require_own_index()
     branch = repo.head().branch
-    # A leftover lock of git's refuses before anything is written (see locks).
-    lockfiles.require_free(repo, [lockfiles.INDEX, "HEAD", *([branch] if branch else [])])
+    # A leftover lock of git's refuses before anything is written (see lockfiles);
+    # index.lock is taken below, as git takes it.
+    lockfiles.require_free(repo, ["HEAD", *([branch] if branch else [])])
     warnings = repair(repo)
     head = repo.head()
     if head.detached:
@@ -690,7 +811,6 @@ def commit(
     # Changes computed from an older commit are built on it; the compare-and-swap
     # below then moves them onto the branch's tip only if their paths are unchanged.
     base = dest.start or head.oid
-    expected = base
 
     verdicts = writegate.require(repo, agent, paths_, kind)
     prepared = _prepare(repo, changes, verdicts)
@@ -699,13 +819,46 @@ def commit(
     faults.point("after-tree")
     new = _create_commit(repo, ident, message, tree, base)
     faults.point("after-commit-object")
-    subject = message.splitlines()[0]
 
+    lock = indexlock.IndexLock.acquire(repo)
+    faults.point("after-index-lock")
+    try:
+        journal, rebuilt = _land(repo, lock, ref, base, new, prepared, verdicts, ident, message)
+    except BaseException:
+        # the branch did not move: nothing was written (the lock goes first, then the
+        # journal that identifies it)
+        lock.release()
+        _drop_journal(repo)
+        raise
+    faults.point("after-ref-move")
+    return _finish(repo, lock, journal, rebuilt, paths_, warnings)
+
+
+def _land(
+    repo: Repo,
+    lock: indexlock.IndexLock,
+    ref: str,
+    base: str | None,
+    new: str,
+    prepared: _Prepared,
+    verdicts: dict[str, writegate.Verdict],
+    ident: Identity,
+    message: str,
+) -> tuple[Journal, bool]:
+    """Steps 4-6 of the module docstring, with index.lock held: re-check, stage the new
+    index and the journal, compare-and-swap the branch (rebuilding on a tip that moved
+    without touching the paths). Returns the journal of the commit that landed and whether
+    it was rebuilt. Raises WriteRefused/HeadMoved (nothing moved)."""
+    expected = base
+    subject = message.splitlines()[0]
+    paths_ = list(prepared.blobs)
     rebuilt = False
     for _attempt in range(MAX_REBUILDS + 1):
         _recheck(repo, verdicts)
-        lockfiles.require_free(repo, [lockfiles.INDEX, "HEAD", ref])
-        journal = Journal(str(repo.git_dir), ref, base, new)
+        lockfiles.require_free(repo, ["HEAD", ref])
+        journal = Journal(
+            str(repo.git_dir), ref, base, new, writer=processes.identity(), lock_token=lock.token
+        )
         for path, blob in prepared.blobs.items():
             seen = verdicts[path].seen
             assert seen is not None
@@ -717,18 +870,21 @@ def commit(
                 "new_worktree_sha256": _sha(blob.worktree) if blob else None,
                 "mode": prepared.modes[path],
             }
+        if lock.pending is None:
+            lock.stage(_index_records(journal))
+        journal.index_sha256 = lock.pending
         _write_journal(repo, journal)
+        if lock.staged is None:
+            lock.put()
         faults.point("before-ref-move")
-        try:
-            _restore(repo)
-            actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=True)
-        except BaseException:
-            _drop_journal(repo)
-            raise
+        _restore(repo)
+        actual = _move_ref(repo, ref, expected, new, f"commit: {subject}", lock_head=True)
         if actual is None:
             _reachable(repo)
-            break
-        _drop_journal(repo)
+            _unless_a_rebase_began(repo, ref, base, new)
+            return journal, rebuilt
+        # (the journal stays until it is rewritten or the lock is released: it is what
+        # identifies the index in the lock)
         if not actual or base is None:
             raise HeadMoved(
                 f"{ref} was created, deleted or moved by someone else while the dream ran",
@@ -742,22 +898,51 @@ def commit(
                 paths=clash,
             )
         base = expected = actual
-        tree = _tree_for(repo, base, prepared)
-        new = _create_commit(repo, ident, message, tree, base)
+        new = _create_commit(repo, ident, message, _tree_for(repo, base, prepared), base)
         rebuilt = True
-    else:
-        raise HeadMoved(f"{ref} kept moving while the dream ran", hint="nothing was written; run again later")
-    faults.point("after-ref-move")
+    raise HeadMoved(f"{ref} kept moving while the dream ran", hint="nothing was written; run again later")
 
+
+def _finish(
+    repo: Repo,
+    lock: indexlock.IndexLock,
+    journal: Journal,
+    rebuilt: bool,
+    paths_: list[str],
+    warnings: list[str],
+) -> CommitResult:
+    """Step 7: the branch has the dream; index.lock, holding the new index, keeps every git
+    command that writes the index out until the working tree and the index are done."""
+    new, base, ref = journal.new, journal.base, journal.ref
     try:
-        sync_warnings = _sync(repo, journal)
-    except GitdreamError as exc:
-        # The commit is on the branch; the journal stays, and the next gitdream command
-        # (its repair()) finishes the working tree and the index.
+        sync_warnings = _write_worktree(repo, journal)
+        faults.point("before-index-update")
+        lock.commit()
+    except (OSError, GitdreamError) as exc:
+        # The commit is on the branch; the journal and index.lock stay, so no git
+        # command can record the old index over it, and the next gitdream command
+        # finishes the update (`repair`).
+        reason = exc.message if isinstance(exc, GitdreamError) else environment_reason(exc)
         late = (
-            f"commit {new[:12]} is on {ref}, but its working-tree and index update did not "
-            f"finish: {exc.message}; the next gitdream command finishes it"
+            f"commit {new[:12]} is on {ref}, but the working tree and index are not updated yet: {reason}; "
+            f"gitdream keeps {lock.path} until they are (git commands that write the index refuse "
+            "meanwhile: do not remove it), and the next gitdream command finishes the update"
         )
         return CommitResult(new, base, ref, rebuilt, tuple(paths_), tuple([*warnings, late]))
     _drop_journal(repo)
     return CommitResult(new, base, ref, rebuilt, tuple(paths_), tuple(warnings + sync_warnings))
+
+
+def environment_reason(exc: OSError) -> str:
+    """An OSError of the file system in words that name the environment's problem."""
+    import errno
+
+    names = {
+        errno.ENOSPC: "the disk is full (no space left on device)",
+        errno.EDQUOT: "the disk quota is exceeded",
+        errno.EROFS: "the file system is read-only",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "the operation is not permitted",
+    }
+    where = f" ({exc.filename})" if exc.filename else ""
+    return names.get(exc.errno or 0, exc.strerror or str(exc)) + where

@@ -153,6 +153,27 @@ def trailer_commits(repo: Repo, start: str | None, limit: int) -> tuple[list[Tra
     return found, False
 
 
+def same_change(repo: Repo, a: str, b: str) -> bool:
+    """True when commits `a` and `b` change the same paths to the same blobs, each against
+    its first parent (a commit and its rebased copy)."""
+    import pygit2
+
+    def change(oid: str) -> dict[str, str | None]:
+        commit = repo.raw[oid].peel(pygit2.Commit)
+        parent = commit.parents[0].tree if commit.parents else None
+        diff = (
+            commit.tree.diff_to_tree(parent, swap=True)
+            if parent is not None
+            else commit.tree.diff_to_tree(swap=True)
+        )
+        out: dict[str, str | None] = {}
+        for delta in diff.deltas:
+            out[delta.new_file.path] = None if delta.status_char() == "D" else str(delta.new_file.id)
+        return out
+
+    return change(a) == change(b)
+
+
 def subject(repo: Repo, oid: str) -> str:
     """The first line of commit `oid`'s message (KeyError when it is missing)."""
     import pygit2

@@ -10,7 +10,9 @@ guard sees exactly what is about to be committed.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitdream.errors import RepoStateError
@@ -112,3 +114,40 @@ def head_blobs(repo: Repo, paths: list[str] | set[str]) -> dict[str, bytes | Non
         if entry.filemode in _REGULAR:
             out[path] = blob_data(repo, str(entry.id))
     return out
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One index entry as git reads it: blob id (hex), mode, stage (0 unless conflicted)
+    and `tag` from `git ls-files -v` ("H" cached; lower case: assume-unchanged; "S":
+    skip-worktree; others per git-ls-files(1))."""
+
+    oid: str
+    mode: int
+    stage: int
+    tag: str
+
+    @property
+    def assume_unchanged(self) -> bool:
+        return self.tag.islower()
+
+    @property
+    def skip_worktree(self) -> bool:
+        return self.tag.upper() == "S"
+
+
+def entries(repo: Repo, paths: list[str] | set[str]) -> dict[str, list[Entry]]:
+    """`{path: [entries]}` of `paths` in this worktree's own index, read by git itself
+    (`git ls-files -s -v`: flags libgit2 does not expose), one call for all of them; a
+    path not in the index has no key. Raises GitCommandError when git cannot read it."""
+    if not paths:
+        return {}
+    out = repo.git("ls-files", "-s", "-v", "-z", "--", *(f":(literal){p}" for p in sorted(paths))).stdout
+    found: dict[str, list[Entry]] = {}
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        tag, mode, oid, stage = meta.decode("ascii").split(" ")
+        found.setdefault(os.fsdecode(name), []).append(Entry(oid, int(mode, 8), int(stage), tag))
+    return found

@@ -28,12 +28,49 @@ if TYPE_CHECKING:
 ATTEMPTS = 20
 
 
+def fetch_command(remote: str = "origin") -> str:
+    """The commands that fetch `refs/notes/gitdream` from `remote` and merge it into the
+    local one — line by line, keeping receipts written here and never pushed (a forced
+    fetch into `refs/notes/gitdream` would drop them; issue 16). Receipts are JSON Lines,
+    so git's `cat_sort_uniq` strategy is their merge."""
+    return (
+        f"git fetch {remote} '+refs/notes/gitdream:refs/notes/gitdream-fetched' && "
+        "git notes --ref gitdream merge -s cat_sort_uniq refs/notes/gitdream-fetched"
+    )
+
+
+def fetch_refs_command(remote: str = "origin", unshallow: bool = False) -> str:
+    """The command that fetches gitdream's watermarks without forcing them: a local one
+    that moved on is kept (git refuses to move it back)."""
+    return f"git fetch {'--unshallow ' if unshallow else ''}{remote} 'refs/gitdream/*:refs/gitdream/*'"
+
+
+MAX_NOTE_BYTES = 32_000_000
+"""A note larger than this is not read (notes are fetched from other people; gitdream's own
+receipts are bounded far below it): read as if absent."""
+
+
+def _text(repo: Repo, note: object) -> str | None:
+    size = int(repo.raw.odb.read_header(note.id)[1])  # type: ignore[attr-defined]
+    if size > MAX_NOTE_BYTES:
+        return None
+    return str(note.message)  # type: ignore[attr-defined]
+
+
 def read(repo: Repo, ref: str, commit: str) -> str | None:
-    """The text of the note on `commit` under notes ref `ref`, or None without one."""
+    """The text of the note on `commit` under notes ref `ref`, or None without one (or
+    when it is larger than MAX_NOTE_BYTES)."""
+    import pygit2
+
     try:
-        return str(repo.raw.lookup_note(commit, ref).message)
+        note = repo.raw.lookup_note(commit, ref)
     except KeyError:
         return None
+    except pygit2.GitError as exc:
+        from gitdream.git import refs
+
+        raise refs.broken(repo, ref, exc) from None
+    return _text(repo, note)
 
 
 def iter_notes(repo: Repo, ref: str) -> Iterator[tuple[str, str]]:
@@ -46,7 +83,9 @@ def iter_notes(repo: Repo, ref: str) -> Iterator[tuple[str, str]]:
     except Exception:  # pygit2 raises GitError when the ref does not exist
         return
     for note in notes:
-        yield str(note.annotated_id), str(note.message)
+        text = _text(repo, note)
+        if text is not None:
+            yield str(note.annotated_id), text
 
 
 LOCK_FILE = "notes.flock"

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gitdream.errors import GitdreamError
+from gitdream.errors import GitdreamError, RepoStateError
 
 if TYPE_CHECKING:
     from gitdream.git.repo import Repo
@@ -56,6 +56,13 @@ def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
             with repo.raw.transaction() as txn:
                 return body(txn)
         except _Busy as busy:
+            from gitdream.git.environment import translate
+
+            problem = translate(busy.error)
+            if problem is not None and not lockfiles.lock_path(repo, busy.ref).exists():
+                # not a lock someone holds: the lock file could not even be created (a
+                # read-only `.git/refs`, a full disk) — no lock to remove
+                raise problem from busy.error
             if time.monotonic() > deadline:
                 refusal = lockfiles.from_git_error(busy.error)
                 raise refusal or lockfiles.held(lockfiles.lock_path(repo, busy.ref), busy.ref) from busy.error
@@ -108,9 +115,36 @@ def _short(value: str | None) -> str:
 
 
 def target(repo: Repo, ref: str) -> str | None:
-    """The commit id (hex) `ref` points at, or None when it does not exist."""
-    found = repo.raw.references.get(ref)
+    """The commit id (hex) `ref` points at, or None when it does not exist. Raises the
+    RepoStateError of `broken` when the ref cannot be read (a corrupt ref file)."""
+    import pygit2
+
+    try:
+        found = repo.raw.references.get(ref)
+    except (pygit2.GitError, ValueError) as exc:
+        raise broken(repo, ref, exc) from None
     return str(found.target) if found is not None else None
+
+
+def broken(repo: Repo, ref: str, exc: BaseException) -> RepoStateError:
+    """The refusal for a ref git cannot read (issue 16: one corrupt watermark stopped every
+    agent): it names the ref, and the fix — git itself cannot delete a corrupt loose ref
+    (`git update-ref -d` fails to read it), so the file is removed; what that costs is said
+    for gitdream's own refs."""
+    import shlex
+
+    from gitdream.git import notes
+
+    loose = repo.common_dir / ref
+    fix = f"remove the file with `rm {shlex.quote(str(loose))}`" if loose.is_file() else "repair it"
+    if ref.startswith("refs/gitdream/watermark/"):
+        fix += (
+            f", then fetch it again: `{notes.fetch_refs_command()}` (without it, "
+            "`gitdream run --agent <id> --full` reads that agent's material again, recognising what was read)"
+        )
+    elif ref == "refs/notes/gitdream":
+        fix += f", then fetch the receipts again: `{notes.fetch_command()}`"
+    return RepoStateError(f"the ref {ref} is corrupt, so git cannot read it ({exc})", hint=fix)
 
 
 def branch_reflog_mentions(repo: Repo, prefix: str) -> bool:

@@ -149,6 +149,19 @@ def _open_hint(message: str, git_dir: str) -> str:
     )
 
 
+TREE_CACHE_LIMIT = 64 * 1024 * 1024
+"""libgit2 caches only trees of at most 4 KB by default: the `agents/` tree of a
+repository of 10 000 agents (400 KB) was read and parsed again for every path looked up
+under it — 3 ms each, minutes for `gitdream status` (issue 16). Trees up to this size are
+cached (within libgit2's overall cache, 256 MB by default)."""
+
+
+def _cache_large_trees(pygit2: Any) -> None:
+    from pygit2.enums import ObjectType
+
+    pygit2.settings.cache_object_limit(ObjectType.TREE, TREE_CACHE_LIMIT)
+
+
 class Repo:
     """An open repository with a working tree.
 
@@ -171,6 +184,9 @@ class Repo:
         self.common_dir = common_dir
         self.inherited_index = inherited_index
         self._ancestry: dict[tuple[str, str], bool] = {}
+        self.memo: dict[str, Any] = {}
+        """Facts computed once per process for all agents (e.g. which agents' dream commits
+        a bounded walk of history found): a run over 10 000 agents must not redo them."""
         self._git_config: GitConfig | None = None
 
     # --- opening -------------------------------------------------------------------
@@ -188,6 +204,7 @@ class Repo:
         import pygit2
 
         environ = os.environ if env is None else env
+        _cache_large_trees(pygit2)
         start_path = Path(start if start is not None else os.getcwd()).absolute()
         inherited_git_dir = environ.get("GIT_DIR")
         if inherited_git_dir:

@@ -18,7 +18,8 @@ the order they are checked:
    with the skip-worktree bit, or a new file the sparse patterns leave out, is refused);
 7. tracked with index and working tree equal to HEAD (compared by libgit2's status
    through the repository's filters, so a CRLF checkout of an LF blob is clean), or absent
-   from the working tree, the index and HEAD alike and not ignored.
+   from the working tree, the index and HEAD alike and not ignored; a tracked file with
+   the assume-unchanged or skip-worktree bit is refused too (git hides a local edit of it).
 
 A verdict also records what the gate saw (`Seen`), so the commit builder can re-check a
 file is unchanged right before replacing it. With `tree_only` (review branches, which
@@ -227,7 +228,36 @@ def check(
     verdicts = []
     for path in paths:
         verdicts.append(_check_one(repo, agent, path, kind, tree_only))
+    if not tree_only:
+        verdicts = _hidden_changes(repo, verdicts)
     return verdicts
+
+
+def _hidden_changes(repo: Repo, verdicts: list[Verdict]) -> list[Verdict]:
+    """Refuse tracked paths whose index entry has the assume-unchanged or skip-worktree
+    bit: git then stops comparing the file with the index, so a local edit is invisible
+    to every status — libgit2's included — and a write would destroy it (issue 16), and
+    `git update-index --index-info` would clear the bit the user set."""
+    from gitdream.git import indexfile
+
+    tracked = [v.path for v in verdicts if v.allowed and v.seen is not None and v.seen.status == "clean"]
+    if not tracked:
+        return verdicts
+    found = indexfile.entries(repo, tracked)
+    out = []
+    for verdict in verdicts:
+        entry = found.get(verdict.path, [None])[0] if verdict.path in tracked else None
+        if entry is not None and (entry.assume_unchanged or entry.skip_worktree):
+            bit = "assume-unchanged" if entry.assume_unchanged else "skip-worktree"
+            verdict = _refuse(
+                verdict.path,
+                f"{verdict.path} is marked {bit} in the index, so git hides any local change to it "
+                "and gitdream cannot tell whether writing it would overwrite yours",
+                f"clear the bit (git update-index --no-{bit} {verdict.path}), check `git diff {verdict.path}`, "
+                "commit or stash your change, then run again",
+            )
+        out.append(verdict)
+    return out
 
 
 def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, tree_only: bool) -> Verdict:

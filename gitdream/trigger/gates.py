@@ -101,7 +101,11 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             continue
         from gitdream.git import refs  # idle path: not before the time gate
 
-        key = state_mod.scan_key(head.oid, refs.target(repo, agent.watermark_ref))
+        try:
+            key = state_mod.scan_key(head.oid, refs.target(repo, agent.watermark_ref))
+        except GitdreamError as exc:  # a corrupt watermark: this agent only
+            result.agents.append(AgentGate(agent.id, "repository", exc.message))
+            continue
         counted = _parse(entry.last_scan)
         reused = (
             entry.last_scan_key == key
@@ -114,8 +118,12 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             pending = entry.last_pending
             note = f" (counted {(now - counted).total_seconds() / 60:.0f} min ago; nothing committed since)"
         else:
-            sessions = _sessions(repo, agent, head.oid)
-            pending = pending_paths(repo, agent)
+            try:  # one agent's broken ref or receipt closes only that agent's gate
+                sessions = _sessions(repo, agent, head.oid)
+                pending = pending_paths(repo, agent)
+            except GitdreamError as exc:
+                result.agents.append(AgentGate(agent.id, "repository", exc.message))
+                continue
             entry.last_scan = clock.iso(now)
             entry.last_scan_key = key
             entry.last_sessions = sessions

@@ -523,8 +523,8 @@ def test_definition_check_refuses_only_new_problems(agent_repo: Path) -> None:
 
 
 def test_a_revert_that_would_break_agent_md_is_refused(agent_repo: Path) -> None:
-    # A commit known by its trailers only (no receipt) that moved a block out of the
-    # required window; reverting it would move the block back in.
+    # A commit that moved a block out of the required window; reverting it would move the
+    # block back in.
     write(agent_repo, "gitdream.toml", 'required_sections = ["default", "## Role"]\n')
     write(agent_repo, "agents/ops/agent.md", ROLE_AGENT.replace("## Role", BLOCK + "\n## Role"))
     commit_all(agent_repo, "a block in the wrong place")
@@ -535,13 +535,24 @@ def test_a_revert_that_would_break_agent_md_is_refused(agent_repo: Path) -> None
         "Gitdream-Run: 1m8nd70ws8m5\nGitdream-Kind: definition\nGitdream-Agent: ops\n"
     )
     git(agent_repo, "commit", "-q", "-m", message)
+    # its receipt (gitdream reverts only commits a receipt names)
+    receipt = {
+        "type": "receipt",
+        "run": "1m8nd70ws8m5",
+        "agent": "ops",
+        "agent_dir": "agents/ops",
+        "status": "ok",
+        "input_commit": git(agent_repo, "rev-parse", "HEAD~1").strip(),
+        "commits": {"experience": None, "definition": git(agent_repo, "rev-parse", "HEAD").strip()},
+    }
+    git(agent_repo, "notes", "--ref", "gitdream", "add", "-m", json.dumps(receipt), "HEAD~1")
     state = snapshot(agent_repo)
     result = cli(agent_repo, "revert", "1m8nd70ws8m5")
     assert result.exit_code == 1
     assert "would break the definition checks" in result.stderr and "prefix-order" in result.stderr
     assert snapshot(agent_repo) == state
     listed = json.loads(cli(agent_repo, "log", "--json").stdout)["runs"]
-    assert listed[0]["run"] == "1m8nd70ws8m5" and listed[0]["status"] == "unknown"
+    assert listed[0]["run"] == "1m8nd70ws8m5" and listed[0]["status"] == "ok"
 
 
 def test_revert_last_skips_runs_that_changed_nothing(dreamed: tuple[Path, dict[str, Any]]) -> None:

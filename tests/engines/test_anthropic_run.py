@@ -132,7 +132,7 @@ def test_screener_no_rejects_and_a_failed_screener_call_keeps_the_material(
     # "Two" was not judged: not written, not rejected, and its entry stays pending.
     assert receipt["status"] == "partial" and receipt["commits"]["experience"] is None
     assert receipt["pending"] == [
-        {"path": LOG, "since": None, "entries": [f"{LOG}#L2-L2"], "reason": "not screened"}
+        {"path": LOG, "since": None, "entries": [f"{LOG}#L2-L2"], "count": 1, "reason": "not screened"}
     ]
     assert receipt["phases"]["screen"]["status"] == "partial" and receipt["phases"]["screen"]["unjudged"] == 1
     assert (

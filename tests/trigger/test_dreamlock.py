@@ -1,4 +1,5 @@
-"""The dream lock: exclusive, pid + start time, stale detection, TTL, release."""
+"""The dream lock: a kernel lock (flock) as the ground truth, the holder named in the
+file, a lock nobody holds taken over, release."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -33,6 +33,28 @@ def _write(common: Path, **fields: object) -> None:
     path.write_text(json.dumps(data))
 
 
+HOLDER = (
+    "import sys, time\n"
+    "from pathlib import Path\n"
+    "from gitdream.trigger import dreamlock\n"
+    "held = dreamlock.acquire(Path(sys.argv[1]), sys.argv[2], 240)\n"
+    "print('got', flush=True)\n"
+    "time.sleep(float(sys.argv[3]))\n"
+)
+
+
+def _holder(common: Path, run: str, seconds: float = 30) -> subprocess.Popen[str]:
+    """Another process that takes the lock and keeps it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(common), run, str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=gitdream_env(),
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "got"
+    return proc
+
+
 def test_acquire_and_release(tmp_path: Path) -> None:
     held = dreamlock.acquire(tmp_path, "r1", 240)
     info = dreamlock.read(tmp_path)
@@ -45,57 +67,54 @@ def test_acquire_and_release(tmp_path: Path) -> None:
     assert dreamlock.read(tmp_path) is None
 
 
-def test_release_leaves_someone_elses_lock(tmp_path: Path) -> None:
-    held = dreamlock.acquire(tmp_path, "r1", 240)
-    _write(tmp_path, run="thief")
-    held.release()
-    assert dreamlock.read(tmp_path).run == "thief"
-
-
-def test_dead_pid_is_stale(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+def test_a_lock_file_nobody_holds_is_taken_over_with_a_warning(tmp_path: Path) -> None:
+    """A killed dream leaves its lock file; the kernel released its lock."""
+    proc = _holder(tmp_path, "killed")
+    proc.kill()
     proc.wait()
-    _write(tmp_path, pid=proc.pid, pid_start="12345")
+    assert dreamlock.read(tmp_path).run == "killed"
     held = dreamlock.acquire(tmp_path, "mine", 240)
-    assert held.warnings and f"pid {proc.pid}" in held.warnings[0]
+    assert held.warnings and "run killed" in held.warnings[0] and "no longer holds it" in held.warnings[0]
     assert dreamlock.read(tmp_path).run == "mine"
 
 
-def test_reused_pid_is_stale(tmp_path: Path) -> None:
-    """A live process with the recorded pid but another start time is not the holder."""
-    _write(tmp_path, pid=os.getpid(), pid_start="1")
-    held = dreamlock.acquire(tmp_path, "mine", 240)
-    assert "pid reused" in held.warnings[0]
-
-
-def test_live_holder_is_respected(tmp_path: Path) -> None:
-    _write(tmp_path)
-    with pytest.raises(LockHeld):
-        dreamlock.acquire(tmp_path, "mine", 240)
-
-
-def test_lock_older_than_ttl_is_stale_even_if_alive(tmp_path: Path) -> None:
-    with freeze_time("2026-03-01T00:00:00Z") as frozen:
-        _write(tmp_path, host="another-host")
-        with pytest.raises(LockHeld):
+def test_a_live_holder_is_respected_whatever_its_file_says(tmp_path: Path) -> None:
+    """Regression test (issue 16): an empty lock file counted as stale (pid 0), so with the
+    holder's write delayed a second run broke a live lock and dreamed concurrently. The
+    kernel lock decides: an empty file, a dead-looking pid, another host, an age past the
+    TTL — the holder keeps it."""
+    proc = _holder(tmp_path, "live")
+    try:
+        for fields in (
+            {},
+            {"pid": 999_999_999},
+            {"host": "another-host"},
+            {"started": "2000-01-01T00:00:00Z"},
+        ):
+            _write(tmp_path, **fields)
+            with pytest.raises(LockHeld):
+                dreamlock.acquire(tmp_path, "mine", 240)
+        dreamlock.lock_path(tmp_path).write_text("")  # the holder has not written it yet
+        with pytest.raises(LockHeld) as exc:
             dreamlock.acquire(tmp_path, "mine", 240)
-        frozen.tick(timedelta(minutes=241))
-        held = dreamlock.acquire(tmp_path, "mine", 240)
-    assert "older than lock_ttl_minutes" in held.warnings[0]
+        assert "another dream is starting" in exc.value.message
+    finally:
+        proc.kill()
+        proc.wait()
+    dreamlock.acquire(tmp_path, "mine", 240).release()
 
 
-def test_other_host_is_not_judged_by_pid(tmp_path: Path) -> None:
-    _write(tmp_path, host="another-host", pid=999_999_999)
-    with pytest.raises(LockHeld):
-        dreamlock.acquire(tmp_path, "mine", 240)
-
-
-def test_unreadable_lock_is_stale(tmp_path: Path) -> None:
-    path = dreamlock.lock_path(tmp_path)
-    path.parent.mkdir(parents=True)
-    path.write_text("garbage")
-    held = dreamlock.acquire(tmp_path, "mine", 240)
-    assert held.warnings
+def test_status_tells_a_held_lock_from_a_left_one(tmp_path: Path) -> None:
+    proc = _holder(tmp_path, "live")
+    try:
+        info = dreamlock.read(tmp_path)
+        assert dreamlock.stale_reason(tmp_path, info, 240) is None
+        with freeze_time("2099-01-01T00:00:00Z"):
+            assert "probably hung" in (dreamlock.stale_reason(tmp_path, info, 240) or "")
+    finally:
+        proc.kill()
+        proc.wait()
+    assert "no process holds it" in (dreamlock.stale_reason(tmp_path, info, 240) or "")
 
 
 def test_only_one_of_many_processes_gets_the_lock(tmp_path: Path) -> None:

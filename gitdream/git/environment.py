@@ -1,0 +1,106 @@
+"""Problems of the environment, not of gitdream: a full disk, a read-only file system, a
+permission, an object a partial clone does not have.
+
+They used to escape as "gitdream failed unexpectedly … this is a bug" (exit 3) or as a
+hint to remove a lock file that did not exist (issue 16). `translate` turns the errors
+they raise — OSError with its errno from Python, libgit2's messages through pygit2 — into
+an `EnvironmentProblem` that says which problem it is and what to do, so the run of the
+agent it concerns is refused with that message (exit 1) and nothing else stops.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import TYPE_CHECKING
+
+from gitdream.errors import GitdreamError
+
+if TYPE_CHECKING:
+    from gitdream.git.repo import Repo
+
+
+class EnvironmentProblem(GitdreamError):
+    """The machine or the repository's storage refused what gitdream needed to do."""
+
+    kind = "environment"
+
+
+_BY_ERRNO = {
+    errno.ENOSPC: "disk-full",
+    errno.EDQUOT: "quota",
+    errno.EROFS: "read-only",
+    errno.EACCES: "permission",
+    errno.EPERM: "permission",
+}
+_BY_TEXT = (
+    ("No space left on device", "disk-full"),
+    ("Disk quota exceeded", "quota"),
+    ("Read-only file system", "read-only"),
+    ("Permission denied", "permission"),
+    ("Operation not permitted", "permission"),
+)
+_WHAT = {
+    "disk-full": (
+        "the disk is full (no space left on device)",
+        "free some space on that disk, then run again",
+    ),
+    "quota": ("the disk quota is exceeded", "free some space within your quota, then run again"),
+    "read-only": (
+        "the file system is read-only",
+        "dream in a writable clone, or remount it writable; reading commands (`status`, `log`) still work",
+    ),
+    "permission": (
+        "permission denied",
+        "check that you own the repository's files and folders (`ls -l`), then run again",
+    ),
+}
+
+
+def kind_of(exc: BaseException) -> str | None:
+    """ "disk-full", "quota", "read-only" or "permission" when `exc` is one of those."""
+    if isinstance(exc, OSError) and exc.errno in _BY_ERRNO:
+        return _BY_ERRNO[exc.errno]
+    text = str(exc)
+    return next((kind for needle, kind in _BY_TEXT if needle in text), None)
+
+
+def _missing_object(exc: BaseException) -> bool:
+    text = str(exc)
+    return type(exc).__name__ == "NotFoundError" or "object not found" in text or "odb: cannot read" in text
+
+
+def _partial_clone(repo: Repo | None) -> str | None:
+    """The promisor remote when the repository is a partial clone, else None."""
+    if repo is None:
+        return None
+    remote = repo.config_value("extensions.partialClone")
+    if remote:
+        return remote
+    for entry in repo.raw.config:
+        if entry.name.startswith("remote.") and entry.name.endswith(".promisor") and entry.value == "true":
+            return entry.name.split(".")[1]
+    return None
+
+
+def translate(exc: BaseException, repo: Repo | None = None) -> EnvironmentProblem | None:
+    """The EnvironmentProblem `exc` stands for, or None when it is not one (a bug)."""
+    kind = kind_of(exc)
+    if kind is not None:
+        what, fix = _WHAT[kind]
+        where = getattr(exc, "filename", None)
+        detail = f" ({where})" if where else ""
+        return EnvironmentProblem(f"{what}{detail}; nothing was left half-written", hint=fix)
+    if _missing_object(exc):
+        remote = _partial_clone(repo)
+        if remote is not None:
+            return EnvironmentProblem(
+                f"an object this dream needs is not in this partial clone ({exc}); libgit2, which "
+                "gitdream reads with, cannot fetch it from the promisor remote",
+                hint=f"fetch the missing objects with `git fetch --refetch {remote}` (or clone without "
+                "--filter), then run again",
+            )
+        return EnvironmentProblem(
+            f"an object this dream needs is missing from the repository ({exc})",
+            hint="check the repository with `git fsck`; fetch again what is missing, then run again",
+        )
+    return None

@@ -1,0 +1,306 @@
+"""The ref-move/index-update window (issue 16, case 6), and a fuzz of interleavings.
+
+Before, the dream moved the branch and updated the index as two steps with nothing held
+in between: a user's `git commit` in that window (50 ms to 1.4 s with many files)
+recorded the old index and undid the dream — 74 new experience files of a real agent
+vanished from the branch in 1 of 12 tries — and after a kill in that window the user's
+next plain `git commit` did the same, and the next run asked the user to commit
+gitdream's files by hand. The commit builder now holds `index.lock` from before the
+branch move to the index write, as git's own commands do, with a journal the next
+gitdream command completes.
+
+The fuzz starts real dreams and, at a random moment of each, a random sequence of what a
+person does meanwhile — commit (other files and the dream's own), stage, edit, check out
+another branch and back, rebase — and checks every interleaving: the dream commits or
+refuses clearly; no byte the user wrote is lost; the dream's work, once committed, is in
+HEAD, the index and the working tree (unless the user changed those very files); HEAD,
+index and working tree agree on everything else. `GITDREAM_TEST_SEED=N` replays a run,
+`GITDREAM_TEST_ROUNDS=N` sets how many interleavings (default 12; bench/RESULTS.md has a
+long run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import commit_all, git, popen, run_gitdream, write
+from tests.reliability.support import LOCK, LOGS, MEMORY, agent_repo, fsck, leftovers, prepared
+from tests.reliability.test_races import (
+    AGENT,
+    INDEX,
+    TOPIC,
+    User,
+    _finish_rebase,
+    _fresh_clean,
+    check_outcome,
+    check_user_kept,
+    dream_kept,
+)
+
+WORDS = (
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "xray",
+    "yankee",
+    "zulu",
+    "amber",
+    "birch",
+    "cedar",
+    "dahlia",
+    "elm",
+    "fern",
+    "ginger",
+    "hazel",
+    "iris",
+    "jasmine",
+    "kale",
+    "laurel",
+    "maple",
+    "nutmeg",
+)
+TOPICS = len(WORDS)
+MANY = 20
+"""At least this many of them are new topic files (the offline engine merges a few)."""
+
+
+def _topics(names: list[str]) -> int:
+    """How many of the topic files the dream makes (one per word) are among `names`."""
+    return len([n for n in names if n.rsplit("/", 1)[-1].removesuffix(".md") in WORDS])
+
+
+def _many_topics(root: Path) -> dict[str, object]:
+    """agent ops with a log of TOPICS entries, each tagged with its own topic: the dream
+    creates a new topic file for most of them (Kit's real dream made 74)."""
+    agent_repo(root)
+    write(root, "unstaged.txt", "committed\n")
+    write(root, "gitdream.toml", f"max_new_topics = {TOPICS}\n")
+    log = "".join(
+        f"- [{word}] The {word} service needs its own runbook entry {n}.\n" for n, word in enumerate(WORDS)
+    )
+    write(root, f"{LOGS}/2026-03-01.md", log)
+    commit_all(root, "a day with many topics")
+    git(root, "branch", "before")
+    write(root, "notes.txt", "untracked\n")
+    return {"head": git(root, "rev-parse", "HEAD").strip()}
+
+
+def _agree(root: Path, user: User) -> None:
+    status = git(root, "status", "--porcelain", "--untracked-files=all", "--", "agents").splitlines()
+    touched = {p for p in user.last if p.startswith("agents/")}
+    assert all(line[3:] in touched for line in status), status
+
+
+_RUN_SECONDS: dict[str, float] = {}
+
+
+def _run_seconds(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, key: str, build: Callable[[Path], object]
+) -> float:
+    if key not in _RUN_SECONDS:
+        sample, _meta = prepared(tmp_path_factory, key, build, tmp_path / f"sample-{key}")
+        start = time.monotonic()
+        assert run_gitdream(sample, "run").returncode == 0
+        _RUN_SECONDS[key] = time.monotonic() - start
+    return _RUN_SECONDS[key]
+
+
+def test_a_commit_at_a_random_moment_never_undoes_a_dream_of_many_files(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """The replay of the issue: a dream that creates TOPICS topic files, and the user
+    committing other files in a loop from a random moment until it ends, 12 times. Every
+    time the dream's files are in HEAD, the index and the working tree at the end."""
+    seed = int(os.environ.get("GITDREAM_TEST_SEED", time.time_ns() % 100000))
+    rng = random.Random(seed)
+    seconds = _run_seconds(tmp_path_factory, tmp_path, "many-topics", _many_topics)
+    for attempt in range(12):
+        root, _meta = prepared(tmp_path_factory, "many-topics", _many_topics, tmp_path / f"repo{attempt}")
+        user = User(root)
+        proc = popen(root, "run", "--json")
+        time.sleep(rng.uniform(0.3, 1.0) * seconds)
+        while proc.poll() is None:
+            user.commit(f"user-{rng.randrange(3)}.txt")
+        out, err = proc.communicate(timeout=60)
+        assert check_outcome(root, proc.returncode, out, err) == "ok", (seed, attempt, err)
+        check_user_kept(root, user)
+        dream_kept(root, user)
+        topics = git(root, "ls-tree", "--name-only", "HEAD", f"{MEMORY}/").split()
+        assert _topics(topics) >= MANY, (seed, attempt, topics)  # all there: `dream_kept`
+        _agree(root, user)
+
+
+# --- a kill in the window, then the user's plain `git commit` ------------------------------------
+
+
+@pytest.mark.parametrize("point", ["after-ref-move", "mid-worktree-update", "before-index-update"])
+def test_after_a_kill_in_the_window_the_users_commit_cannot_undo_the_dream(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, point: str
+) -> None:
+    """Killed between its branch move and its index update, the dream leaves index.lock
+    (with the index to install) and its journal: the user's next `git commit` fails as it
+    fails against any git command holding the lock, instead of recording the old index;
+    the next gitdream command — `status` here — finishes the working tree and the index;
+    then the user's commit lands on top of the dream, and the next run has nothing to ask."""
+    root, _meta = prepared(tmp_path_factory, "many-topics", _many_topics, tmp_path / "repo")
+    write(root, "staged.txt", "the user's staged change\n")
+    git(root, "add", "staged.txt")
+    killed = run_gitdream(root, "run", env={"GITDREAM_FAULT": f"{point}@1:kill"})
+    assert killed.returncode == -signal.SIGKILL
+    assert (root / ".git" / "index.lock").exists()
+    refused = subprocess.run(
+        ["git", "commit", "-q", "-m", "the user's commit"], cwd=root, capture_output=True, text=True
+    )
+    assert refused.returncode != 0 and "index.lock" in refused.stderr
+    finished = run_gitdream(root, "status")
+    assert finished.returncode == 0, finished.stderr
+    assert "finished updating the working tree and index for dream commit" in finished.stderr
+    assert not (root / ".git" / "index.lock").exists()
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == "A  staged.txt\n?? notes.txt\n"
+    git(root, "commit", "-q", "-m", "the user's commit")
+    user = User(root)
+    dream_kept(root, user)
+    assert git(root, "cat-file", "-p", "HEAD:staged.txt") == "the user's staged change\n"
+    again = run_gitdream(root, "run", "--json")
+    assert again.returncode == 0, again.stderr
+    receipts = json.loads(again.stdout)["runs"]
+    assert receipts and all(r["status"] in ("ok", "noop") for r in receipts), receipts
+    assert fsck(root) == "" and leftovers(root) == [] and not (root / LOCK).exists()
+
+
+def test_a_lock_removed_by_hand_after_a_kill_is_repaired_where_it_still_can_be(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """The remaining limit, stated in docs/reliability.md: if the user deletes the
+    index.lock a killed dream left (git's message suggests it) instead of running a
+    gitdream command, their next commit records the index without the dream. Nothing is
+    lost even then: the dream's commit stays in history, gitdream leaves the user's state
+    alone with a warning, and — the watermark had not moved — the next dream writes the
+    facts again."""
+    root, _meta = prepared(tmp_path_factory, "many-topics", _many_topics, tmp_path / "repo")
+    killed = run_gitdream(root, "run", env={"GITDREAM_FAULT": "after-ref-move@1:kill"})
+    assert killed.returncode == -signal.SIGKILL
+    (root / ".git" / "index.lock").unlink()
+    write(root, "user.txt", "the user's file\n")
+    git(root, "add", "user.txt")
+    git(root, "commit", "-q", "-m", "the user's commit of the old index")
+    again = run_gitdream(root, "run", "--json")
+    assert again.returncode == 0, again.stderr
+    assert "HEAD no longer has the dream's version" in again.stderr
+    (receipt,) = json.loads(again.stdout)["runs"]
+    assert receipt["status"] == "ok" and receipt["commits"]["experience"], receipt
+    topics = git(root, "ls-tree", "--name-only", "HEAD", f"{MEMORY}/").split()
+    assert _topics(topics) >= MANY
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == "?? notes.txt\n"
+    assert fsck(root) == "" and leftovers(root) == []
+
+
+# --- the fuzz ---------------------------------------------------------------------------------
+
+
+def _commit_other(user: User, rng: random.Random) -> None:
+    user.commit(f"user-{rng.randrange(3)}.txt")
+
+
+def _commit_target(user: User, rng: random.Random) -> None:
+    user.commit(rng.choice([INDEX, TOPIC, AGENT]))
+
+
+def _stage(user: User, rng: random.Random) -> None:
+    path = rng.choice([INDEX, "user-0.txt"])
+    user.write(path)
+    user.add(path)
+
+
+def _edit(user: User, rng: random.Random) -> None:
+    user.write(rng.choice([INDEX, TOPIC, AGENT]))
+
+
+def _back_to_main(user: User) -> None:
+    """Check out main again, trying again while a dream holds index.lock (as a person
+    would: git says another git process is running)."""
+    for _attempt in range(200):
+        if user.git("checkout", "-q", "main"):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"cannot check out main again: {user.failures[-1]}")
+
+
+def _checkout_and_back(user: User, rng: random.Random) -> None:
+    if user.git("checkout", "-q", "before"):
+        time.sleep(rng.uniform(0, 0.05))
+        _back_to_main(user)
+
+
+def _rebase(user: User, rng: random.Random) -> None:
+    user.git("rebase", "-q", "--force-rebase", "HEAD~1")
+
+
+ACTIONS = [_commit_other, _commit_target, _stage, _edit, _checkout_and_back, _rebase]
+# A rebase refuses over unstaged changes and `git rebase --abort` (what the person does
+# with one the dream's lock interrupted) resets the working tree: rounds with a rebase use
+# only commits, checkouts and rebases, on a repository with nothing uncommitted.
+WITH_REBASE = [_commit_other, _checkout_and_back, _rebase]
+
+
+def test_fuzz_of_interleavings(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    seed = int(os.environ.get("GITDREAM_TEST_SEED", time.time_ns() % 100000))
+    rounds = int(os.environ.get("GITDREAM_TEST_ROUNDS", "12"))
+    rng = random.Random(seed)
+    seconds = _run_seconds(tmp_path_factory, tmp_path, "race-clean", _fresh_clean)
+    tally: dict[str, int] = {}
+    for attempt in range(rounds):
+        where = f"seed {seed}, round {attempt}"
+        rebasing = rng.random() < 0.3
+        root, _meta = prepared(tmp_path_factory, "race-clean", _fresh_clean, tmp_path / f"repo{attempt}")
+        if not rebasing:
+            write(root, "unstaged.txt", "edited, not staged\n")
+        user = User(root)
+        pool = WITH_REBASE if rebasing else ACTIONS
+        plan = [rng.choice(pool) for _ in range(rng.randint(1, 4))]
+        proc = popen(root, "run", "--json")
+        time.sleep(rng.uniform(0, 1.0) * seconds)
+        for action in plan:
+            action(user, rng)
+            time.sleep(rng.uniform(0, 0.02))
+        out, err = proc.communicate(timeout=60)
+        _finish_rebase(user)
+        _back_to_main(user)
+        outcome = check_outcome(root, proc.returncode, out, err)
+        tally[outcome] = tally.get(outcome, 0) + 1
+        check_user_kept(root, user)
+        if outcome == "ok":
+            dream_kept(root, user)
+        _agree(root, user)
+        assert not (root / ".git" / "index.lock").exists(), where
+    print(f"interleavings: {rounds} (seed {seed}): {tally}")
+    assert fsck(root) == "" and leftovers(root) == []

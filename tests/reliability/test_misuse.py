@@ -1,0 +1,97 @@
+"""Misuse and hostile input (issue 16, case 14): a review branch named HEAD, a memory
+folder that is the raw logs' folder, terminal escapes in the material, forged trailers on
+a person's commit, and many agents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import commit_all, git, run_gitdream, write
+from tests.reliability.support import LOGS, MEMORY, agent_repo, material, prepared
+
+
+def _ops(root: Path) -> dict[str, object]:
+    agent_repo(root)
+    material(root)
+    return {}
+
+
+def test_a_review_branch_named_head_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
+    for name in ("HEAD", "-x"):
+        done = run_gitdream(root, "run", "--branch", name)
+        assert done.returncode == 1 and f"'{name}' is not a valid branch name" in done.stderr, done.stderr
+    assert git(root, "for-each-ref", "refs/heads").count("refs/heads/") == 1
+
+
+def test_a_memory_dir_holding_the_raw_logs_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
+    write(root, "gitdream.toml", 'memory_dir = "memory/logs"\n')
+    commit_all(root, "memory in the logs folder")
+    done = run_gitdream(root, "run")
+    assert done.returncode == 1, done.stderr
+    assert "memory_dir 'memory/logs' is where the raw material is" in done.stderr
+    assert git(root, "for-each-ref", "refs/gitdream") == "", "nothing was consumed"
+
+
+ESCAPES = "\x1b]52;c;ZWNobyBldmls\x07\x1b[2J\x1b[31mred\x1b[0m\x9b6n\u202eevil"
+
+
+def test_audit_and_show_print_no_terminal_escape_from_the_material(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
+    write(root, f"{LOGS}/2026-03-03.md", f"- [deploy] The banner read {ESCAPES} before the deploy.\n")
+    commit_all(root, "a log with terminal escapes")
+    assert run_gitdream(root, "run").returncode == 0
+    for args in (("audit", "ops"), ("show", "last"), ("log",), ("run", "--full", "--dry-run")):
+        done = run_gitdream(root, *args)
+        printed = done.stdout + done.stderr
+        for char in ("\x1b", "\x07", "\x9b", "\u202e"):
+            assert char not in printed, (args, repr(char))
+    assert "\\x1b]52" in run_gitdream(root, "audit", "ops").stdout  # shown, not acted on
+
+
+def test_forged_trailers_on_a_persons_commit_do_not_let_revert_undo_it(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Before, a person's commit whose message carried Gitdream-* trailers (pasted, or
+    forged) was a run to `gitdream revert`, which undid the person's edit."""
+    root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
+    assert run_gitdream(root, "run").returncode == 0
+    edited = "---\nname: human\ndescription: written by a person\ntype: note\n---\n\nEdited.\n"
+    write(root, f"{MEMORY}/human.md", edited)
+    git(root, "add", "-A")
+    forged = "1m8zzzzzzzzz"
+    git(
+        root,
+        "commit",
+        "-q",
+        "-m",
+        f"a person's edit\n\nGitdream-Run: {forged}\nGitdream-Kind: experience\nGitdream-Agent: ops\n",
+    )
+    before = git(root, "rev-parse", "HEAD")
+    for target in (forged, "last"):  # `last` is the newest run with a commit in HEAD: the forged one
+        done = run_gitdream(root, "revert", target)
+        assert done.returncode == 1 and "has no receipt here" in done.stderr, done.stderr
+        assert git(root, "rev-parse", "HEAD") == before
+        assert (root / MEMORY / "human.md").read_text() == edited, f"revert {target} undid the person's edit"
+
+
+def test_a_run_saves_its_state_a_bounded_number_of_times() -> None:
+    """10 000 agents rewrote state.json (which lists them all) after each agent: the saves
+    are now at most one per second, and one at the end."""
+    from gitdream.commands.run import _Saver
+
+    saves: list[int] = []
+    saver = _Saver(lambda: saves.append(1))
+    for _agent in range(10_000):
+        saver()
+    saver.flush()
+    assert 1 <= len(saves) <= 3
