@@ -135,7 +135,7 @@ def test_readme_figures_are_those_of_bench_results() -> None:
     text = README.read_text(encoding="utf-8")
     figures = text.split("## Figures", 1)[1].split("\n## ", 1)[0]
     results = (PACKAGE_ROOT / "bench" / "RESULTS.md").read_text(encoding="utf-8")
-    cited = re.findall(r"\+?\d+(?:\.\d+)?(?: ?(?:ms|s|MB)\b|×)", figures)
+    cited = re.findall(r"\+?\d+(?:\.\d+)?(?: ?(?:ms|s|MB)\b|×|k tokens| calls\b)", figures)
     assert cited, "the README's Figures section cites no figure"
     for figure in cited:
         assert figure in results, f"README.md cites {figure!r}, which bench/RESULTS.md does not state"
