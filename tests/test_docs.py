@@ -113,6 +113,18 @@ def test_every_page_is_linked_from_the_readme_and_links_back() -> None:
         assert back, f"docs/{page.name} does not link back to README.md"
 
 
+def test_every_page_links_to_a_related_page() -> None:
+    # Linked both ways: a reader who lands on one page finds the pages next to it.
+    for page in PAGES:
+        related = {
+            (page.parent / target).resolve()
+            for target in (link.partition("#")[0] for link in _links(page))
+            if target.endswith(".md") and not re.match(r"[a-z]+:", target)
+        }
+        others = {p.resolve() for p in PAGES} - {page.resolve()}
+        assert related & others, f"docs/{page.name} links to no other page of docs/ (add a 'See also' line)"
+
+
 def test_every_command_is_explained_on_a_task_page() -> None:
     # The CLI reference lists every command by construction; a user also needs prose.
     prose = "\n".join(p.read_text(encoding="utf-8") for p in [README, *PAGES] if p.name != "cli.md")
