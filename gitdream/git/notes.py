@@ -18,8 +18,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import pygit2
+
 from gitdream import clock, paths
 from gitdream.errors import GitdreamError
+from gitdream.git import refs
 
 if TYPE_CHECKING:
     from gitdream.git.commitbuilder import Identity
@@ -60,15 +63,12 @@ def _text(repo: Repo, note: object) -> str | None:
 def read(repo: Repo, ref: str, commit: str) -> str | None:
     """The text of the note on `commit` under notes ref `ref`, or None without one (or
     when it is larger than MAX_NOTE_BYTES)."""
-    import pygit2
 
     try:
         note = repo.raw.lookup_note(commit, ref)
     except KeyError:
         return None
     except pygit2.GitError as exc:
-        from gitdream.git import refs
-
         raise refs.broken(repo, ref, exc) from None
     return _text(repo, note)
 
@@ -116,9 +116,8 @@ def append_line(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -
 
 
 def _append(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -> None:
-    import pygit2
 
-    from gitdream.git import lockfiles
+    from gitdream.git import lockfiles  # idle path: only where it is used
 
     last_error: Exception | None = None
     for attempt in range(ATTEMPTS):

@@ -200,7 +200,7 @@ def pending_paths(repo: Repo, agent: Agent) -> int:
     `max_units`, a failed batch, a refused definition — read from the receipt (git note)
     of its watermark commit. Such material opens the sessions gate by itself."""
     from gitdream.dream import receiptlog  # idle path: the sessions gate
-    from gitdream.git import refs
+    from gitdream.git import refs  # idle path: only where it is used
 
     last = receiptlog.latest_dream(repo, agent.id, refs.target(repo, agent.watermark_ref))
     pending = last.get("pending") if last is not None else None
@@ -210,7 +210,7 @@ def pending_paths(repo: Repo, agent: Agent) -> int:
 def _sessions(repo: Repo, agent: Agent, head: str) -> int | None:
     """New sessions since the watermark (None when that cannot be told cheaply; the run
     then goes ahead and reports the problem itself)."""
-    from gitdream.dream import material
+    from gitdream.dream import material  # idle path: only where it is used
 
     try:
         base, _warnings = material.resolve_base(repo, agent, head)
