@@ -127,6 +127,7 @@ def test_every_import_inside_a_function_says_why(agent_repo: Path) -> None:
         _loaded(agent_repo, ["check", "--staged"]),
     ]
     assert run_gitdream(agent_repo, "run").returncode == 0  # a dream: watermark and state
+    idle.append(_loaded(agent_repo, ["run"]))  # a run with nothing new: no engine, no scanner
     write(agent_repo, "agents/ops/memory/logs/2026/03/2026-03-02.md", "- another session\n")
     commit_all(agent_repo, "one more session")
     idle += [  # after it: the time gate closes, or (min_hours 0) the sessions gate

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults
 from gitdream.contract import DistillContext, MemoryView
-from gitdream.dream import gather, integrate, material, receipts, runjournal, screen, verify
+from gitdream.dream import gather, integrate, material, receipts, runjournal, verify
 from gitdream.dream.gather import carried_units, unit_record
 from gitdream.dream.options import Reporter, RunOptions, Silent  # also imported from here
 from gitdream.dream.orient import memory_view
@@ -313,6 +313,7 @@ class DreamRun:
 
     def verify(self, units: list[Unit]) -> list[Unit]:
         """Units that rest only on this run's material (or existing facts)."""
+        from gitdream.dream import screen  # idle path: a run with nothing new never loads the scanner
 
         facts = verify.existing_facts(MemoryView(self.memory), self.agent)
         notes: list[dict[str, Any]] = []
@@ -328,6 +329,7 @@ class DreamRun:
     def screen(self, units: list[Unit], material: Material) -> list[Unit]:
         """The deterministic scanner, then the engine's own screen; at most `max_units`
         kept (the rest stays pending)."""
+        from gitdream.dream import screen  # idle path: a run with nothing new never loads the scanner
 
         self.reporter.phase(self.agent.id, "screen", f"{len(units)} units")
         scanned = screen.screen_units(units, self.cfg, sources={e.id: e.text for e in self.entries})

@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock
 from gitdream.dream.receiptlog import NOTES_REF, iter_records, latest_dream, read
-from gitdream.dream.screen import elide_tokens, redact_json, scan_text, user_patterns
-from gitdream.dream.screen import redact as mask
 from gitdream.errors import ConfigError
 from gitdream.git import notes
 from gitdream.units import parse_entry_id
@@ -327,6 +325,7 @@ def redact(receipt: Receipt, cfg: Config) -> None:
     free = [item.name for item in fields(receipt) if item.name not in _RECEIPT_IDS]
     if not any(_free_text(getattr(receipt, name)) for name in free):
         return
+    from gitdream.dream.screen import redact_json  # idle path: a no-op's receipt never loads the scanner
 
     allow, deny = _patterns(cfg)
     for name in free:
@@ -347,6 +346,7 @@ def _free_text(value: Any) -> bool:
 def _patterns(cfg: Config) -> tuple[list[Any], list[Any]]:
     """`screen.allow`/`screen.deny`; when they do not compile (the screen phase has
     already failed on that), none: masking with the built-in rules alone masks more."""
+    from gitdream.dream.screen import user_patterns  # idle path: a no-op's receipt never loads the scanner
 
     try:
         return user_patterns(cfg)
@@ -361,6 +361,8 @@ def rejected_json(rejected: list[Rejected], cfg: Config) -> list[dict[str, Any]]
     short, lower-cased): an engine carries secrets into titles and topics in such forms."""
     if not rejected:
         return []
+    from gitdream.dream.screen import elide_tokens, scan_text  # idle path: a no-op never loads the scanner
+    from gitdream.dream.screen import redact as mask  # idle path: a no-op never loads the scanner
 
     allow, deny = _patterns(cfg)
     out = []

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gitdream.contract import Engine, Progress, UsedToday, no_progress, nothing_used
-from gitdream.engines.anthropic import AnthropicEngine
 from gitdream.engines.offline import OfflineEngine
 from gitdream.errors import ConfigError
 
@@ -34,5 +33,7 @@ def get_engine(
     if name == "offline":
         return OfflineEngine(cfg)
     if name == "anthropic":
+        from gitdream.engines.anthropic import AnthropicEngine  # idle path: loaded only when chosen
+
         return AnthropicEngine(cfg, used_today=used_today, progress=progress)
     raise ConfigError(f"unknown engine {name!r}", hint="use --engine offline or --engine anthropic")
