@@ -95,3 +95,25 @@ def test_a_run_saves_its_state_a_bounded_number_of_times() -> None:
         saver()
     saver.flush()
     assert 1 <= len(saves) <= 3
+
+
+def test_a_slow_save_of_the_state_takes_at_most_a_tenth_of_the_run() -> None:
+    """At 10 000 agents one save of state.json takes about half a second: saving once a
+    second spent a third of the run saving. The wait after a save grows with its cost."""
+    from gitdream.commands.run import _Saver
+
+    now = [0.0]
+    saves: list[float] = []
+
+    def save() -> None:  # a save that takes 0.5 s of the (simulated) clock
+        saves.append(now[0])
+        now[0] += 0.5
+
+    saver = _Saver(save, clock=lambda: now[0])
+    for _agent in range(10_000):  # 10 ms of work per agent: 100 s, plus the saves
+        now[0] += 0.01
+        saver()
+    saver.flush()
+    saving = 0.5 * len(saves)
+    assert saving <= 0.1 * (now[0] - saving) + 0.5, (len(saves), now[0])
+    assert len(saves) >= 10, "the state is still saved along the way"
