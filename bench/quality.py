@@ -15,7 +15,15 @@ names, at most ~25 topics for Kit. The labels cover three agents only; the same 
 runs elsewhere on material whose labels are not in ../shared, so these figures are a check
 of the principle, not a target to tune to.
 
-`--quick` dreams one small agent (claude-dev) once: a smoke run whose figures mean nothing.
+4. **Held out**: for each agent whose labels mark entries worth keeping (Kit, BookMinder),
+   the salience weights are fitted again by `bench.fit_salience`'s procedure on the
+   *other* agents' labels only (same pull `L2`, same threshold), a fresh real repository
+   is dreamed with them (`bench.heldout_run`) and `score-dream --agent` scores that agent:
+   the figure a maintainer should expect on material whose labels the weights never saw,
+   next to the in-sample one (the default weights, fitted on all labels).
+
+`--quick` dreams one small agent (claude-dev) once: a smoke run whose figures mean nothing;
+it skips the held-out dreams.
 Without ../shared the figure says so and measures nothing.
 
     python -m bench --only quality
@@ -45,13 +53,21 @@ def shared_dir() -> Path | None:
     return None
 
 
-def dream_to_convergence(repo: Path, env: dict[str, str], agents: list[str], max_runs: int) -> dict[str, Any]:
+HELD_OUT = ("kit", "bookminder")
+"""Agents scored held out: those whose labels mark entries worth keeping."""
+
+
+def dream_to_convergence(
+    repo: Path, env: dict[str, str], agents: list[str], max_runs: int, weights: Path | None = None
+) -> dict[str, Any]:
     """Run `gitdream run --engine offline --json` until a run writes nothing and leaves
     nothing pending; returns {"runs": n, "converged": bool, "seconds": total, "per_run":
     [{"agent": {"created":…, "corroborated":…, "superseded":…, "not_kept":…}}]}."""
-    cmd = gitdream_cmd(
-        "run", "--engine", "offline", "--json", *[a for agent in agents for a in ("--agent", agent)]
-    )
+    args = ("run", "--engine", "offline", "--json", *[a for agent in agents for a in ("--agent", agent)])
+    if weights is None:
+        cmd = gitdream_cmd(*args)
+    else:  # the same command, with the salience weights of `weights` (bench.heldout_run)
+        cmd = [sys.executable, "-m", "bench.heldout_run", str(weights), *args]
     out: dict[str, Any] = {"runs": 0, "converged": False, "seconds": 0.0, "per_run": []}
     for _ in range(max_runs):
         child = run_child(cmd, repo, env)
@@ -79,8 +95,8 @@ def dream_to_convergence(repo: Path, env: dict[str, str], agents: list[str], max
     return out
 
 
-def score(shared: Path, repo: Path) -> dict[str, Any]:
-    """score-dream's figures for `repo` (its `--json` output)."""
+def score(shared: Path, repo: Path, agent: str | None = None) -> dict[str, Any]:
+    """score-dream's figures for `repo` (its `--json` output), of one `agent` when given."""
     proc = subprocess.run(
         [
             sys.executable,
@@ -89,6 +105,7 @@ def score(shared: Path, repo: Path) -> dict[str, Any]:
             "--labels",
             str(shared / "quality" / "labels.jsonl"),
             "--json",
+            *(["--agent", agent] if agent else []),
         ],
         capture_output=True,
         text=True,
@@ -156,4 +173,59 @@ def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
     for name, agent in sorted(per_agent.items()):
         if isinstance(agent, dict):
             figure.notes.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in sorted(agent.items())))
+    if not settings.quick:
+        figure.tables.append(held_out(shared, repo, tmp, env))
     return figure
+
+
+def held_out(shared: Path, dreamed: Path, tmp: Path, env: dict[str, str]) -> Table:
+    """Step 4: each agent of `HELD_OUT` dreamed with weights fitted without its labels, and
+    scored, next to its in-sample score in `dreamed` (the default weights)."""
+    from bench import fit_salience
+    from gitdream.dream import salience_weights
+
+    table = Table(
+        "Held out: each agent dreamed with salience weights fitted on the other agents' labels "
+        "only, scored on its own (in-sample: the default weights, fitted on all labels):",
+        columns=(
+            "agent",
+            "precision / recall held out",
+            "precision / recall in-sample",
+            "facts held out / in-sample",
+            "",
+            "",
+        ),
+    )
+    examples = fit_salience.examples(shared, dreamed)  # the raw files, which dreams never change
+    for agent in HELD_OUT:
+        train = [ex for ex in examples if not ex.id.startswith(f"agents/{agent}/")]
+        weights, bias = fit_salience.fit(train, salience_weights.L2)
+        spec = tmp / f"weights-without-{agent}.json"
+        spec.write_text(json.dumps({"weights": weights, "bias": bias}), encoding="utf-8")
+        repo = tmp / f"real-without-{agent}"
+        subprocess.run(
+            [sys.executable, str(shared / "tools" / "make-real-repo"), str(repo)],
+            check=True,
+            capture_output=True,
+        )
+        dream_to_convergence(repo, env, [agent], MAX_RUNS, weights=spec)
+        out, into = _agent_figures(shared, repo, agent), _agent_figures(shared, dreamed, agent)
+        table.rows.append(
+            Row(
+                agent,
+                f"{out['precision']:.3f} / {out['recall']:.3f}",
+                f"{into['precision']:.3f} / {into['recall']:.3f}",
+                f"{out['facts']} / {into['facts']}",
+            )
+        )
+    return table
+
+
+def _agent_figures(shared: Path, repo: Path, agent: str) -> dict[str, Any]:
+    figures = score(shared, repo, agent)
+    nan = float("nan")
+    return {
+        "precision": float(figures.get("precision", nan)),
+        "recall": float(figures.get("recall", nan)),
+        "facts": figures.get("facts", "?"),
+    }

@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock
 from gitdream.agents import Agent, list_agents
-from gitdream.errors import GitdreamError
+from gitdream.errors import BlockError, GitdreamError
 
 if TYPE_CHECKING:
     from gitdream.config import Config
@@ -175,6 +176,9 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
             result.warnings.append(f"{agent.id}: {exc.message}" + (f"; {exc.hint}" if exc.hint else ""))
         opens = state_mod.time_gate_opens(entry, base_hours)
         needed = cfg.int("min_sessions")
+        over = _index_over_limits(repo.workdir, agent, cfg)
+        if over is not None:
+            result.warnings.append(over)
         result.agents.append(
             {
                 "id": agent.id,
@@ -220,6 +224,36 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
             result.warnings.append(f"the stamp was not rewritten: {known.message if known else exc}")
         result.stamp = state_mod.read_stamp(repo.common_dir)
     return result
+
+
+def _index_over_limits(workdir: str | os.PathLike[str], agent: Agent, cfg: Config) -> str | None:
+    """The warning a dream gives when the part of `agent`'s MEMORY.md outside gitdream's
+    index block is already over `memory_max_lines` / `memory_max_bytes`: gitdream then
+    lists its topics in `gitdream-topics.md` beside it (docs/memory.md). None when it fits,
+    or when there is no readable MEMORY.md. Reads the work tree's file; never raises."""
+    from gitdream.text import blocks
+
+    path = f"{agent.memory_dir}/MEMORY.md" if agent.memory_dir else "MEMORY.md"
+    try:
+        text = Path(workdir, path).read_text(encoding="utf-8", errors="surrogateescape")
+    except (OSError, ValueError):
+        return None
+    try:
+        block = blocks.find(text, "index", path)
+    except BlockError:  # broken markers: `gitdream check` names them
+        block = None
+    human = text if block is None else text[: block.start] + text[block.end :]
+    lines = human.count("\n") + (1 if human and not human.endswith("\n") else 0)
+    size = len(human.encode("utf-8", "surrogateescape"))
+    max_lines, max_bytes = cfg.int("memory_max_lines"), cfg.int("memory_max_bytes")
+    if lines <= max_lines and size <= max_bytes:
+        return None
+    overflow = path[: -len("MEMORY.md")] + "gitdream-topics.md"
+    return (
+        f"{agent.id}: {path} is over its limits without gitdream's block ({lines} lines, {size} bytes; "
+        f"limits {max_lines} lines, {max_bytes} bytes): gitdream's topics are indexed in {overflow}; "
+        "shorten it by hand, or raise memory_max_lines/memory_max_bytes"
+    )
 
 
 def _hooks(repo: Repo) -> dict[str, Any]:

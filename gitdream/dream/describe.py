@@ -15,8 +15,9 @@ judge entries, not index lines.
 The chosen fact is then **shortened at a boundary of its meaning**, never inside a word:
 its first sentence (without a one-word label such as "IMPORTANT:" when only that makes it
 too long); when that is still over the limit, its first clauses up to the last
-"; " or " — " that fits (a whole clause: no mark); else up to the last ", " or ": " (and "…"
-marks the cut); only a single clause too long for the line is cut at a word. Pure; never
+"; " or " — " that fits, or the last ", " before a reason or a caveat (", because …", ", but
+…", "，因为……"): a whole clause, so no mark; else up to the last ", " or ": " (and "…" marks
+the cut); only a single clause too long for the line is cut at a word. Pure; never
 raises.
 """
 
@@ -28,6 +29,7 @@ from datetime import date
 
 from gitdream.dream import salience
 from gitdream.dream.facts import Fact, one_line
+from gitdream.dream.lexicons import CONTRAST_WORDS, REASON_WORDS, Lexicon
 from gitdream.text import sentences
 from gitdream.text.clip import clip
 from gitdream.units import Entry
@@ -41,6 +43,8 @@ CUT_PENALTY = 1.0
 RECORD_FEATURES = frozenset({"past", "activity", "id", "clock", "date"})
 _WHOLE_CLAUSE_END = re.compile(r"(?:; | — | – |；)")
 _CLAUSE_END = re.compile(r"(?:: |： |, |、|，)")
+_ADDED_CLAUSE = Lexicon(REASON_WORDS + CONTRAST_WORDS)
+"""What opens a clause added to a whole statement: ", because …", ", but …", "，因为……"."""
 _CUES = salience.Cues()
 
 
@@ -66,10 +70,12 @@ def shorten(text: str, limit: int) -> str:
     label, rest = salience.label_of(first)
     if label is not None and len(label.split()) <= 1 and rest.strip() and len(rest.strip()) <= limit:
         return rest.strip()  # a one-word label ("IMPORTANT:", "Remember:") is emphasis, not content
-    for pattern, mark in ((_WHOLE_CLAUSE_END, ""), (_CLAUSE_END, "…")):
-        cuts = [m.start() for m in pattern.finditer(first) if m.start() + len(mark) <= limit]
-        if cuts and cuts[-1] >= limit // 3:
-            return first[: cuts[-1]].rstrip(" ,;:；，") + mark
+    whole = [m.start() for m in _WHOLE_CLAUSE_END.finditer(first)]
+    whole += [m.start() for m in _CLAUSE_END.finditer(first) if _ADDED_CLAUSE.starts(first[m.end() :])]
+    for cuts, mark in ((sorted(whole), ""), ([m.start() for m in _CLAUSE_END.finditer(first)], "…")):
+        fitting = [cut for cut in cuts if cut + len(mark) <= limit]
+        if fitting and fitting[-1] >= limit // 3:
+            return first[: fitting[-1]].rstrip(" ,;:；，") + mark
     return clip(first, limit)
 
 

@@ -395,11 +395,13 @@ def _new_title(unit: Unit, slug: str) -> str:
     return clip(title, TITLE_MAX_CHARS)
 
 
-def summary_of(facts: list[Fact], title: str = "") -> str:
+def summary_of(facts: list[Fact], title: str = "", slug: str = "") -> str:
     """What a topic holds now, for its `description` and index line: its most salient
-    current fact, shortened at a boundary of its meaning to DESCRIPTION_MAX_CHARS
-    (`gitdream.dream.describe`); "" for none."""
-    return describe.summary_of(facts, title, DESCRIPTION_MAX_CHARS)
+    current fact, shortened at a boundary of its meaning to DESCRIPTION_MAX_CHARS, or to
+    the room the index line of topic `slug` titled `title` leaves when that is less, so
+    the index line shows the description whole (`gitdream.dream.describe`); "" for none."""
+    room = _index_room(_index_line(title, slug, "")) if slug else DESCRIPTION_MAX_CHARS
+    return describe.summary_of(facts, title, max(10, min(DESCRIPTION_MAX_CHARS, room)))
 
 
 def _related_line(live: _Live, titles: dict[str, str]) -> str:
@@ -587,7 +589,7 @@ class _Experience:
         topic; without proposals (an engine that names no topics) what it holds now
         (`summary_of`); an existing topic the engine did not describe again keeps its own."""
         if self.proposals is None:
-            return summary_of(entry.facts.facts, entry.title)
+            return summary_of(entry.facts.facts, entry.title, entry.slug)
         proposal = self.proposals.get(entry.slug.casefold())
         if proposal is not None and entry.owned:
             described = _proposed(proposal.description, DESCRIPTION_MAX_CHARS)
@@ -595,7 +597,7 @@ class _Experience:
                 return described
         if entry.topic is not None:
             return entry.topic.description
-        return summary_of(entry.facts.facts, entry.title)
+        return summary_of(entry.facts.facts, entry.title, entry.slug)
 
     def titles(self) -> dict[str, str]:
         out = {slug: topic.title for slug, topic in self.memory.topics.items()}
@@ -835,10 +837,15 @@ def _index_line(title: str, slug: str, description: str) -> str:
     link = quote(f"{slug}.md", safe="-_.~!$&'*+,;=:@") if re.search(r"[\s()<>]", slug) else f"{slug}.md"
     line = f"- [{label}]({link})"
     if description:
-        room = INDEX_LINE_MAX_CHARS - len(line) - 3
+        room = _index_room(line)
         if room >= 10:
-            line += " — " + clip(description, room)
+            line += " — " + describe.shorten(description, room)
     return line
+
+
+def _index_room(line: str) -> int:
+    """Characters left for the description after index line head `line` and " — "."""
+    return INDEX_LINE_MAX_CHARS - len(line) - 3
 
 
 def _overflow_line(count: int) -> str:

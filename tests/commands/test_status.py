@@ -137,3 +137,26 @@ def test_next_says_when_auto_mode_would_dream(agent_repo: Path) -> None:
     assert " now " in row + " " and f"0/5 +{sessions['pending']} pending" in row
 
     assert "in 24.0 h" in _row(agent_repo)  # the run just now closed the time gate
+
+
+def test_status_says_when_memory_md_alone_is_over_its_limits_and_where_the_topics_are(
+    agent_repo: Path,
+) -> None:
+    # issue 14: a person's MEMORY.md over its limits keeps gitdream's lines out; status says
+    # so and names the file that indexes gitdream's topics instead
+    index = "agents/ops/memory/MEMORY.md"
+    write(agent_repo, index, "".join(f"- line {n}\n" for n in range(250)))
+    commit_all(agent_repo, "a long index")
+    warnings = json.loads(cli(agent_repo, "status", "--json").stdout)["warnings"]
+    over = [w for w in warnings if index in w]
+    assert over and "250 lines" in over[0] and "agents/ops/memory/gitdream-topics.md" in over[0]
+    # gitdream's own block does not count against the person's part
+    write(
+        agent_repo,
+        index,
+        "# Index\n<!-- gitdream:begin index -->\n"
+        + "".join(f"- t{n}\n" for n in range(250))
+        + "<!-- gitdream:end index -->\n",
+    )
+    warnings = json.loads(cli(agent_repo, "status", "--json").stdout)["warnings"]
+    assert not [w for w in warnings if index in w]

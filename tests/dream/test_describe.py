@@ -44,6 +44,13 @@ def test_shortened_at_a_sentence_then_a_clause_never_inside_a_word() -> None:
     # a whole clause ends at "; " or " — " without a mark: it states itself
     listed = "Keep package metadata current in pyproject.toml; review docs/ periodically; stage all files"
     assert shorten(listed, 60) == "Keep package metadata current in pyproject.toml"
+    # a reason or a caveat added after a comma leaves a whole statement before it
+    reasoned = "Never promote a build before its migrations ran, because build 415 broke checkout"
+    assert shorten(reasoned, 60) == "Never promote a build before its migrations ran"
+    assert (
+        shorten("部署之前必须先跑迁移脚本，因为上次发布因此中断了结账流程。", 16)
+        == "部署之前必须先跑迁移脚本"
+    )
     # a one-word label is dropped rather than the end of the sentence
     marked = "IMPORTANT: You must activate the virtual environment in each new terminal first."
     assert shorten(marked, 70) == "You must activate the virtual environment in each new terminal first."

@@ -522,3 +522,20 @@ def test_malformed_index_markers_are_a_warning_naming_file_and_line() -> None:
     assert result.warnings == [
         f"{INDEX}:3: end of block 'index' without a matching begin; the index was not updated"
     ]
+
+
+def test_the_index_line_shows_the_description_whole_not_cut_inside_a_word() -> None:
+    # a long topic name leaves the description less room than its own limit: the
+    # description is chosen and shortened for that room, so both read the same, whole
+    fact = (
+        "Attestations must carry a detached signature; the verifier rejects inline ones, "
+        "and the sandbox keeps them for a day"
+    )
+    slug = "attestation-signer-and-verifier-notes"
+    result = integrate({}, [unit(slug, fact)])
+    meta, _ = memoryfiles.split_front_matter(result.changes[f"{MEM}/{slug}.md"] or "")
+    line = (blocks.get(result.changes[INDEX] or "", "index") or "").strip()
+    assert meta is not None
+    assert meta["description"] == "Attestations must carry a detached signature"
+    assert line.endswith(" — Attestations must carry a detached signature")
+    assert len(line) <= 150
