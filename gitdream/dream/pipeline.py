@@ -31,15 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults
 from gitdream.contract import DistillContext, MemoryView
-from gitdream.dream import gather, integrate, material, receipts, runjournal, verify
+from gitdream.dream import gather, material, receipts, runjournal
 from gitdream.dream.gather import carried_units, unit_record
 from gitdream.dream.options import Reporter, RunOptions, Silent  # also imported from here
 from gitdream.dream.orient import memory_view
 from gitdream.dream.receipts import Receipt
 from gitdream.errors import GitdreamError, Interrupted
 from gitdream.git.commitbuilder import Change, format_message
-from gitdream.git.environment import translate
-from gitdream.text.checks import Limits, check_text, kind_by_name
 from gitdream.units import DEFINITION_TARGETS, Rejected, TopicProposal, Unit, parse_entry_id
 
 if TYPE_CHECKING:
@@ -313,7 +311,7 @@ class DreamRun:
 
     def verify(self, units: list[Unit]) -> list[Unit]:
         """Units that rest only on this run's material (or existing facts)."""
-        from gitdream.dream import screen  # idle path: a run with nothing new never loads the scanner
+        from gitdream.dream import screen, verify  # idle path: a run with nothing new never loads them
 
         facts = verify.existing_facts(MemoryView(self.memory), self.agent)
         notes: list[dict[str, Any]] = []
@@ -379,6 +377,7 @@ class DreamRun:
 
     def experience(self, units: list[Unit], material: Material) -> None:
         """Integrate the experience units into memory files and commit them."""
+        from gitdream.dream import integrate  # idle path: a run with nothing new never loads it
 
         self.reporter.phase(self.agent.id, "experience", f"{len(units)} units")
         today = clock.now().date()
@@ -421,6 +420,8 @@ class DreamRun:
     def definitions(self, units: list[Unit], material: Material) -> None:
         """Integrate the definition units into managed blocks (behind the definition
         checks) and commit them; a refused file or commit leaves its units pending."""
+        from gitdream.dream import integrate  # idle path: a run with nothing new never loads it
+        from gitdream.text.checks import Limits, check_text, kind_by_name  # idle path: as integrate
 
         limits = Limits.from_config(self.cfg)
         self.reporter.phase(self.agent.id, "definitions", f"{len(units)} units")
@@ -551,6 +552,8 @@ class DreamRun:
         try:
             receipts.write(self.repo, receipt, self.ident)
         except Exception as failed:  # the receipt of a failure: its own failure is a warning
+            from gitdream.git.environment import translate  # idle path: only after an unexpected error
+
             known = failed if isinstance(failed, GitdreamError) else translate(failed, self.repo)
             if known is None:
                 raise
@@ -616,6 +619,8 @@ def run_agent(
     except GitdreamError as exc:
         run.stopped(exc, aborted=False)
     except Exception as exc:  # a full disk, a read-only file system, a partial clone: this agent only
+        from gitdream.git.environment import translate  # idle path: only after an unexpected error
+
         problem = translate(exc, repo)
         if problem is None:
             raise
