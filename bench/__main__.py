@@ -1,10 +1,14 @@
-"""`python -m bench [--quick] [--only NAME[,NAME]] [--repeats N] [--json FILE]`: run the
-benchmarks and print Markdown for bench/RESULTS.md (machine facts, then one section per
+"""`python -m bench [--quick] [--only NAME[,NAME]] [--repeats N] [--compare DIR] [--json FILE]`:
+run the benchmarks and print Markdown for bench/RESULTS.md (machine facts, then one section per
 figure). Run it from the repository root: it measures the gitdream of this checkout (this
 process imports it from here, and child processes get it first on PYTHONPATH).
 
 `--quick` is a smoke run (tiny sizes, one or two repeats): it checks that every figure
 still runs, and its numbers mean nothing. `tests/test_bench_smoke.py` runs it.
+
+`--compare DIR` measures the gitdream of another checkout DIR as well (e.g. `git worktree
+add /tmp/before d9ac1c2`), interleaved with this one's in the same rounds, for the
+figures that support it (`idle_path`): before and after under the same load.
 """
 
 from __future__ import annotations
@@ -57,6 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, 1-2 repeats")
     parser.add_argument("--only", metavar="NAME", help="comma-separated figures: " + ", ".join(FIGURES))
     parser.add_argument("--repeats", type=int, help="override every figure's repeat count")
+    parser.add_argument(
+        "--compare",
+        metavar="DIR",
+        type=Path,
+        help="also measure the gitdream of checkout DIR, interleaved (idle_path: before/after)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write raw samples and rows as JSON")
     args = parser.parse_args(argv)
 
@@ -69,7 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in FIGURES]
     if unknown:
         parser.error(f"unknown figure(s) {', '.join(unknown)}; choose from {', '.join(FIGURES)}")
-    settings = harness.Settings(quick=args.quick, repeats=args.repeats)
+    if args.compare is not None and not (args.compare / "gitdream" / "__init__.py").is_file():
+        parser.error(f"--compare {args.compare}: not a gitdream checkout (no gitdream/__init__.py)")
+    compare = args.compare.resolve() if args.compare is not None else None
+    settings = harness.Settings(quick=args.quick, repeats=args.repeats, compare=compare)
 
     facts = harness.machine()
     busy = harness.busy_processes(0.1 if args.quick else 1.0)

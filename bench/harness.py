@@ -282,10 +282,13 @@ class Figure:
 
 @dataclass(frozen=True)
 class Settings:
-    """Sizes and repeats for one invocation (`quick` shrinks everything to a smoke run)."""
+    """Sizes and repeats for one invocation (`quick` shrinks everything to a smoke run);
+    `compare`: another checkout whose gitdream the figures that support it (idle_path)
+    measure too, interleaved with this one's ("before")."""
 
     quick: bool = False
     repeats: int | None = None
+    compare: Path | None = None
 
     def pick(self, full: Any, quick: Any) -> Any:
         return quick if self.quick else full

@@ -113,6 +113,18 @@ def test_every_page_is_linked_from_the_readme_and_links_back() -> None:
         assert back, f"docs/{page.name} does not link back to README.md"
 
 
+def test_every_page_links_to_a_related_page() -> None:
+    # Linked both ways: a reader who lands on one page finds the pages next to it.
+    for page in PAGES:
+        related = {
+            (page.parent / target).resolve()
+            for target in (link.partition("#")[0] for link in _links(page))
+            if target.endswith(".md") and not re.match(r"[a-z]+:", target)
+        }
+        others = {p.resolve() for p in PAGES} - {page.resolve()}
+        assert related & others, f"docs/{page.name} links to no other page of docs/ (add a 'See also' line)"
+
+
 def test_every_command_is_explained_on_a_task_page() -> None:
     # The CLI reference lists every command by construction; a user also needs prose.
     prose = "\n".join(p.read_text(encoding="utf-8") for p in [README, *PAGES] if p.name != "cli.md")
@@ -135,7 +147,7 @@ def test_readme_figures_are_those_of_bench_results() -> None:
     text = README.read_text(encoding="utf-8")
     figures = text.split("## Figures", 1)[1].split("\n## ", 1)[0]
     results = (PACKAGE_ROOT / "bench" / "RESULTS.md").read_text(encoding="utf-8")
-    cited = re.findall(r"\+?\d+(?:\.\d+)?(?: ?(?:ms|s|MB)\b|×)", figures)
+    cited = re.findall(r"\+?\d+(?:\.\d+)?(?: ?(?:ms|s|MB)\b|×|k tokens| calls\b)", figures)
     assert cited, "the README's Figures section cites no figure"
     for figure in cited:
         assert figure in results, f"README.md cites {figure!r}, which bench/RESULTS.md does not state"

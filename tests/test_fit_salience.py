@@ -36,7 +36,10 @@ def test_the_fit_is_deterministic() -> None:
     assert fit_salience.fit(data, 4.0) == fit_salience.fit(data, 4.0)
 
 
-@pytest.mark.skipif(SHARED is None, reason="../shared (real data and labels) is absent")
+@pytest.mark.skipif(
+    fit_salience.shared_dir() is None,
+    reason=f"the optional real data and labels are absent ({SHARED}/tools/make-real-repo, {SHARED}/quality)",
+)
 def test_the_weights_module_is_what_the_fit_gives_on_the_labels() -> None:
     data = fit_salience.examples(fit_salience.shared_dir())
     fitted = fit_salience.cross_source(data)

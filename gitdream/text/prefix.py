@@ -21,8 +21,8 @@ Required sections (`required_sections`; docs/check.md has examples):
 - `"role"` — every section whose heading names the agent's role or purpose
   (`ROLE_WORDS`, `ROLE_TERMS`: "Role", "Your Role", "Purpose", "Core Responsibilities",
   "Mission", "역할", "角色", "职责", "役割", ...), with its sub-headings up to the next
-  heading of the same or a higher level: the 29-DREAM seed's rule is that the window
-  still says what the agent does. A file without such a heading has none to require;
+  heading of the same or a higher level, so that the window still says what the agent
+  does. A file without such a heading has none to require;
 - `"front-matter"` — the YAML front matter, which must exist;
 - `"## Role"` — the first heading of that level whose text equals `Role` (case and runs
   of spaces ignored), with its text and sub-headings up to the next heading of the same or
