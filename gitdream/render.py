@@ -256,57 +256,53 @@ def status(result: StatusResult) -> Lines:
     lines = Lines()
     lines.warnings(result.warnings)
     engine = result.engine
-    usable = "usable" if engine["usable"] else f"NOT usable: {engine['reason']}"
+    usable = "usable" if engine.usable else f"NOT usable: {engine.reason}"
     lines.out(
         f"gitdream {'enabled' if result.enabled else 'DISABLED'} ({result.enabled_source}); "
-        f"engine {engine['name']} ({usable})"
+        f"engine {engine.name} ({usable})"
     )
-    repo_info = result.repository
-    head = str(repo_info["head"] or "")[:7] or "(no commits)"
-    lines.out(f"branch {repo_info['branch'] or '(detached)'} at {head}")
-    if repo_info["problem"]:
-        lines.out(f"repository: {repo_info['problem']}")
-        if repo_info["hint"]:
-            lines.out(f"  next: {repo_info['hint']}")
+    repository = result.repository
+    head = (repository.head or "")[:7] or "(no commits)"
+    lines.out(f"branch {repository.branch or '(detached)'} at {head}")
+    if repository.problem:
+        lines.out(f"repository: {repository.problem}")
+        if repository.hint:
+            lines.out(f"  next: {repository.hint}")
     if result.lock:
         lock = result.lock
-        stale = f" (stale: {lock['stale']})" if lock["stale"] else ""
-        lines.out(
-            f"lock: run {lock['run']}, pid {lock['pid']} on {lock['host']} since {lock['since']}{stale}"
-        )
+        stale = f" (stale: {lock.stale})" if lock.stale else ""
+        lines.out(f"lock: run {lock.run}, pid {lock.pid} on {lock.host} since {lock.since}{stale}")
     else:
         lines.out("lock: free")
-    hooks = result.hooks.get("hooks", [])
-    if any(h["status"] != "missing" for h in hooks):
-        lines.out("hooks: " + ", ".join(f"{h['name']} {h['status']}" for h in hooks))
+    hooks = result.hooks.hooks if result.hooks is not None else []
+    if any(hook.status != "missing" for hook in hooks):
+        lines.out("hooks: " + ", ".join(f"{hook.name} {hook.status}" for hook in hooks))
     else:
         lines.out("hooks: not installed (gitdream hooks install)")
-    hooks_log = result.hooks_log
-    if hooks_log:
-        last_decision = hooks_log.get("last")
-        lines.out(f"hooks log: {hooks_log['path']}")
-        if last_decision:
-            lines.out(f"  last: {last_decision['time']} {last_decision['hook']}: {last_decision['message']}")
+    if result.hooks_log is not None:
+        lines.out(f"hooks log: {result.hooks_log.path}")
+        last_decision = result.hooks_log.last
+        if last_decision is not None:
+            lines.out(f"  last: {last_decision.time} {last_decision.hook}: {last_decision.message}")
     lines.out("")
     rows = []
     for agent in result.agents:
-        last = agent["last_run"]
-        sessions = agent["sessions"]
         rows.append(
             [
-                agent["id"],
-                (last["time"] or "never") + (f" {last['status']}" if last["status"] else ""),
-                agent["next"],
-                f"{sessions['new'] if sessions['new'] is not None else '?'}/{sessions['needed']}"
-                + (f" +{sessions['pending']} pending" if sessions["pending"] else ""),
-                str(agent["backoff"]["failures"]),
-                "?" if agent["uncommitted_raw"] is None else str(len(agent["uncommitted_raw"])),
+                agent.id,
+                (agent.last_run_time or "never")
+                + (f" {agent.last_run_status}" if agent.last_run_status else ""),
+                agent.next,
+                f"{agent.sessions if agent.sessions is not None else '?'}/{agent.needed}"
+                + (f" +{agent.pending} pending" if agent.pending else ""),
+                str(agent.failures),
+                "?" if agent.uncommitted_raw is None else str(len(agent.uncommitted_raw)),
             ]
         )
     lines.table(rows, ["AGENT", "LAST RUN", "NEXT", "SESSIONS", "FAILURES", "UNCOMMITTED RAW"])
     for agent in result.agents:
-        for path in (agent["uncommitted_raw"] or [])[:10]:
-            lines.out(f"  {agent['id']}: not committed, ignored by the next dream: {path}")
+        for path in (agent.uncommitted_raw or [])[:10]:
+            lines.out(f"  {agent.id}: not committed, ignored by the next dream: {path}")
     return lines
 
 

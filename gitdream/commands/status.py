@@ -8,6 +8,9 @@ and by status"); when disabled it writes nothing at all. NEXT (`next` in JSON) c
 from the last dream that consolidated material, then the session count (which the throttle
 never hides once something was committed), then what blocks every dream (repository
 state, a held lock).
+
+The result is typed rows (`StatusResult` of `AgentStatus`...), rendered by
+`gitdream.render.status` and serialised by their `to_json` (the shape in docs/json.md).
 """
 
 from __future__ import annotations
@@ -23,56 +26,185 @@ from gitdream.agents import Agent, list_agents
 from gitdream.errors import BlockError, GitdreamError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from gitdream.config import Config
     from gitdream.git.repo import Repo
+    from gitdream.trigger.hooklog import Decision
+    from gitdream.trigger.hookscripts import HooksStatus
+    from gitdream.trigger.state import AgentState
+
+
+@dataclass(frozen=True)
+class RepositoryStatus:
+    """The worktree, its common git directory, the checked-out `branch` (short name, None
+    when detached) and `head` (None before the first commit); `problem`/`hint`: what closes
+    the repository gate of `run --auto` (an operation in progress, an unusable index), or
+    None."""
+
+    workdir: str
+    common_dir: str
+    branch: str | None
+    head: str | None
+    problem: str | None
+    hint: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workdir": self.workdir,
+            "common_dir": self.common_dir,
+            "branch": self.branch,
+            "head": self.head,
+            "problem": self.problem,
+            "hint": self.hint,
+        }
+
+
+@dataclass(frozen=True)
+class EngineStatus:
+    """The configured engine's `name`, whether a dream could use it, and if not why
+    (`reason`, with the fix)."""
+
+    name: str
+    usable: bool
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "usable": self.usable, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class LockStatus:
+    """The dream lock's holder: its run id, pid, host and start (ISO 8601 UTC); `stale`:
+    why the lock no longer protects a running dream, or None while it does."""
+
+    run: str
+    pid: int
+    host: str
+    since: str
+    stale: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run": self.run, "pid": self.pid, "host": self.host, "since": self.since, "stale": self.stale}
+
+
+@dataclass(frozen=True)
+class HooksLogStatus:
+    """Where the hooks log is, and its last decision for this worktree (None: none yet)."""
+
+    path: str
+    last: Decision | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "last": self.last.to_json() if self.last is not None else None}
+
+
+@dataclass(frozen=True)
+class AgentStatus:
+    """One agent's row. `last_run_*`: its last run (id, ISO 8601 time, status), None when
+    it never ran; `last_dream`: the last run that consolidated material; `next`: when it
+    will dream, in words (`gates.next_dream`, or "never (disabled)"); `time_gate_opens`:
+    None when the time gate is open; `sessions`: new sessions since the watermark (None:
+    not counted, see `sessions_error`), `needed` of them, `pending` paths left by the last
+    dream; `uncommitted_raw`: raw files the next dream ignores (None: git could not list
+    them); `failures`/`interval_hours`: the back-off after failed runs."""
+
+    id: str
+    dir: str
+    watermark: str | None
+    last_run: str | None
+    last_run_time: str | None
+    last_run_status: str | None
+    last_dream: str | None
+    next: str
+    time_gate_open: bool
+    time_gate_opens: str | None
+    hours_until_open: float
+    sessions: int | None
+    needed: int
+    pending: int
+    sessions_error: str | None
+    uncommitted_raw: list[str] | None
+    failures: int
+    interval_hours: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "dir": self.dir,
+            "watermark": self.watermark,
+            "last_run": {"run": self.last_run, "time": self.last_run_time, "status": self.last_run_status},
+            "last_dream": self.last_dream,
+            "next": self.next,
+            "time_gate": {
+                "open": self.time_gate_open,
+                "opens": self.time_gate_opens,
+                "hours_until_open": self.hours_until_open,
+            },
+            "sessions": {
+                "new": self.sessions,
+                "needed": self.needed,
+                "pending": self.pending,
+                "error": self.sessions_error,
+            },
+            "uncommitted_raw": self.uncommitted_raw,
+            "backoff": {"failures": self.failures, "interval_hours": self.interval_hours},
+        }
 
 
 @dataclass
 class StatusResult:
-    """The whole status document (see `to_json` for its shape)."""
+    """The whole status document (see `to_json` for its shape). `hooks`: None when the
+    hooks could not be told, with the reason in `hooks_error`."""
 
     enabled: bool
     enabled_source: str
-    repository: dict[str, Any] = field(default_factory=dict)
-    engine: dict[str, Any] = field(default_factory=dict)
-    lock: dict[str, Any] | None = None
-    hooks: dict[str, Any] = field(default_factory=dict)
-    agents: list[dict[str, Any]] = field(default_factory=list)
+    repository: RepositoryStatus
+    engine: EngineStatus
+    lock: LockStatus | None = None
+    hooks: HooksStatus | None = None
+    hooks_error: str | None = None
+    agents: list[AgentStatus] = field(default_factory=list)
     stamp: int | None = None
-    hooks_log: dict[str, Any] = field(default_factory=dict)
+    hooks_log: HooksLogStatus | None = None
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        hooks = (
+            self.hooks.to_json()
+            if self.hooks is not None
+            else {"installed": False, "hooks": [], "error": self.hooks_error}
+        )
         return {
             "enabled": self.enabled,
             "enabled_source": self.enabled_source,
-            "repository": self.repository,
-            "engine": self.engine,
-            "lock": self.lock,
-            "hooks": self.hooks,
-            "agents": self.agents,
+            "repository": self.repository.to_json(),
+            "engine": self.engine.to_json(),
+            "lock": self.lock.to_json() if self.lock is not None else None,
+            "hooks": hooks,
+            "agents": [agent.to_json() for agent in self.agents],
             "stamp": self.stamp,
-            "hooks_log": self.hooks_log,
+            "hooks_log": self.hooks_log.to_json() if self.hooks_log is not None else {},
             "warnings": self.warnings,
         }
 
 
-def engine_status(cfg: Config) -> dict[str, Any]:
-    """`{"name", "usable", "reason"}` for the configured engine, without importing it."""
+def engine_status(cfg: Config) -> EngineStatus:
+    """The configured engine and whether a dream could use it, without importing it."""
     name = cfg.str("engine")
     if name == "anthropic":
-        from gitdream.extras import anthropic_problem
+        from gitdream.extras import anthropic_problem  # idle path: only for the anthropic engine
 
         sdk = anthropic_problem()
         if sdk is not None:
-            return {"name": name, "usable": False, "reason": f"{sdk.message}: {sdk.hint}"}
+            return EngineStatus(name, False, f"{sdk.message}: {sdk.hint}")
         if not (cfg.str("anthropic.api_key").strip() or cfg.str("anthropic.auth_token").strip()):
-            return {
-                "name": name,
-                "usable": False,
-                "reason": "no API key: set ANTHROPIC_API_KEY (or anthropic.api_key, or ANTHROPIC_AUTH_TOKEN)",
-            }
-    return {"name": name, "usable": True, "reason": None}
+            return EngineStatus(
+                name,
+                False,
+                "no API key: set ANTHROPIC_API_KEY (or anthropic.api_key, or ANTHROPIC_AUTH_TOKEN)",
+            )
+    return EngineStatus(name, True)
 
 
 def _uncommitted_sources(repo: Repo, agent: Agent, changed: set[str]) -> list[str]:
@@ -107,50 +239,118 @@ def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
     return found
 
 
+def _lock(repo: Repo, cfg: Config) -> LockStatus | None:
+    """The dream lock's holder, or None when the lock is free."""
+    from gitdream.trigger import dreamlock
+
+    holder = dreamlock.read(repo.common_dir)
+    if holder is None:
+        return None
+    return LockStatus(
+        holder.run,
+        holder.pid,
+        holder.host,
+        holder.started,
+        dreamlock.stale_reason(repo.common_dir, holder, cfg.float("lock_ttl_minutes")),
+    )
+
+
+def _agent_status(
+    repo: Repo,
+    cfg: Config,
+    agent: Agent,
+    entry: AgentState,
+    *,
+    head: str | None,
+    changed: set[str] | None,
+    enabled: bool,
+    blocked: str | None,
+    now: datetime,
+    warnings: list[str],
+) -> AgentStatus:
+    """One agent's row: its watermark, sessions since it, its gates and what the next
+    dream would ignore. Never raises for an agent's broken ref or receipt: that stops only
+    its row (`sessions_error`, and a line in `warnings`); a status must still print, and
+    the run reports it properly."""
+    from gitdream.dream import material
+    from gitdream.trigger import gates
+    from gitdream.trigger import state as state_mod
+
+    base_hours = cfg.float("min_hours")
+    mark = None
+    sessions: int | None = None
+    sessions_error = None
+    pending = 0
+    try:
+        mark = material.read_watermark(repo, agent)
+        if head is not None:
+            base, _ = material.resolve_base(repo, agent, head)
+            sessions = material.count_sessions(repo, agent, base, head)
+            pending = gates.pending_paths(repo, agent)
+    except GitdreamError as exc:
+        sessions_error = exc.message
+        warnings.append(f"{agent.id}: {exc.message}" + (f"; {exc.hint}" if exc.hint else ""))
+    opens = state_mod.time_gate_opens(entry, base_hours)
+    over = _index_over_limits(repo.workdir, agent, cfg)
+    if over is not None:
+        warnings.append(over)
+    needed = cfg.int("min_sessions")
+    return AgentStatus(
+        id=agent.id,
+        dir=agent.dir or ".",
+        watermark=mark,
+        last_run=entry.last_run,
+        last_run_time=entry.last_attempt,
+        last_run_status=entry.last_status,
+        last_dream=entry.last_dream,
+        next=gates.next_dream(opens, sessions, needed, pending, blocked=blocked, now=now)
+        if enabled
+        else "never (disabled)",
+        time_gate_open=opens is None or opens <= now,
+        time_gate_opens=clock.iso(opens) if opens else None,
+        hours_until_open=round(max(0.0, (opens - now).total_seconds() / 3600), 2) if opens else 0.0,
+        sessions=sessions,
+        needed=needed,
+        pending=pending,
+        sessions_error=sessions_error,
+        uncommitted_raw=None if changed is None else _uncommitted_sources(repo, agent, changed),
+        failures=entry.failures,
+        interval_hours=state_mod.interval_hours(base_hours, entry.failures),
+    )
+
+
 def status(repo: Repo, cfg: Config) -> StatusResult:
     """Collect the status of every agent. Writes only the stamp (when enabled)."""
-    from gitdream.dream import material
-    from gitdream.trigger import dreamlock, gates, hooklog
+    from gitdream.trigger import hooklog
     from gitdream.trigger import state as state_mod
 
     config_seen = clock.epoch()
-    result = StatusResult(cfg.bool("enabled"), cfg.source("enabled"))
     head = repo.head()
     state_problem = repo.state_problem()  # what closes the repository gate of run --auto
     problem = state_problem or repo.index_problem()
-    result.repository = {
-        "workdir": str(repo.workdir),
-        "common_dir": str(repo.common_dir),
-        "branch": head.short_branch,
-        "head": head.oid,
-        "problem": problem.message if problem else None,
-        "hint": problem.hint if problem else None,
-    }
-    result.engine = engine_status(cfg)
+    result = StatusResult(
+        cfg.bool("enabled"),
+        cfg.source("enabled"),
+        repository=RepositoryStatus(
+            workdir=str(repo.workdir),
+            common_dir=str(repo.common_dir),
+            branch=head.short_branch,
+            head=head.oid,
+            problem=problem.message if problem else None,
+            hint=problem.hint if problem else None,
+        ),
+        engine=engine_status(cfg),
+    )
     result.warnings.extend(_git_lock_files(repo, head.branch))
-    holder = dreamlock.read(repo.common_dir)
-    if holder is not None:
-        result.lock = {
-            "run": holder.run,
-            "pid": holder.pid,
-            "host": holder.host,
-            "since": holder.started,
-            "stale": dreamlock.stale_reason(repo.common_dir, holder, cfg.float("lock_ttl_minutes")),
-        }
-    result.hooks = _hooks(repo)
-    decision = hooklog.last(repo.workdir)
-    result.hooks_log = {
-        "path": str(hooklog.log_path()),
-        "last": decision.to_json() if decision is not None else None,
-    }
+    result.lock = _lock(repo, cfg)
+    result.hooks, result.hooks_error = _hooks(repo)
+    result.hooks_log = HooksLogStatus(str(hooklog.log_path()), hooklog.last(repo.workdir))
     blocked = None
     if state_problem is not None:
         blocked = "the repository is fixed"
-    elif result.lock is not None and not result.lock["stale"]:
+    elif result.lock is not None and not result.lock.stale:
         blocked = "the running dream"
     state = state_mod.load(repo.common_dir)
-    base_hours = cfg.float("min_hours")
-    now = clock.now()
     agents = list_agents(repo.workdir, cfg, result.warnings)
     changed: set[str] | None = set()
     if agents:
@@ -159,62 +359,24 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
         except GitdreamError as exc:  # e.g. a corrupt index: the rest of the status still prints
             changed = None
             result.warnings.append(f"uncommitted raw files not listed: {exc.message}")
+    now = clock.now()
     for agent in agents:
         entry = state.agents.get(agent.id) or state_mod.AgentState()
-        mark = None
-        sessions: int | None = None
-        sessions_error = None
-        pending = 0
-        try:  # one agent's broken ref or receipt stops only that agent's row
-            mark = material.read_watermark(repo, agent)
-            if head.oid is not None:
-                base, _ = material.resolve_base(repo, agent, head.oid)
-                sessions = material.count_sessions(repo, agent, base, head.oid)
-                pending = gates.pending_paths(repo, agent)
-        except GitdreamError as exc:  # a status must still print; the run reports it properly
-            sessions_error = exc.message
-            result.warnings.append(f"{agent.id}: {exc.message}" + (f"; {exc.hint}" if exc.hint else ""))
-        opens = state_mod.time_gate_opens(entry, base_hours)
-        needed = cfg.int("min_sessions")
-        over = _index_over_limits(repo.workdir, agent, cfg)
-        if over is not None:
-            result.warnings.append(over)
-        result.agents.append(
-            {
-                "id": agent.id,
-                "dir": agent.dir or ".",
-                "watermark": mark,
-                "last_run": {
-                    "run": entry.last_run,
-                    "time": entry.last_attempt,
-                    "status": entry.last_status,
-                },
-                "last_dream": entry.last_dream,
-                "next": gates.next_dream(opens, sessions, needed, pending, blocked=blocked, now=now)
-                if result.enabled
-                else "never (disabled)",
-                "time_gate": {
-                    "open": opens is None or opens <= now,
-                    "opens": clock.iso(opens) if opens else None,
-                    "hours_until_open": round(max(0.0, (opens - now).total_seconds() / 3600), 2)
-                    if opens
-                    else 0.0,
-                },
-                "sessions": {
-                    "new": sessions,
-                    "needed": needed,
-                    "pending": pending,
-                    "error": sessions_error,
-                },
-                "uncommitted_raw": None if changed is None else _uncommitted_sources(repo, agent, changed),
-                "backoff": {
-                    "failures": entry.failures,
-                    "interval_hours": state_mod.interval_hours(base_hours, entry.failures),
-                },
-            }
+        row = _agent_status(
+            repo,
+            cfg,
+            agent,
+            entry,
+            head=head.oid,
+            changed=changed,
+            enabled=result.enabled,
+            blocked=blocked,
+            now=now,
+            warnings=result.warnings,
         )
+        result.agents.append(row)
     if result.enabled:
-        opening = state_mod.next_opening(state, [a.id for a in agents], base_hours)
+        opening = state_mod.next_opening(state, [a.id for a in agents], cfg.float("min_hours"))
         try:
             state_mod.write_stamp(repo.common_dir, opening, workdir=repo.workdir, config_seen=config_seen)
         except OSError as exc:  # a read-only or full file system: the status still prints
@@ -256,12 +418,12 @@ def _index_over_limits(workdir: str | os.PathLike[str], agent: Agent, cfg: Confi
     )
 
 
-def _hooks(repo: Repo) -> dict[str, Any]:
-    """Which of gitdream's hooks are installed (`hookscripts.status`), or the reason it
-    could not be told."""
+def _hooks(repo: Repo) -> tuple[HooksStatus | None, str | None]:
+    """Which of gitdream's hooks are installed (`hookscripts.status`), or None and the
+    reason it could not be told."""
     from gitdream.trigger import hookscripts
 
     try:
-        return hookscripts.status(repo).to_json()
+        return hookscripts.status(repo), None
     except GitdreamError as exc:
-        return {"installed": False, "hooks": [], "error": exc.message}
+        return None, exc.message
