@@ -22,6 +22,8 @@ from gitdream import clock, paths
 from gitdream.errors import GitdreamError
 
 if TYPE_CHECKING:
+    import pygit2
+
     from gitdream.git.commitbuilder import Identity
     from gitdream.git.repo import Repo
 
@@ -43,6 +45,65 @@ def fetch_refs_command(remote: str = "origin", unshallow: bool = False) -> str:
     """The command that fetches gitdream's watermarks without forcing them: a local one
     that moved on is kept (git refuses to move it back)."""
     return f"git fetch {'--unshallow ' if unshallow else ''}{remote} 'refs/gitdream/*:refs/gitdream/*'"
+
+
+FANOUT_AT = 256
+"""A notes tree with this many entries at its root gets new notes fanned out, as git's own
+`git notes` does (`ab/cdef…`: a folder per first two hex digits). libgit2 writes every
+note at the root, so each append rewrote a tree of every receipt: 10 000 agents' receipts
+cost O(agents²) (issue 16)."""
+
+
+def _write(
+    repo: Repo,
+    ref: str,
+    commit: str,
+    text: str,
+    existing: str,
+    author: pygit2.Signature,
+    committer: pygit2.Signature,
+) -> None:
+    """Set the note on `commit` under `ref` to `text` in one new notes commit on the ref's
+    tip, moved by compare-and-swap (refs.RefMoved when something else moved it). A note
+    already there is replaced where it is; a new one goes to the root of a small tree and
+    into its fan-out folder (`FANOUT_AT`) otherwise, where the root's notes of the same
+    prefix move with it. A note that exists somewhere else (a
+    deeper fan-out git made) is left to libgit2, which finds it."""
+    import pygit2
+
+    from gitdream.git import refs
+
+    raw = repo.raw
+    tip = refs.target(repo, ref)
+    root = raw[tip].peel(pygit2.Tree) if tip else None
+    head, tail = commit[:2], commit[2:]
+    folder = root[head] if root is not None and head in root else None
+    if folder is not None and folder.type != pygit2.enums.ObjectType.TREE:
+        folder = None
+    flat = root is not None and commit in root
+    nested = folder is not None and tail in raw[folder.id].peel(pygit2.Tree)
+    if existing and not (flat or nested):
+        raw.create_note(text, author, committer, commit, ref, True)
+        return
+    blob = raw.create_blob(text.encode("utf-8"))
+    builder = raw.TreeBuilder(root) if root is not None else raw.TreeBuilder()
+    if flat or (folder is None and (root is None or len(root) < FANOUT_AT)):
+        builder.insert(commit, blob, pygit2.enums.FileMode.BLOB)
+    else:
+        inner = raw.TreeBuilder(raw[folder.id].peel(pygit2.Tree)) if folder is not None else raw.TreeBuilder()
+        if folder is None and root is not None:
+            # libgit2 looks in folder `ab` alone for a note on ab…: flat notes of that
+            # prefix move in with it (git reads either layout)
+            for entry in root:
+                name = entry.name or ""
+                if len(name) == 40 and name.startswith(head):
+                    inner.insert(name[2:], entry.id, entry.filemode)
+                    builder.remove(name)
+        inner.insert(tail, blob, pygit2.enums.FileMode.BLOB)
+        builder.insert(head, inner.write(), pygit2.enums.FileMode.TREE)
+    message = "Notes added by gitdream\n"
+    new = raw.create_commit(None, author, committer, message, builder.write(), [tip] if tip else [])
+    refs.compare_and_swap(repo, ref, tip, str(new), "notes: gitdream receipt")
 
 
 MAX_NOTE_BYTES = 32_000_000
@@ -118,7 +179,7 @@ def append_line(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -
 def _append(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -> None:
     import pygit2
 
-    from gitdream.git import lockfiles
+    from gitdream.git import lockfiles, refs
 
     last_error: Exception | None = None
     for attempt in range(ATTEMPTS):
@@ -128,9 +189,9 @@ def _append(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -> No
         author = pygit2.Signature(ident.author[0], ident.author[1], when, offset)
         committer = pygit2.Signature(ident.committer[0], ident.committer[1], when, offset)
         try:
-            repo.raw.create_note(text, author, committer, commit, ref, True)
+            _write(repo, ref, commit, text, existing, author, committer)
             return
-        except (pygit2.GitError, OSError) as exc:  # the notes ref moved or is locked, or a
+        except (pygit2.GitError, OSError, refs.RefMoved) as exc:  # the notes ref moved or is locked, or a
             # fan-out folder vanished under `git gc` (see `write_object`): read again
             refusal = lockfiles.from_git_error(exc)
             if refusal is not None and attempt >= ATTEMPTS // 2:  # a lock that stays: git left it behind

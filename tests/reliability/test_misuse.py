@@ -95,3 +95,56 @@ def test_a_run_saves_its_state_a_bounded_number_of_times() -> None:
         saver()
     saver.flush()
     assert 1 <= len(saves) <= 3
+
+
+def test_a_slow_save_of_the_state_takes_at_most_a_tenth_of_the_run() -> None:
+    """At 10 000 agents one save of state.json takes about half a second: saving once a
+    second spent a third of the run saving. The wait after a save grows with its cost."""
+    from gitdream.commands.run import _Saver
+
+    now = [0.0]
+    saves: list[float] = []
+
+    def save() -> None:  # a save that takes 0.5 s of the (simulated) clock
+        saves.append(now[0])
+        now[0] += 0.5
+
+    saver = _Saver(save, clock=lambda: now[0])
+    for _agent in range(10_000):  # 10 ms of work per agent: 100 s, plus the saves
+        now[0] += 0.01
+        saver()
+    saver.flush()
+    saving = 0.5 * len(saves)
+    assert saving <= 0.1 * (now[0] - saving) + 0.5, (len(saves), now[0])
+    assert len(saves) >= 10, "the state is still saved along the way"
+
+
+def test_receipts_of_many_runs_are_fanned_out_as_git_does(tmp_path: Path) -> None:
+    """libgit2 wrote every note at the root of the notes tree, so each receipt rewrote a
+    tree of all receipts (10 000 agents: O(agents²)). Past FANOUT_AT notes, new ones go
+    into `ab/cdef…` folders as `git notes` writes them; git and gitdream read every one,
+    an appended line lands in the note where it already is, and fsck is clean."""
+    from gitdream.git import notes
+    from gitdream.git.commitbuilder import Identity
+    from gitdream.git.repo import Repo
+
+    root = agent_repo(tmp_path / "repo")
+    tree = git(root, "rev-parse", "HEAD^{tree}").strip()
+    commits = [
+        git(root, "commit-tree", tree, "-p", "HEAD", "-m", f"c{n}").strip()
+        for n in range(256 + 40)  # git fans out past 256
+    ]
+    git(root, "update-ref", "refs/heads/many", commits[-1])  # keep them reachable
+    repo = Repo.open(root, env={})
+    ident = Identity(("gitdream", "gitdream@example.invalid"), ("gitdream", "gitdream@example.invalid"))
+    for n, commit in enumerate(commits):
+        notes.append_line(repo, "refs/notes/gitdream", commit, f'{{"n": {n}}}', ident)
+    notes.append_line(repo, "refs/notes/gitdream", commits[-1], '{"n": "again"}', ident)
+    top = git(root, "ls-tree", "refs/notes/gitdream").splitlines()
+    assert len(top) <= 256 + 256, len(top)
+    assert any(line.split()[1] == "tree" for line in top), "no fan-out folder"
+    listed = git(root, "notes", "--ref", "gitdream", "list").split()
+    assert len(listed) // 2 == len(commits)
+    assert git(root, "notes", "--ref", "gitdream", "show", commits[-1]) == '{"n": 295}\n{"n": "again"}\n'
+    assert dict(notes.iter_notes(repo, "refs/notes/gitdream"))[commits[0]] == '{"n": 0}\n'
+    assert git(root, "fsck", "--strict", "--no-dangling") == ""
