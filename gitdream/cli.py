@@ -527,7 +527,8 @@ def log_cmd(
     corroborated and rejected units, and its commits (e: experience, d: definition).
     Runs come from receipts (notes under refs/notes/gitdream) and from the trailers of
     the last 2000 commits of HEAD (a run whose receipt was not fetched shows as unknown).
-    `last~N` in other commands is the (N+1)-th line of this list.
+    `last` in other commands is the newest line with COMMITS (a run that changed
+    something), `last~N` the N-th such line below it.
 
     \b
     Examples:
@@ -546,7 +547,7 @@ def log_cmd(
 
 
 @cli.command(name="show")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="[RUN]", default="last")
 @click.option(
     "--agent", "agent_id", metavar="ID", help="Resolve `last` and prefixes among this agent's runs."
 )
@@ -556,11 +557,13 @@ def log_cmd(
 def show_cmd(ctx: click.Context, run_ref: str, agent_id: str | None, patch: bool, json_: bool) -> None:
     """Show one run: receipt, commits with diffstat, units with sources, rejections.
 
-    RUN is a run id, a unique prefix of one, `last` or `last~N` (see `gitdream log`).
+    RUN is a run id, a unique prefix of one, `last` or `last~N` (default: `last`). As for
+    `gitdream revert`, `last` is the newest run that made a commit, not the no-op of an
+    agent with nothing new; `last~N` counts back among those runs.
 
     \b
     Examples:
-      gitdream show last
+      gitdream show
       gitdream show 1m8ne43 --patch
       gitdream show last~1 --agent ops --json
     """

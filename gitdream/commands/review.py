@@ -158,15 +158,16 @@ class ShowResult:
 def show(
     repo: Repo, ref: str, *, agent_id: str | None = None, patch: bool = False, width: int = 80
 ) -> ShowResult:
-    """The run `ref` names (see `runs.resolve`), with its commits' diffstats (`width`
-    columns) and, with `patch`, their patches. A commit recorded in the receipt but
+    """The run `ref` names (see `runs.resolve`; `last` is the newest run that made a
+    commit, as for `gitdream revert`), with its commits' diffstats (`width` columns) and,
+    with `patch`, their patches. A commit recorded in the receipt but
     missing from the repository is listed with `"missing": true`.
 
     Raises UnknownRun or AmbiguousRun.
     """
 
     runs, _truncated = collect(repo)
-    run = resolve(runs, ref, agent_id)
+    run = resolve(runs, ref, agent_id, changed=True)
     result = ShowResult(run)
     head = repo.head().oid
     for kind in KINDS:
@@ -401,7 +402,7 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
     run: Run | None = None
     if run_ref is not None:
         runs, _truncated = collect(repo)
-        run = resolve(runs, run_ref, agent_id)
+        run = resolve(runs, run_ref, agent_id, changed=True)
         if agent_id is None:
             agent_id = run.agent
     skipped: list[str] = []

@@ -17,7 +17,9 @@ A **run reference** (`resolve`) is, like a git object name:
 
 - a whole run id, or any unique prefix of one (case-insensitive);
 - `last`: the newest run (of one agent when an agent is given), `last~N`: the N-th run
-  before it — `last~N` is the (N+1)-th line of `gitdream log` with the same `--agent`.
+  before it. `show`, `audit --run` and `revert` count only runs that made a commit
+  (`changed`), so `last` is the newest dream that changed something, never the no-op of
+  an idle agent, and means the same to all three.
 
 An ambiguous prefix is an error naming the candidates; an unknown one an error pointing
 at `gitdream log`.

@@ -194,7 +194,7 @@ def test_show_json(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:
 
 def test_show_human(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:
     root, runs = history
-    result = cli(root, "show", "last~1", "--agent", "ops", "--patch")
+    result = cli(root, "show", "last", "--agent", "ops", "--patch")
     assert result.exit_code == 0, result.stderr
     out = result.stdout
     assert out.startswith(f"run      {runs['ok']['run']}  ok\nagent    ops\n")
@@ -212,13 +212,29 @@ def test_show_human(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:
     assert "error    the engine failed\n" in failed and "commit" not in failed.split("error")[1]
 
 
+def test_show_last_is_the_run_revert_last_undoes(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:
+    """The newest runs are no-ops (ops, then qa): `last` skips them, for show and revert alike."""
+    root, runs = history
+
+    def shown(*args: str) -> str:
+        result = cli(root, "show", *args, "--json")
+        assert result.exit_code == 0, result.stderr
+        return str(json.loads(result.stdout)["run"]["run"])
+
+    reverted = json.loads(cli(root, "revert", "last", "--dry-run", "--json").stdout)["reverts"]
+    assert shown("last") == shown() == runs["ok"]["run"] == reverted
+    assert shown("last", "--agent", "ops") == runs["ok"]["run"]
+    assert shown(runs["noop"]["run"]) == runs["noop"]["run"]  # a no-op is still shown by its id
+    assert "there are no runs of agent qa that made a commit yet" in cli(root, "show", "--agent", "qa").stderr
+    code, audited = _audit_json(root, "--run", "last")
+    assert code == 0 and audited["run"] == runs["ok"]["run"]
+
+
 def test_last_prefix_and_ambiguity(agent_repo: Path) -> None:
     with freeze_time("2026-03-02T09:00:00.123Z"):  # same millisecond: ids share 9 characters
         one = fake_dream(agent_repo, Planned(), status="noop")
         two = fake_dream(agent_repo, Planned(), status="noop")
     assert one["run"][:9] == two["run"][:9] and one["run"] != two["run"]
-    newest = max(one["run"], two["run"])
-    assert json.loads(cli(agent_repo, "show", "last", "--json").stdout)["run"]["run"] == newest
     result = cli(agent_repo, "show", one["run"][:9])
     assert result.exit_code == 1
     assert result.stderr.startswith(f"error: run id prefix '{one['run'][:9]}' is ambiguous; it matches:\n")
@@ -236,7 +252,7 @@ def test_last_prefix_and_ambiguity(agent_repo: Path) -> None:
     unknown = cli(agent_repo, "show", "zzzz")
     assert unknown.exit_code == 1 and "no run with an id starting with 'zzzz'" in unknown.stderr
     assert "hint: list runs with `gitdream log`" in unknown.stderr
-    assert "only 2 runs" in cli(agent_repo, "show", "last~2").stderr
+    assert "no runs that made a commit yet" in cli(agent_repo, "show", "last").stderr
 
 
 # --- audit --------------------------------------------------------------------------------

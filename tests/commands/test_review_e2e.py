@@ -206,10 +206,10 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
         (ok["run"], "ok"),
     ]
     assert runs[0]["commits"] == {"experience": None, "definition": None}
-    human = cli(demo, "show", "last").stdout
+    human = cli(demo, "show", failed["run"]).stdout
     assert human.startswith(f"run      {failed['run']}  failed\n")
     assert "MEMORY.md has uncommitted changes" in human
-    shown = json.loads(cli(demo, "show", "last~2", "--json").stdout)
+    shown = json.loads(cli(demo, "show", "last", "--json").stdout)  # neither the failed run nor the no-op
     assert shown["run"]["run"] == ok["run"]
     counts = ok["counts"]  # created/corroborated/refined: experience; definition: definition facts
     assert (
