@@ -503,7 +503,7 @@ def _known_agent(ctx: click.Context, repo: Any, agent_id: str) -> None:
     from gitdream.commands.review import log  # idle path: a command loads only its own modules
 
     agents = list_agents(repo.workdir, load_config(ctx, repo), [])
-    if agent_id in {a.id for a in agents} or log(repo, agent_id=agent_id, limit=1).total:
+    if agent_id in {a.id for a in agents} or log(repo, agent_id=agent_id, limit=1, noops=True).total:
         return
     select(agents, [agent_id])  # raises ConfigError naming the known agents
 
@@ -516,12 +516,16 @@ def _known_agent(ctx: click.Context, repo: Any, agent_id: str) -> None:
     type=click.Choice(["ok", "partial", "noop", "failed", "aborted", "unknown"]),
     help="Only runs with this status (unknown: commits without a receipt).",
 )
+@click.option("--all", "all_", is_flag=True, help="Also list no-op runs (agents that had nothing new).")
 @json_option
 @click.pass_context
 def log_cmd(
-    ctx: click.Context, agent_id: str | None, limit: int | None, status: str | None, json_: bool
+    ctx: click.Context, agent_id: str | None, limit: int | None, status: str | None, all_: bool, json_: bool
 ) -> None:
-    """List dreams and reverts, newest first, including no-op and failed runs.
+    """List dreams and reverts, newest first, including failed runs.
+
+    No-op runs (one per agent with nothing new, per dream) are hidden, and the last
+    line says how many; `--all` or `--status noop` lists them.
 
     One line per run: id, start time (UTC), agent, status, trigger, facts created,
     corroborated and rejected units, and its commits (e: experience, d: definition).
@@ -534,6 +538,7 @@ def log_cmd(
     Examples:
       gitdream log
       gitdream log --agent ops -n 5
+      gitdream log --all
       gitdream log --status failed --json | jq '.runs[].run'
     """
     from gitdream.commands.review import log  # idle path: a command loads only its own modules
@@ -541,7 +546,7 @@ def log_cmd(
     repo = open_repo(ctx)
     if agent_id is not None:
         _known_agent(ctx, repo, agent_id)
-    result = log(repo, agent_id=agent_id, limit=limit, status=status)
+    result = log(repo, agent_id=agent_id, limit=limit, status=status, noops=all_)
     filtered = agent_id is not None or status is not None
     _emit(result, render.log(result, limit=limit, filtered=filtered, width=_term_width()), json_)
 

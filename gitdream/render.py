@@ -343,10 +343,13 @@ def log(result: LogResult, *, limit: int | None, filtered: bool, width: int) -> 
     if not result.runs:
         if result.total:
             lines.out(f"{result.total} runs match; --limit {limit} shows none of them.")
+        elif result.hidden:
+            lines.out("No runs changed anything" + (" that match." if filtered else "."))
         elif filtered:
             lines.out("No runs match.")
         else:
             lines.out("No dreams yet; dream with `gitdream run`.")
+        _log_footer(lines, result)
         return lines
     rows = []
     for run in result.runs:
@@ -370,10 +373,13 @@ def log(result: LogResult, *, limit: int | None, filtered: bool, width: int) -> 
     header = ["RUN", "TIME (UTC)", "AGENT", "STATUS", "TRIGGER", "NEW", "CORR", "REJ", "COMMITS"]
     shown_lines = table(rows, header)
     # Long agent names are clipped so a line fits the terminal; `--json` has them whole.
+    # Never so short that two agents look alike (`playwright-checkout`, `playwright-login`).
     over = max(len(line) for line in shown_lines) - width
     if over > 0:
-        agent_width = max(len(row[2]) for row in rows)
-        keep = max(agent_width - over, 10)
+        names = sorted({row[2] for row in rows})
+        keep = max(max(len(n) for n in names) - over, 10)
+        while len({clip(n, keep) for n in names}) < len(names):
+            keep += 1
         for row in rows:
             row[2] = clip(row[2], keep)
         shown_lines = table(rows, header)
@@ -384,7 +390,14 @@ def log(result: LogResult, *, limit: int | None, filtered: bool, width: int) -> 
             lines.out(f"  └ {note}")
     if result.total > len(result.runs):
         lines.out(f"… {result.total - len(result.runs)} older runs (raise --limit to see them)")
+    _log_footer(lines, result)
     return lines
+
+
+def _log_footer(lines: Lines, result: LogResult) -> None:
+    if result.hidden:
+        runs = "run" if result.hidden == 1 else "runs"
+        lines.out(f"({result.hidden} no-op {runs} hidden: agents with nothing new; --all lists them)")
 
 
 def show(result: ShowResult, width: int) -> Lines:

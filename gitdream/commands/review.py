@@ -51,20 +51,23 @@ of a `superseded` block is audited under its own text (without "— superseded �
 
 @dataclass
 class LogResult:
-    """The runs `gitdream log` lists (newest first), and whether the trailer walk was cut
-    short (`walk_truncated`, after `walk_limit` commits)."""
+    """The runs `gitdream log` lists (newest first), whether the trailer walk was cut
+    short (`walk_truncated`, after `walk_limit` commits), and how many no-op runs were
+    left out (`hidden`)."""
 
     runs: list[Run]
     walk_limit: int
     walk_truncated: bool
     total: int
+    hidden: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        """`{"runs": [run…], "total", "walk": {"limit", "truncated"}}`; a run is
+        """`{"runs": [run…], "total", "hidden", "walk": {"limit", "truncated"}}`; a run is
         `Run.to_json()`."""
         return {
             "runs": [r.to_json() for r in self.runs],
             "total": self.total,
+            "hidden": self.hidden,
             "walk": {"limit": self.walk_limit, "truncated": self.walk_truncated},
         }
 
@@ -76,11 +79,14 @@ def log(
     limit: int | None = None,
     status: str | None = None,
     walk_limit: int | None = None,
+    noops: bool = False,
 ) -> LogResult:
     """Runs newest first, optionally only of `agent_id`, with `status`, at most `limit`.
 
-    `total` counts the runs that matched before `limit`. Never raises for malformed
-    receipts or commit messages.
+    No-op runs (an agent with nothing new: one per idle agent per dream) are left out
+    unless `noops` is true or `status` is "noop"; `hidden` counts them. `total` counts
+    the runs that matched before `limit`. Never raises for malformed receipts or commit
+    messages.
     """
 
     walk = runs_mod.WALK_LIMIT if walk_limit is None else walk_limit
@@ -90,10 +96,15 @@ def log(
         for r in runs
         if (agent_id is None or r.agent == agent_id) and (status is None or r.status == status)
     ]
+    hidden = 0
+    if not noops and status is None:
+        shown = [r for r in picked if r.status != "noop"]
+        hidden = len(picked) - len(shown)
+        picked = shown
     total = len(picked)
     if limit is not None:
         picked = picked[: max(limit, 0)]
-    return LogResult(picked, walk, truncated, total)
+    return LogResult(picked, walk, truncated, total, hidden)
 
 
 # --- show -------------------------------------------------------------------------------

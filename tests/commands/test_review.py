@@ -59,11 +59,12 @@ def test_log_lists_every_run_newest_first_including_noop_and_failed(
     history: tuple[Path, dict[str, dict[str, Any]]],
 ) -> None:
     root, runs = history
-    result = cli(root, "log", "--json")
+    result = cli(root, "log", "--json", "--all")
     assert result.exit_code == 0
     document = json.loads(result.stdout)
     assert [r["run"] for r in document["runs"]] == [runs[k]["run"] for k in ("qa", "noop", "ok", "failed")]
     assert document["total"] == 4 and document["walk"] == {"limit": 2000, "truncated": False}
+    assert document["hidden"] == 0
     ok = document["runs"][2]
     assert ok == {
         "run": runs["ok"]["run"],
@@ -91,10 +92,12 @@ def test_log_filters(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:
     def listed(*args: str) -> list[str]:
         return [r["run"] for r in json.loads(cli(root, "log", "--json", *args).stdout)["runs"]]
 
-    assert listed("--agent", "ops") == [runs[k]["run"] for k in ("noop", "ok", "failed")]
+    assert listed("--agent", "ops") == [runs[k]["run"] for k in ("ok", "failed")]
+    assert listed("--agent", "ops", "--all") == [runs[k]["run"] for k in ("noop", "ok", "failed")]
     assert listed("--status", "failed") == [runs["failed"]["run"]]
     assert listed("--status", "noop", "--agent", "ops") == [runs["noop"]["run"]]
-    assert listed("--limit", "2") == [runs["qa"]["run"], runs["noop"]["run"]]
+    assert listed("--limit", "2", "--all") == [runs["qa"]["run"], runs["noop"]["run"]]
+    assert listed("--limit", "1") == [runs["ok"]["run"]]
     unknown = cli(root, "log", "--json", "--agent", "nobody")
     assert unknown.exit_code == 1
     assert "no agent with id 'nobody'" in json.loads(unknown.stdout)["error"]["message"]
@@ -104,7 +107,7 @@ def test_log_filters(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:
 
 def test_log_human_output_fits_a_terminal(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:
     root, runs = history
-    result = cli(root, "log", "--agent", "ops")
+    result = cli(root, "log", "--agent", "ops", "--all")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0].split() == [
@@ -135,9 +138,41 @@ def test_log_human_output_fits_a_terminal(history: tuple[Path, dict[str, dict[st
     ]
     assert lines[3].split()[4:6] == ["failed", "manual"] and lines[3].endswith("-")
     assert all(len(line) <= 100 for line in lines)
-    limited = cli(root, "log", "-n", "1").stdout.splitlines()
+    limited = cli(root, "log", "-n", "1", "--all").stdout.splitlines()
     assert limited[-1] == "… 3 older runs (raise --limit to see them)"
     assert cli(root, "log", "--status", "aborted").stdout == "No runs match.\n"
+
+
+def test_log_hides_noop_runs_and_says_how_many(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:
+    root, runs = history
+    lines = cli(root, "log").stdout.splitlines()
+    assert [line.split()[0] for line in lines[1:3]] == [runs["ok"]["run"], runs["failed"]["run"]]
+    assert lines[3:] == ["(2 no-op runs hidden: agents with nothing new; --all lists them)"]
+    assert json.loads(cli(root, "log", "--json").stdout)["hidden"] == 2
+    only = cli(root, "log", "--agent", "qa").stdout.splitlines()
+    assert only == [
+        "No runs changed anything that match.",
+        "(1 no-op run hidden: agents with nothing new; --all lists them)",
+    ]
+    assert "hidden" not in cli(root, "log", "--all").stdout
+    assert [r["run"] for r in json.loads(cli(root, "log", "--status", "noop", "--json").stdout)["runs"]] == [
+        runs["qa"]["run"],
+        runs["noop"]["run"],
+    ]
+
+
+def test_log_keeps_agent_names_that_share_a_prefix_apart(agent_repo: Path) -> None:
+    names = ["playwright-checkout-flow", "playwright-login-flow"]
+    for name in names:
+        write(agent_repo, f"agents/{name}/agent.md", f"# {name}\n\n{name}.\n")
+        write(agent_repo, f"agents/{name}/memory/MEMORY.md", f"# {name}\n")
+    commit_all(agent_repo, "agents")
+    for name in names:
+        fake_dream(agent_repo, Planned(), agent_id=name, status="failed")
+    lines = cli(agent_repo, "log", env={"COLUMNS": "80"}).stdout.splitlines()
+    agents = [line.split()[3] for line in lines[1:]]
+    assert len(set(agents)) == 2, lines
+    assert all(a.startswith("playwright-") and len(a) > 12 for a in agents), agents
 
 
 def test_log_without_receipts_shows_the_trailers(history: tuple[Path, dict[str, dict[str, Any]]]) -> None:

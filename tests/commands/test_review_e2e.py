@@ -199,7 +199,7 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
     assert failed_result.exit_code == 1
     failed = json.loads(failed_result.stdout)["runs"][0]
     assert failed["status"] == "failed"
-    runs = json.loads(cli(demo, "log", "--json").stdout)["runs"]
+    runs = json.loads(cli(demo, "log", "--json", "--all").stdout)["runs"]
     assert [(r["run"], r["status"]) for r in runs] == [
         (failed["run"], "failed"),
         (noop["run"], "noop"),
@@ -221,7 +221,7 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
         + counts["definition"]
     )
     assert {u["path"] for u in shown["units"]} >= {f"{OPS}/memory/deploy.md", f"{OPS}/SKILL.md"}
-    text = cli(demo, "log").stdout.splitlines()
+    text = cli(demo, "log", "--all").stdout.splitlines()
     assert [line.split()[4] for line in text[1:]] == ["failed", "noop", "ok"]
     # the failed run wrote nothing: no NEW/CORR counts in its row (the JSON keeps them)
     assert text[1].split()[6:9] == ["-", "-", "0"] and runs[0]["counts"]["created"] >= 1

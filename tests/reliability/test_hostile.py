@@ -292,7 +292,12 @@ def test_corpus_file(agent_repo: Path, name: str) -> None:
     for stem in case.topics:
         assert (agent_repo / MEMORY / f"{stem}.md").is_file(), stem
 
-    for command in (("audit",), ("log",), ("show", receipt["run"]), ("status",)):  # review reads it too
+    for command in (
+        ("audit",),
+        ("log", "--all"),
+        ("show", receipt["run"]),
+        ("status",),
+    ):  # review reads it too
         shown = cli(agent_repo, *command)
         assert shown.exit_code == 0, (command, shown.stdout, shown.stderr)
     tip = head(agent_repo)

@@ -311,6 +311,6 @@ def test_the_fetch_hint_merges_receipts_and_keeps_local_ones(
     assert run_gitdream(clone, "run", "--agent", "ops").returncode == 0  # a receipt never pushed
     assert run_gitdream(origin, "run", "--agent", "ops", "--full").returncode == 0  # another one there
     subprocess.run(["sh", "-c", fetch_command()], cwd=clone, check=True, capture_output=True)
-    log = json.loads(run_gitdream(clone, "log", "--json").stdout)["runs"]
+    log = json.loads(run_gitdream(clone, "log", "--json", "--all").stdout)["runs"]
     with_receipts = [r for r in log if r["receipt"]]
     assert len(with_receipts) == 3, log  # two's, the local ops run, origin's ops run
