@@ -26,10 +26,11 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from gitdream.dream.facts import Fact, one_line
 from gitdream.text.clip import clip
-from gitdream.text.similarity import jaccard, normalise
+from gitdream.text.similarity import jaccard, normalise, shingles
 
 SKELETON_SIMILARITY = 0.8
 NEGATION_SIMILARITY = 0.8
@@ -77,24 +78,56 @@ def _label(text: str) -> tuple[str, str] | None:
     return _norm(match.group(1)).strip(" *`_"), match.group(2)
 
 
+@dataclass(frozen=True)
+class _Profile:
+    """What `supersedes` compares of one fact text, computed once per text."""
+
+    line: str
+    numbers: tuple[str, ...]
+    skeleton: frozenset[str]
+    negated: bool
+    unnegated: frozenset[str]
+    label: tuple[str, str] | None
+
+
+@lru_cache(maxsize=1 << 15)  # a topic of thousands of facts is compared with each new one
+def _profile(text: str) -> _Profile:
+    return _Profile(
+        line=_norm(one_line(text)),
+        numbers=tuple(sorted(_NUMBER.findall(text))),
+        skeleton=frozenset(shingles(_NUMBER.sub("#", text))),
+        negated=_negated(text),
+        unnegated=frozenset(shingles(_without_negation(text))),
+        label=_label(text),
+    )
+
+
+def _at_least(a: frozenset[str], b: frozenset[str], bar: float) -> bool:
+    """Whether the Jaccard index of `a` and `b` (as `similarity.jaccard`) is at least
+    `bar`; sets whose sizes already rule it out are not intersected (|a∩b|/|a∪b| ≤
+    min/max of the sizes), which keeps a topic of thousands of facts fast."""
+    if not a and not b:
+        return True
+    small, large = sorted((len(a), len(b)))
+    if small < bar * large:
+        return False
+    return len(a & b) / len(a | b) >= bar
+
+
 def supersedes(new: str, old: str) -> str | None:
     """Why fact text `new` supersedes fact text `old` ("numbers revised", "negation
     flipped", "same label, new value"), or None when it does not (module docstring)."""
-    if _norm(one_line(new)) == _norm(one_line(old)):
+    p_new, p_old = _profile(new), _profile(old)
+    if p_new.line == p_old.line:
         return None
-    numbers_new, numbers_old = _NUMBER.findall(new), _NUMBER.findall(old)
-    revised = numbers_new and numbers_old and sorted(numbers_new) != sorted(numbers_old)
-    if revised and jaccard(_NUMBER.sub("#", new), _NUMBER.sub("#", old)) >= SKELETON_SIMILARITY:
+    revised = p_new.numbers and p_old.numbers and p_new.numbers != p_old.numbers
+    if revised and _at_least(p_new.skeleton, p_old.skeleton, SKELETON_SIMILARITY):
         return "numbers revised"
-    if (
-        _negated(new) != _negated(old)
-        and jaccard(_without_negation(new), _without_negation(old)) >= NEGATION_SIMILARITY
-    ):
+    if p_new.negated != p_old.negated and _at_least(p_new.unnegated, p_old.unnegated, NEGATION_SIMILARITY):
         return "negation flipped"
-    label_new, label_old = _label(new), _label(old)
-    same_label = label_new and label_old and label_new[0] == label_old[0] and len(label_new[0]) >= 3
-    if same_label:
-        value_new, value_old = normalise(label_new[1]), normalise(label_old[1])  # type: ignore[index]
+    label_new, label_old = p_new.label, p_old.label
+    if label_new and label_old and label_new[0] == label_old[0] and len(label_new[0]) >= 3:
+        value_new, value_old = normalise(label_new[1]), normalise(label_old[1])
         extends = value_old in value_new or value_new in value_old  # more detail, not another value
         if not extends and jaccard(value_new, value_old) < 0.5:
             return "same label, new value"

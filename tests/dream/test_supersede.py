@@ -230,3 +230,25 @@ def test_when_memory_md_is_over_its_limits_gitdreams_topics_are_indexed_beside_i
     overflow = result.changes[f"{MEM}/gitdream-topics.md"]
     assert overflow is not None and "[Deploys](deploys.md)" in overflow
     assert any("gitdream-topics.md" in w and "over its limits" in w for w in result.warnings)
+
+
+def test_the_size_bound_never_changes_a_verdict_of_the_similarity_bar() -> None:
+    # supersede compares every new fact with every fact of its topic; sets whose sizes
+    # rule the bar out are skipped, which must give exactly what jaccard gives
+    from gitdream.dream.supersede import _at_least
+    from gitdream.text.similarity import jaccard, shingles
+
+    texts = [
+        "",
+        "The registry keeps the last 10 image tags.",
+        "The registry keeps the last # image tags, so rollbacks beyond that need a rebuild.",
+        "uploads are NOT time-limited",
+        "uploads are time-limited",
+        "部署前必须先确认迁移脚本已在预发环境执行。",
+        "部署前必须确认迁移脚本已执行。",
+    ]
+    for a in texts:
+        for b in texts:
+            for bar in (0.5, 0.8):
+                expected = jaccard(a, b) >= bar
+                assert _at_least(frozenset(shingles(a)), frozenset(shingles(b)), bar) == expected, (a, b, bar)
