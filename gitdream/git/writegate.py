@@ -38,8 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pygit2
+from pygit2.enums import FileStatus as F
+
 from gitdream.errors import WriteRefused
-from gitdream.git import sparse
+from gitdream.git import indexfile, sparse
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -141,7 +144,6 @@ def _worktree_link_problem(workdir: Path, path: str) -> tuple[str, str] | None:
 
 def _tree_problem(repo: Repo, path: str) -> tuple[str, str] | None:
     """Links, submodules or directories in HEAD's tree along `path`."""
-    import pygit2
 
     head = repo.head()
     if head.oid is None:
@@ -191,7 +193,6 @@ def _filter_problem(repo: Repo, path: str) -> tuple[str, str] | None:
 
 
 def _status_problem(repo: Repo, path: str, flags: int) -> tuple[str, str]:
-    from pygit2.enums import FileStatus as F
 
     if flags & F.CONFLICTED:
         return (f"{path} has a merge conflict", f"resolve the conflict in {path} and commit it")
@@ -227,8 +228,6 @@ def check(
     """
     if kind not in KINDS:
         raise ValueError(f"unknown write kind {kind!r}")
-    from gitdream.git import indexfile
-
     paths = list(paths)
     # One look at the index for all of them, limited to them (issue 16: not the tree).
     listed = None if tree_only else indexfile.listing(repo, [p for p in paths if syntax_problem(p) is None])
@@ -308,8 +307,6 @@ def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, listed: Li
 
 
 def _status_verdict(repo: Repo, path: str, listed: Listing | None) -> Verdict:
-    import pygit2
-
     head = repo.head()
     entry = None
     if head.oid is not None:
@@ -358,8 +355,6 @@ def _status_flags(listed: Listing, path: str, head_oid: str, head_mode: int) -> 
     """libgit2's status flags (`pygit2.enums.FileStatus`) of a path tracked in HEAD, from
     git's own look at its index entry and working-tree file (`indexfile.listing`): what
     `Repository.status_file` answered, without a status over the whole repository."""
-    from pygit2.enums import FileStatus as F
-
     entries = listed.entries.get(path, [])
     flags = 0
     if any(e.stage != 0 for e in entries):
