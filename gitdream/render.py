@@ -174,6 +174,9 @@ def run(result: RunResult, *, quiet: bool = False, verbose: bool = False) -> Lin
             f"gitdream is disabled (enabled = false, from {result.disabled}); nothing to do", always=False
         )
         return lines
+    idle = [o for o in result.outcomes if o.receipt.status == "noop" and o.estimate is None and not o.diff]
+    collapse = len(idle) > 1
+    idle_ids = {id(o) for o in idle}
     for outcome in result.outcomes:
         receipt = outcome.receipt
         for warning in [*receipt.warnings, *outcome.warnings]:
@@ -187,13 +190,27 @@ def run(result: RunResult, *, quiet: bool = False, verbose: bool = False) -> Lin
             lines.err(f"error: {outcome.summary}")
             if receipt.error.get("hint"):
                 lines.err(f"hint: {receipt.error['hint']}")
-        elif not quiet:
+        elif not quiet and not (collapse and id(outcome) in idle_ids):
             lines.out(outcome.summary)
         for phase, info in receipt.phases.items():
             if info.get("status") == "refused":
                 for line in _refusal_lines(info):
                     lines.warn(f"{outcome.agent}: {phase} not written: {line}", always=False)
+    if collapse and not quiet:
+        lines.out(_idle_line([o.agent for o in idle]))
     return lines
+
+
+IDLE_NAMES = 10
+"""How many idle agents `gitdream run` names in its one line about them (`--json` has all)."""
+
+
+def _idle_line(agents: list[str]) -> str:
+    """One line for every agent with nothing new (one line each hid the dreams among 30)."""
+    named = ", ".join(agents[:IDLE_NAMES])
+    more = len(agents) - IDLE_NAMES
+    tail = f", … and {more} more (`--json` lists every run)" if more > 0 else ""
+    return f"Nothing new for {len(agents)} agents: {named}{tail}"
 
 
 def _estimate(estimate: dict[str, Any]) -> str:

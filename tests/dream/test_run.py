@@ -530,3 +530,27 @@ def test_a_noop_run_does_not_load_the_scanner(agent_repo: Path) -> None:
     )
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
     assert "Nothing new for agent ops" in done.stdout
+
+
+def test_idle_agents_share_one_line_and_json_keeps_every_run(agent_repo: Path) -> None:
+    """A 33-agent trial printed "Nothing new for agent X since the beginning" 30 times."""
+    idle = [f"idle-{n:02d}" for n in range(12)]
+    for name in idle:
+        write(agent_repo, f"agents/{name}/agent.md", f"# {name}\n\n{name}.\n")
+        write(agent_repo, f"agents/{name}/memory/MEMORY.md", f"# {name}\n")
+    _log(agent_repo, 1, "- [deploy] Rollbacks need the previous image tag.")
+    commit_all(agent_repo, "agents and a log")
+    result = cli(agent_repo, "run")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert not any(line.startswith("Nothing new for agent ") for line in lines), lines
+    assert lines[-1] == (
+        "Nothing new for 12 agents: " + ", ".join(idle[:10]) + ", … and 2 more (`--json` lists every run)"
+    )
+    assert any("ops" in line for line in lines[:-1])  # the agent that dreamed keeps its summary
+    write(agent_repo, f"agents/{idle[0]}/memory/logs/2026/03/2026-03-02.md", "# 2026-03-02\n\n- [x] One.\n")
+    commit_all(agent_repo, "one more log")
+    runs = _run(agent_repo)["runs"]
+    assert sorted(r["agent"] for r in runs if r["status"] == "noop") == sorted(["ops", *idle[1:]])
+    single = cli(agent_repo, "run", "--agent", "ops").stdout
+    assert single.startswith("Nothing new for agent ops since ")
