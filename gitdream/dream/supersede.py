@@ -88,17 +88,20 @@ class _Profile:
     negated: bool
     unnegated: frozenset[str]
     label: tuple[str, str] | None
+    label_key: str | None  # the label when long enough to compare ("same label, new value")
 
 
 @lru_cache(maxsize=1 << 15)  # a topic of thousands of facts is compared with each new one
 def _profile(text: str) -> _Profile:
+    label = _label(text)
     return _Profile(
         line=_norm(one_line(text)),
         numbers=tuple(sorted(_NUMBER.findall(text))),
         skeleton=frozenset(shingles(_NUMBER.sub("#", text))),
         negated=_negated(text),
         unnegated=frozenset(shingles(_without_negation(text))),
-        label=_label(text),
+        label=label,
+        label_key=label[0] if label is not None and len(label[0]) >= 3 else None,
     )
 
 
@@ -135,14 +138,41 @@ def supersedes(new: str, old: str) -> str | None:
 
 
 def find_superseded(new: str, facts: list[Fact]) -> tuple[Fact, str] | None:
-    """The newest of `facts` (raw human lines excepted) that `new` supersedes, with why."""
+    """The newest of `facts` (raw human lines excepted) that `new` supersedes, with why.
+
+    A topic by subject holds thousands of facts, and each new one is compared with all of
+    them: a fact is given to `supersedes` only when one of its three rules can hold (the
+    same label; or other numbers, or the other polarity, with shingle-set sizes that allow
+    the similarity bar) — a necessary condition, so the verdict is that of `supersedes`
+    on every fact."""
+    p_new = _profile(new)
+    numbers, negated, label = p_new.numbers, p_new.negated, p_new.label_key
+    n_skeleton, n_unnegated = len(p_new.skeleton), len(p_new.unnegated)
     for fact in reversed(facts):
         if fact.raw is not None:
+            continue
+        old = _profile(fact.text)
+        if not (
+            (label is not None and old.label_key == label)
+            or (
+                numbers
+                and old.numbers
+                and old.numbers != numbers
+                and _sizes_allow(n_skeleton, len(old.skeleton), SKELETON_SIMILARITY)
+            )
+            or (old.negated != negated and _sizes_allow(n_unnegated, len(old.unnegated), NEGATION_SIMILARITY))
+        ):
             continue
         why = supersedes(new, fact.text)
         if why is not None:
             return fact, why
     return None
+
+
+def _sizes_allow(a: int, b: int, bar: float) -> bool:
+    """False when sets of sizes `a` and `b` cannot reach a Jaccard index of `bar`
+    (`_at_least`'s size bound; two empty sets do)."""
+    return a >= bar * b and b >= bar * a
 
 
 SUPERSEDED_TAIL = " — superseded {day} by: {by}"

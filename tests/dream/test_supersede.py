@@ -252,3 +252,43 @@ def test_the_size_bound_never_changes_a_verdict_of_the_similarity_bar() -> None:
             for bar in (0.5, 0.8):
                 expected = jaccard(a, b) >= bar
                 assert _at_least(frozenset(shingles(a)), frozenset(shingles(b)), bar) == expected, (a, b, bar)
+
+
+def test_the_prefilter_finds_what_comparing_with_every_fact_finds() -> None:
+    # find_superseded hands a fact to `supersedes` only when one of its rules can hold;
+    # the newest fact superseded must be the one a plain scan of every fact finds
+    from gitdream.dream.supersede import find_superseded
+
+    texts = [
+        "The registry keeps the last 10 image tags.",
+        "The registry keeps the last 20 image tags.",
+        "The registry keeps the last 10 image tags and prunes nightly at 02:00.",
+        "Uploads are time-limited.",
+        "Uploads are NOT time-limited.",
+        "Uploads are not time-limited for admins.",
+        "Deploy window: Tuesdays after 10:00.",
+        "Deploy window: never on Fridays, any weekday morning.",
+        "Deploy window: Tuesdays.",
+        "DB: 5 replicas.",
+        "DB: three replicas in two zones.",
+        "注册表只保留最近10个镜像标签。",
+        "注册表只保留最近20个镜像标签。",
+        "업로드는 시간 제한이 있다.",
+        "업로드는 시간 제한이 없다.",
+        "不",
+        "没",
+        "Rollbacks need the previous image tag.",
+    ]
+    facts = [factfmt.Fact(text=t, sources=[], seen=1) for t in texts]
+    facts[9].raw = "- DB: 5 replicas."  # a hand-edited line is never superseded
+    for new in [*texts, "The registry keeps the last 30 image tags.", "Deploy window: Mondays only."]:
+        for end in range(len(facts) + 1):
+            scan = next(
+                (
+                    (f, why)
+                    for f in reversed(facts[:end])
+                    if f.raw is None and (why := supersedes(new, f.text)) is not None
+                ),
+                None,
+            )
+            assert find_superseded(new, facts[:end]) == scan, (new, end)
