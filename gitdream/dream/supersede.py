@@ -175,6 +175,71 @@ def _sizes_allow(a: int, b: int, bar: float) -> bool:
     return a >= bar * b and b >= bar * a
 
 
+class Candidates:
+    """The facts of one list, indexed by what `supersedes` compares, so that finding the
+    fact a new one supersedes does not read every fact of a topic of thousands: by label,
+    by skeleton size (facts stating numbers) and by polarity and size without negation.
+    `find(new)` gives what `find_superseded(new, facts)` gives on the list in its order,
+    provided the list's changes are told: `add` (appended, or at a position: `seq`),
+    `remove` (returns the fact's position key, for the fact that takes its place)."""
+
+    def __init__(self, facts: list[Fact] | None = None) -> None:
+        self._seq: dict[int, tuple[int, Fact]] = {}  # id(fact) → (position key, fact)
+        self._label: dict[str, set[int]] = {}
+        self._skeleton: dict[int, set[int]] = {}  # skeleton size → facts stating numbers
+        self._unnegated: dict[tuple[bool, int], set[int]] = {}  # (negated, size) → facts
+        self._next = 0
+        for fact in facts or ():
+            self.add(fact)
+
+    def _keys(self, fact: Fact) -> list[tuple[dict, object]]:
+        p = _profile(fact.text)
+        keys: list[tuple[dict, object]] = [(self._unnegated, (p.negated, len(p.unnegated)))]
+        if p.label_key is not None:
+            keys.append((self._label, p.label_key))
+        if p.numbers:
+            keys.append((self._skeleton, len(p.skeleton)))
+        return keys
+
+    def add(self, fact: Fact, seq: int | None = None) -> None:
+        """Index `fact`: after every fact (`seq` None) or at position key `seq`."""
+        if seq is None:
+            seq = self._next
+        self._next = max(self._next, seq + 1)
+        self._seq[id(fact)] = (seq, fact)
+        for table, key in self._keys(fact):
+            table.setdefault(key, set()).add(id(fact))
+
+    def remove(self, fact: Fact) -> int:
+        """Unindex `fact` (its text as indexed); returns its position key."""
+        seq, _ = self._seq.pop(id(fact))
+        for table, key in self._keys(fact):
+            table[key].discard(id(fact))
+        return seq
+
+    def find(self, new: str) -> tuple[Fact, str] | None:
+        """The newest fact (raw human lines excepted) that `new` supersedes, with why."""
+        p = _profile(new)
+        found: set[int] = set()
+        if p.label_key is not None:
+            found |= self._label.get(p.label_key, set())
+        if p.numbers:
+            n = len(p.skeleton)
+            for size, ids in self._skeleton.items():
+                if _sizes_allow(n, size, SKELETON_SIMILARITY):
+                    found |= ids
+        n = len(p.unnegated)
+        for (negated, size), ids in self._unnegated.items():
+            if negated != p.negated and _sizes_allow(n, size, NEGATION_SIMILARITY):
+                found |= ids
+        for _, fact in sorted((self._seq[i] for i in found), reverse=True):  # newest first
+            if fact.raw is None:
+                why = supersedes(new, fact.text)
+                if why is not None:
+                    return fact, why
+        return None
+
+
 SUPERSEDED_TAIL = " — superseded {day} by: {by}"
 
 

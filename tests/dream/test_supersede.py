@@ -292,3 +292,38 @@ def test_the_prefilter_finds_what_comparing_with_every_fact_finds() -> None:
                 None,
             )
             assert find_superseded(new, facts[:end]) == scan, (new, end)
+
+
+def test_the_candidate_index_finds_what_scanning_the_list_finds_as_the_list_changes() -> None:
+    # integration keeps a `Candidates` index in step with a topic's facts (added,
+    # superseded in place, refined, a raw line adopted); each lookup must give what
+    # find_superseded gives on the list as it is
+    import random
+
+    from gitdream.dream.integrate import _FactList
+    from gitdream.dream.supersede import find_superseded
+
+    rng = random.Random(7)
+    subjects = [
+        "The registry keeps the last {} image tags.",
+        "Deploy window: {}.",
+        "Uploads are {}time-limited.",
+    ]
+    values = ["10", "20", "Tuesdays", "never on Fridays", "NOT ", "", "3 and 4", "注册表只保留最近{}个"]
+    texts = [s.format(v) for s in subjects for v in values] + ["不", "Rollbacks need the previous tag."]
+    start = [factfmt.Fact(text=t, sources=[], seen=1) for t in rng.sample(texts, 6)]
+    start.append(factfmt.Fact(text="DB: 5 replicas.", sources=[], raw="- DB: 5 replicas."))
+    facts = _FactList(start)
+    for _ in range(300):
+        new = rng.choice(texts)
+        expected = find_superseded(new, facts.facts)
+        assert facts.candidates.find(new) == expected, new
+        action = rng.random()
+        if expected is not None and action < 0.5:
+            facts.supersede(expected[0], new, [], None)
+        elif action < 0.7 and facts.facts:
+            facts.touch(rng.choice(facts.facts), [], None, new_text=rng.choice(texts))
+        elif action < 0.75 and facts.facts:
+            facts.touch(rng.choice(facts.facts), [], None)  # adopts a raw line
+        elif facts.find(new) is None:
+            facts.add(new, [], None)
