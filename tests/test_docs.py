@@ -151,3 +151,17 @@ def test_readme_figures_are_those_of_bench_results() -> None:
     assert cited, "the README's Figures section cites no figure"
     for figure in cited:
         assert figure in results, f"README.md cites {figure!r}, which bench/RESULTS.md does not state"
+
+
+def test_developing_names_every_module_in_its_layout() -> None:
+    # docs/DEVELOPING.md's layout is the map of the code; a module it does not name is lost.
+    text = (DOCS / "DEVELOPING.md").read_text(encoding="utf-8")
+    layout = text.split("## Layout", 1)[1].split("\n```\n", 2)[1]
+    words = set(re.findall(r"[a-z_]+", layout))
+    for path in sorted((PACKAGE_ROOT / "gitdream").rglob("*.py")):
+        stem = path.stem
+        if stem in {"__init__", "__main__"} or stem in words:
+            continue
+        if stem.startswith(("salience_", "screen_")) and stem.split("_", 1)[0] in words:
+            continue  # generated tables, named with their module ("+ weights", "+ the gitleaks table")
+        raise AssertionError(f"docs/DEVELOPING.md's layout does not name {path.relative_to(PACKAGE_ROOT)}")
