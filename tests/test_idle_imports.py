@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import commit_all, gitdream_env, write
+from tests.helpers import commit_all, git, gitdream_env, run_gitdream, write
 
 NEVER_IDLE = (
     "gitdream.dream.pipeline",
@@ -57,6 +57,27 @@ def test_a_closed_gate_imports_only_the_gates(agent_repo: Path) -> None:
     commit_all(agent_repo, "one session: fewer than min_sessions")
     loaded = _loaded(agent_repo, ["run", "--auto", "--trigger", "post-merge"])
     assert "gitdream.trigger.gates" in loaded  # it did get as far as the gates
+    assert _heavy(loaded, NEVER_IDLE + NOT_ON_A_CLOSED_GATE) == []
+
+
+def test_a_clone_without_gitdreams_refs_is_a_closed_gate_too(agent_repo: Path, tmp_path: Path) -> None:
+    """An agent that dreamed, in a clone without its watermark: the sessions gate cannot
+    count and stays closed — on the idle path, not a dream that fails."""
+    for day in range(1, 6):
+        write(
+            agent_repo,
+            f"agents/ops/memory/logs/2026/03/2026-03-0{day}.md",
+            f"- Lesson: the deploy of day {day} needs the cache warmed first, because cold starts time out.\n",
+        )
+    commit_all(agent_repo, "five sessions")
+    assert run_gitdream(agent_repo, "run").returncode == 0
+    assert git(agent_repo, "log", "-1", "--format=%s").startswith("dream(ops): experience")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(agent_repo), str(clone))
+    write(clone, "agents/ops/memory/logs/2026/03/2026-03-06.md", "- one session\n")
+    commit_all(clone, "one more session")
+    loaded = _loaded(clone, ["run", "--auto", "--trigger", "post-merge"])
+    assert "gitdream.trigger.gates" in loaded
     assert _heavy(loaded, NEVER_IDLE + NOT_ON_A_CLOSED_GATE) == []
 
 

@@ -281,13 +281,15 @@ def _agent_status(
     sessions: int | None = None
     sessions_error = None
     pending = 0
+    uncountable = False
     try:
         mark = material.read_watermark(repo, agent)
         if head is not None:
-            base, _ = material.resolve_base(repo, agent, head)
+            base = gates.count_base(repo, agent, head)
             sessions = material.count_sessions(repo, agent, base, head)
             pending = gates.pending_paths(repo, agent)
     except GitdreamError as exc:
+        uncountable = isinstance(exc, gates.Uncountable)  # run --auto's sessions gate stays closed
         sessions_error = exc.message
         warnings.append(f"{agent.id}: {exc.message}" + (f"; {exc.hint}" if exc.hint else ""))
     opens = state_mod.time_gate_opens(entry, base_hours)
@@ -303,7 +305,14 @@ def _agent_status(
         last_run_time=entry.last_attempt,
         last_run_status=entry.last_status,
         last_dream=entry.last_dream,
-        next=gates.next_dream(opens, sessions, needed, pending, blocked=blocked, now=now)
+        next=gates.next_dream(
+            opens,
+            sessions,
+            needed,
+            pending,
+            blocked=blocked or (gates.UNCOUNTABLE_NEXT if uncountable else None),
+            now=now,
+        )
         if enabled
         else "never (disabled)",
         time_gate_open=opens is None or opens <= now,

@@ -7,7 +7,10 @@
 The first two are checked for the repository, the next per agent; the lock is taken by
 `gitdream run` once some agent passes. Counting sessions is the only scan; the throttle
 (`scan_interval_minutes`) reuses the last count instead of scanning again, and only while
-nothing was committed since (HEAD and the watermark are what it was counted at). A closed
+nothing was committed since (HEAD and the watermark are what it was counted at). When
+there is no base to count from — the agent has dreamed, but a clone did not fetch its
+watermark (`refs/gitdream/*`) — the sessions gate stays closed with the fetch hint
+(`Uncountable`): a dream started then would only fail and back off the hooks. A closed
 gate is not an error: `run --auto` exits 0 and names the gate and its reason under
 --verbose, in --json and, for a hook, in the hooks log. A manual run skips the time and
 session gates, never the repository state, lock or write gates. `next_dream` is the one
@@ -21,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock
-from gitdream.errors import GitdreamError
+from gitdream.errors import GitdreamError, RepoStateError
 from gitdream.trigger import state as state_mod
 
 if TYPE_CHECKING:
@@ -121,6 +124,9 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             try:  # one agent's broken ref or receipt closes only that agent's gate
                 sessions = _sessions(repo, agent, head.oid)
                 pending = pending_paths(repo, agent)
+            except Uncountable as exc:
+                result.agents.append(AgentGate(agent.id, "sessions", exc.reason))
+                continue
             except GitdreamError as exc:
                 result.agents.append(AgentGate(agent.id, "repository", exc.message))
                 continue
@@ -207,13 +213,44 @@ def pending_paths(repo: Repo, agent: Agent) -> int:
     return len(pending) if isinstance(pending, list) else 0
 
 
-def _sessions(repo: Repo, agent: Agent, head: str) -> int | None:
-    """New sessions since the watermark (None when that cannot be told cheaply; the run
-    then goes ahead and reports the problem itself)."""
+class Uncountable(GitdreamError):
+    """New sessions cannot be counted: there is no base to count them from — the agent
+    has dreamed, but its watermark (or the history to it) is not in this clone. `reason`
+    is the closed sessions gate's reason, with the fix (fetch gitdream's refs)."""
+
+    def __init__(self, cause: GitdreamError) -> None:
+        super().__init__(cause.message, cause.hint)
+        self.reason = f"cannot count new sessions without the watermark: {cause.message}" + (
+            f"; {cause.hint}" if cause.hint else ""
+        )
+
+
+UNCOUNTABLE_NEXT = "fetching gitdream's refs"
+"""What `status`'s NEXT waits for ("after …") while `Uncountable` closes the sessions gate."""
+
+
+def count_base(repo: Repo, agent: Agent, head: str) -> str | None:
+    """The commit new sessions are counted from (`material.resolve_base`: the watermark,
+    None before the first dream). Raises Uncountable when there is none to count from:
+    a dream that cannot find its material must not be started by `run --auto`, where it
+    would only fail and back the hooks off (a clone that did not fetch `refs/gitdream/*`
+    dreamed after one session, then failed; the gate stays closed instead, with the fix)."""
     from gitdream.dream import material
 
     try:
         base, _warnings = material.resolve_base(repo, agent, head)
+    except RepoStateError as exc:
+        raise Uncountable(exc) from None
+    return base
+
+
+def _sessions(repo: Repo, agent: Agent, head: str) -> int | None:
+    """New sessions since the watermark (None when the diff cannot be read; the run then
+    goes ahead and reports the problem itself). Raises Uncountable (see `count_base`)."""
+    from gitdream.dream import material
+
+    base = count_base(repo, agent, head)
+    try:
         return material.count_sessions(repo, agent, base, head)
     except GitdreamError:
         return None

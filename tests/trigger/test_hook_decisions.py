@@ -146,3 +146,45 @@ def test_status_next_agrees_with_the_hook_after_the_throttle(remote: Remote) -> 
     assert row["next"] == "at 5 sessions"  # before the pull: HEAD has 2 new sessions
     decision = remote.pull()  # within the throttle's 10 minutes, but new commits arrived
     assert decision.startswith("dreamed: ops ok"), decision
+
+
+def test_a_clone_without_gitdreams_refs_closes_the_gate_with_the_fetch_hint(remote: Remote) -> None:
+    """Regression test: in a clone of a repository that has dreamed, without
+    `refs/gitdream/*` (git clone does not fetch them), the post-merge hook dreamed after
+    one new session although min_sessions is 5, recorded a failed run and backed off.
+    Now the sessions gate stays closed and says why, with the fetch hint."""
+    remote.logs(5)
+    dreamed = run_gitdream(remote.upstream, "run")
+    assert dreamed.returncode == 0, dreamed.stderr
+    assert "dream(ops): experience" in git(remote.upstream, "log", "-1", "--format=%s")
+    git(remote.upstream, "push", "-q", "origin", "main")  # main only: no refs/gitdream/*
+    clone = remote.bare.parent / "clone"
+    git(remote.bare.parent, "clone", "-q", str(remote.bare), str(clone))
+    git(clone, "config", "pull.rebase", "false")
+    assert git(clone, "for-each-ref", "refs/gitdream", "refs/notes").strip() == ""
+    hookscripts.install(Repo.open(clone), hooks=POST_HOOKS, python=sys.executable)
+    remote.local = clone
+    remote.logs(1)
+    decision = remote.pull()
+    assert decision.startswith("gate 'sessions' closed: ops: "), decision
+    assert "has dreamed before" in decision and "refs/gitdream/watermark/ops" in decision
+    assert "git fetch origin 'refs/gitdream/*:refs/gitdream/*'" in decision
+    assert "git notes --ref gitdream merge" in decision  # the same hint the run gives
+    assert git(clone, "log", "--format=%s").count("dream(ops): experience") == 1  # upstream's
+    status = json.loads(cli(clone, "status", "--json").stdout)
+    (agent,) = status["agents"]
+    assert agent["last_run"]["status"] is None and agent["backoff"]["failures"] == 0
+    assert agent["next"] == "after fetching gitdream's refs", agent["next"]
+    assert "has dreamed before" in agent["sessions"]["error"]
+    assert any("refs/gitdream/*:refs/gitdream/*" in w for w in status["warnings"])
+    text = cli(clone, "status").stdout
+    assert "refs/gitdream/*:refs/gitdream/*" in text and "after fetching gitdream's refs" in text
+
+    # An explicit run still refuses with the hint. Once the watermark is fetched the
+    # sessions are counted from it: 1 new session of 5.
+    manual = run_gitdream(clone, "run")
+    assert manual.returncode != 0 and "refs/gitdream/*:refs/gitdream/*" in manual.stderr
+    git(remote.upstream, "push", "-q", "origin", "refs/gitdream/*:refs/gitdream/*")
+    git(clone, "fetch", "-q", "origin", "refs/gitdream/*:refs/gitdream/*")
+    (agent,) = json.loads(cli(clone, "status", "--json").stdout)["agents"]
+    assert agent["sessions"] == {"new": 1, "needed": 5, "pending": 0, "error": None}, agent
