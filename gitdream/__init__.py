@@ -12,7 +12,7 @@ from __future__ import annotations
 
 def __getattr__(name: str) -> str:
     if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
+        from importlib.metadata import PackageNotFoundError, version  # idle path: only where it is used
 
         try:
             return version("gitdream")

@@ -11,13 +11,17 @@ directory (set GITDREAM_RAISE_ERRORS=1 to get the traceback instead). Exit codes
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from gitdream import errors, output, render
+from gitdream import config, errors, output, render
+from gitdream.agents import list_agents, select
+from gitdream.errors import RepoStateError
+from gitdream.git.repo import Repo, index_format_error
 from gitdream.trigger import HOOK_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -73,7 +77,7 @@ def _report(ctx: click.Context, exc: errors.GitdreamError) -> None:
 
 
 def _crash(exc: BaseException) -> int:
-    from gitdream import crashlog, git
+    from gitdream import crashlog, git  # idle path: a command loads only its own modules
 
     path = crashlog.write(exc, git.versions())
     output.err(f"error: gitdream failed unexpectedly: {type(exc).__name__}: {exc}")
@@ -101,8 +105,7 @@ class GitdreamGroup(click.Group):
             output.err("interrupted")
             ctx.exit(errors.EXIT_INTERRUPTED)
         except Exception as exc:
-            from gitdream.git.environment import translate
-            from gitdream.git.repo import index_format_error
+            from gitdream.git.environment import translate  # idle path: only after an unexpected error
 
             # an index libgit2 cannot read; a full disk, a read-only file system, a
             # partial clone: the environment's problem, said so (exit 1), not a bug
@@ -154,13 +157,12 @@ def open_repo(ctx: click.Context) -> Any:
     """Open the repository for the current command (see gitdream.git.repo.Repo.open), and
     finish a dream commit a killed gitdream left half-done (its journal, or its
     index.lock: `commitbuilder.repair`), whichever command this is."""
-    from gitdream.git.repo import Repo
 
     repo = Repo.open(_start(ctx))
     journals = repo.common_dir / "gitdream" / "journal"
     interrupted = (journals.is_dir() and any(journals.iterdir())) or (repo.git_dir / "index.lock").exists()
     if interrupted and repo.inherited_index is None:  # (the cheap test first: the idle path)
-        from gitdream.git import commitbuilder
+        from gitdream.git import commitbuilder  # idle path: a command loads only its own modules
 
         try:
             warnings = commitbuilder.repair(repo)
@@ -180,7 +182,6 @@ def load_config(ctx: click.Context, repo: Any, overrides: dict[str, Any] | None 
     """The effective configuration of `repo` (an open Repo, or None outside a repository);
     `overrides` are `{key: (value, "flag --x")}`. Prints the configuration's warnings
     (a user-only key that gitdream.toml may not set) on stderr."""
-    from gitdream import config
 
     cfg = config.load(
         repo.workdir if repo is not None else None,
@@ -222,7 +223,7 @@ def init_cmd(ctx: click.Context, agent_id: str | None, single: bool, commit: boo
       gitdream init --agent ops --commit   and commit what was created
       gitdream init --single               the repository root is the agent
     """
-    from gitdream.commands.init import run_init
+    from gitdream.commands.init import run_init  # idle path: a command loads only its own modules
 
     repo = open_repo(ctx)
     result = run_init(repo, agent_id, single, commit)
@@ -255,8 +256,7 @@ def config_show(ctx: click.Context, json_: bool) -> None:
       gitdream config show
       gitdream config show --json | jq '.keys.min_hours'
     """
-    from gitdream.commands.configshow import show
-    from gitdream.errors import RepoStateError
+    from gitdream.commands.configshow import show  # idle path: a command loads only its own modules
 
     try:
         repo = open_repo(ctx)
@@ -292,7 +292,7 @@ def trust_cmd(ctx: click.Context, revoke: bool, list_all: bool, json_: bool) -> 
       gitdream trust --revoke       withdraw it
       gitdream trust --list         every repository you trusted
     """
-    from gitdream.commands.trust import run_trust
+    from gitdream.commands.trust import run_trust  # idle path: a command loads only its own modules
 
     if revoke and list_all:
         raise click.UsageError("--revoke and --list cannot be used together")
@@ -393,8 +393,8 @@ def run_cmd(
     gate exits 0 silently (--verbose or --json say which and why; a hook's run also
     writes it to the hooks log that `gitdream status` names).
     """
-    from gitdream.commands.run import run
-    from gitdream.dream.options import RunOptions
+    from gitdream.commands.run import run  # idle path: a command loads only its own modules
+    from gitdream.dream.options import RunOptions  # idle path: a command loads only its own modules
 
     if since and full:
         raise click.UsageError("--since and --full cannot be used together")
@@ -419,12 +419,12 @@ def run_cmd(
             progress.close()
     except errors.GitdreamError as exc:
         if hook:  # the hooks log says why this firing did not dream
-            from gitdream.trigger import hooklog
+            from gitdream.trigger import hooklog  # idle path: a command loads only its own modules
 
             hooklog.record(_start(ctx), hook, f"error: {exc.message}")
         raise
     if hook and not result.disabled:
-        from gitdream.trigger import hooklog
+        from gitdream.trigger import hooklog  # idle path: a command loads only its own modules
 
         hooklog.record(repo.workdir, hook, hooklog.describe(result))
     _emit(result, render.run(result, quiet=quiet, verbose=verbose), json_)
@@ -452,7 +452,7 @@ def demo_cmd(ctx: click.Context, directory: Path | None, json_: bool) -> None:
       gitdream demo
       gitdream demo ./try-gitdream
     """
-    from gitdream.commands.demo import run_demo
+    from gitdream.commands.demo import run_demo  # idle path: a command loads only its own modules
 
     result = run_demo(directory)
     _emit(result, render.Lines() if json_ else render.demo(result), json_)
@@ -481,7 +481,7 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
       gitdream status
       gitdream status --json | jq '.agents[] | {id, sessions}'
     """
-    from gitdream.commands.status import status
+    from gitdream.commands.status import status  # idle path: a command loads only its own modules
 
     repo = open_repo(ctx)
     cfg = load_config(ctx, repo)
@@ -494,15 +494,13 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
 
 def _term_width() -> int:
     """Columns for human output: the terminal's width, at most 120 (80 when unknown)."""
-    import shutil
 
     return max(40, min(shutil.get_terminal_size((80, 24)).columns, 120))
 
 
 def _known_agent(ctx: click.Context, repo: Any, agent_id: str) -> None:
     """ConfigError (exit 1) for an agent id no `agents` glob gives and no run names."""
-    from gitdream.agents import list_agents, select
-    from gitdream.commands.review import log
+    from gitdream.commands.review import log  # idle path: a command loads only its own modules
 
     agents = list_agents(repo.workdir, load_config(ctx, repo), [])
     if agent_id in {a.id for a in agents} or log(repo, agent_id=agent_id, limit=1).total:
@@ -537,7 +535,7 @@ def log_cmd(
       gitdream log --agent ops -n 5
       gitdream log --status failed --json | jq '.runs[].run'
     """
-    from gitdream.commands.review import log
+    from gitdream.commands.review import log  # idle path: a command loads only its own modules
 
     repo = open_repo(ctx)
     if agent_id is not None:
@@ -566,7 +564,7 @@ def show_cmd(ctx: click.Context, run_ref: str, agent_id: str | None, patch: bool
       gitdream show 1m8ne43 --patch
       gitdream show last~1 --agent ops --json
     """
-    from gitdream.commands.review import show
+    from gitdream.commands.review import show  # idle path: a command loads only its own modules
 
     repo = open_repo(ctx)
     width = _term_width()
@@ -597,7 +595,10 @@ def audit_cmd(
       gitdream audit --run last
       gitdream audit ops --strict --json | jq '.summary'
     """
-    from gitdream.commands.review import audit, strict_failure
+    from gitdream.commands.review import (  # idle path: a command loads only its own modules
+        audit,
+        strict_failure,
+    )
 
     repo = open_repo(ctx)
     cfg = load_config(ctx, repo)
@@ -654,7 +655,7 @@ def revert_cmd(
       gitdream revert last --agent ops --dry-run
       gitdream revert last --replay && gitdream run
     """
-    from gitdream.commands.revert import revert
+    from gitdream.commands.revert import revert  # idle path: a command loads only its own modules
 
     if replay and branch:
         raise click.UsageError(
@@ -729,7 +730,7 @@ def check_cmd(
     Exit codes: 0 every file passes, 1 a problem was found (or an error), 2 usage,
     3 internal error.
     """
-    from gitdream.commands.check import check_agents
+    from gitdream.commands.check import check_agents  # idle path: a command loads only its own modules
 
     repo = open_repo(ctx)
     cfg = load_config(ctx, repo)
@@ -759,7 +760,6 @@ def hooks_group() -> None:
 
 
 def _hook_option(func: F) -> F:
-    from gitdream.trigger import HOOK_NAMES
 
     return click.option(
         "--hook",
@@ -805,7 +805,7 @@ def hooks_install(
       gitdream hooks install --hook pre-commit
       gitdream hooks install --json
     """
-    from gitdream.commands import hooks as hooks_cmd
+    from gitdream.commands import hooks as hooks_cmd  # idle path: a command loads only its own modules
 
     repo = open_repo(ctx)
     result = hooks_cmd.install(repo, hooks, python=python, allow_outside=allow_outside)
@@ -827,7 +827,7 @@ def hooks_uninstall(ctx: click.Context, hooks: tuple[str, ...], allow_outside: b
       gitdream hooks uninstall
       gitdream hooks uninstall --hook post-commit
     """
-    from gitdream.commands import hooks as hooks_cmd
+    from gitdream.commands import hooks as hooks_cmd  # idle path: a command loads only its own modules
 
     repo = open_repo(ctx)
     result = hooks_cmd.uninstall(repo, hooks, allow_outside=allow_outside)
@@ -849,8 +849,8 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
       gitdream hooks status
       gitdream hooks status --json | jq .installed
     """
-    from gitdream.commands import hooks as hooks_cmd
-    from gitdream.trigger.hookscripts import describe_status
+    from gitdream.commands import hooks as hooks_cmd  # idle path: a command loads only its own modules
+    from gitdream.trigger.hookscripts import describe_status  # idle path: hooks status only
 
     repo = open_repo(ctx)
     result = hooks_cmd.status(repo)
@@ -878,7 +878,7 @@ def hook_cmd(name: str, args: tuple[str, ...]) -> None:
       exec gitdream hook post-merge "$@"     in .githooks/post-merge
       run: gitdream hook post-merge {0}      in lefthook.yml
     """
-    from gitdream.commands import hooks as hooks_cmd
+    from gitdream.commands import hooks as hooks_cmd  # idle path: a command loads only its own modules
 
     hooks_cmd.run_hook(name, args)
 
@@ -938,7 +938,7 @@ def schedule_show(ctx: click.Context, kind: str | None, json_: bool) -> None:
       gitdream schedule show --cron
       gitdream schedule show --github > .github/workflows/gitdream.yml
     """
-    from gitdream.commands import schedule as schedule_cmd
+    from gitdream.commands import schedule as schedule_cmd  # idle path: a command loads only its own modules
 
     repo = open_repo(ctx)
     shown = schedule_cmd.show(repo.workdir)
@@ -966,7 +966,7 @@ def schedule_install(ctx: click.Context, kind: str | None, json_: bool) -> None:
       gitdream schedule install --cron
       gitdream schedule install --github
     """
-    from gitdream.commands import schedule as schedule_cmd
+    from gitdream.commands import schedule as schedule_cmd  # idle path: a command loads only its own modules
 
     if kind is None:
         raise click.UsageError("choose --cron, --systemd, --github or --gitlab")
@@ -992,7 +992,7 @@ def schedule_uninstall(ctx: click.Context, kind: str | None, json_: bool) -> Non
       gitdream schedule uninstall --systemd
       gitdream schedule uninstall --cron
     """
-    from gitdream.commands import schedule as schedule_cmd
+    from gitdream.commands import schedule as schedule_cmd  # idle path: a command loads only its own modules
 
     if kind is None:
         raise click.UsageError("choose --cron, --systemd, --github or --gitlab")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitdream import paths
 from gitdream.errors import ConfigError
 
 REPO_FILE = "gitdream.toml"
@@ -473,7 +474,7 @@ class Config:
 def _key_or_error(name: str, where: str) -> Key:
     key = KEY_BY_NAME.get(name)
     if key is None:
-        import difflib
+        import difflib  # idle path: only where it is used
 
         table, _, bare = name.rpartition(".")
         close = difflib.get_close_matches(name, KEY_BY_NAME, n=1)
@@ -632,7 +633,6 @@ def load(
     `Config.ignored` — unless the user trusted this repository with exactly that value
     (`gitdream.trust`). Raises ConfigError for any bad layer.
     """
-    from gitdream import paths
 
     env = os.environ if env is None else env
     settings = {k.name: Setting(k.default, "default") for k in KEYS}
@@ -676,7 +676,7 @@ def user_only_values(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _pin(key: Key, value: Any) -> Any:
-    from gitdream import trust
+    from gitdream import trust  # idle path: only where it is used
 
     return trust.pin(value, key.secret)
 
@@ -686,7 +686,7 @@ def _trusted(values: Mapping[str, Any], where: Path) -> dict[str, Any]:
     gitdream.toml sets a user-only key at all (the idle path stays cheap)."""
     if not user_only_values(values):
         return {}
-    from gitdream import trust
+    from gitdream import trust  # idle path: only where it is used
 
     return trust.granted(trust.repository_key(where))
 
@@ -728,7 +728,7 @@ def _toml_value(value: Any) -> str:
 
 
 def _comment(text: str, width: int = 92) -> list[str]:
-    import textwrap
+    import textwrap  # idle path: only where it is used
 
     return ["# " + line for line in textwrap.wrap(text, width - 2)]
 

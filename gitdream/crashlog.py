@@ -11,13 +11,12 @@ import sys
 import traceback
 from pathlib import Path
 
-from gitdream import clock, paths
+from gitdream import __version__, clock, paths
 
 
 def write(exc: BaseException, pygit2_version: str = "unknown") -> Path | None:
     """Write a crash log for `exc`, naming `pygit2_version` (`gitdream.git.versions()`);
     return its path, or None if it could not be written."""
-    from gitdream import __version__
 
     stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
     body = "\n".join(

@@ -31,7 +31,7 @@ def user_config_file() -> Path:
     home = _home_override()
     if home is not None:
         return home / "config.toml"
-    import platformdirs
+    import platformdirs  # idle path: only where it is used
 
     return Path(platformdirs.user_config_dir(APP)) / "config.toml"
 
@@ -41,7 +41,7 @@ def user_log_dir() -> Path:
     home = _home_override()
     if home is not None:
         return home / "logs"
-    import platformdirs
+    import platformdirs  # idle path: only where it is used
 
     return Path(platformdirs.user_log_dir(APP))
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from gitdream.config import KEYS
+
 if TYPE_CHECKING:
     from gitdream.commands.check import CheckResult
     from gitdream.commands.configshow import ConfigShowResult
@@ -127,7 +129,6 @@ def config_show(result: ConfigShowResult) -> Lines:
 
 def trust(result: TrustResult) -> Lines:
     from gitdream.commands.trust import masked  # idle path: render is imported by every command
-    from gitdream.config import KEYS
 
     lines = Lines()
     if result.action == "list":

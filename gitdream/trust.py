@@ -18,6 +18,7 @@ unreadable file grants nothing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -86,7 +87,6 @@ def pin(value: Any, secret: bool) -> Any:
     only its SHA-256, so trusted.json never holds a credential."""
     if not secret:
         return value
-    import hashlib
 
     return "sha256:" + hashlib.sha256(str(value).encode("utf-8")).hexdigest()
 

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitdream.agents import Agent, agents_from_dirs, skipped_warning
+from gitdream import clock
+from gitdream.agents import Agent, agents_from_dirs, list_agents, skipped_warning
 from gitdream.config import Config
+from gitdream.dream.memoryfiles import index_link_slug
 from gitdream.errors import GitdreamError
 from gitdream.globs import glob_match
 from gitdream.text.checks import (
@@ -230,7 +232,6 @@ def _dangling_links(data: bytes, topic_files: set[str]) -> list[Problem]:
     `topic_files` (file names in the memory folder): a topic deleted or renamed by hand.
     Warnings, not problems: such a line blocks nothing, and the next dream drops the lines
     of its own block that point nowhere."""
-    from gitdream.dream.memoryfiles import index_link_slug
 
     found = []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
@@ -280,7 +281,6 @@ def check_agents(
     index, with `staged`), ConfigError for bad configuration, RepoStateError when the
     index cannot be read.
     """
-    from gitdream import clock
 
     config_seen = clock.epoch()
     limits = Limits.from_config(cfg)
@@ -292,7 +292,7 @@ def check_agents(
 
     exists: Callable[[str], bool]
     if staged:
-        from gitdream.git import indexfile
+        from gitdream.git import indexfile  # idle path: only where it is used
 
         index_path = index_file or repo.inherited_index
         available_all = set(indexfile.staged_paths(repo, index_path))
@@ -303,8 +303,6 @@ def check_agents(
                     topics.setdefault(agent.id, set()).add(path.rsplit("/", 1)[-1])
         exists = available_all.__contains__
     else:
-        from gitdream.agents import list_agents
-
         index_path = None
         for agent in list_agents(repo.workdir, cfg, skipped=bad):
             for path, kind in _classify(agent, _worktree_files(repo.workdir, agent, warnings)).items():
@@ -332,7 +330,7 @@ def check_agents(
             )
 
     if staged:
-        from gitdream.git import indexfile
+        from gitdream.git import indexfile  # idle path: only where it is used
 
         contents = indexfile.read_staged(repo, index_path, selected.__contains__)
     else:
@@ -343,7 +341,7 @@ def check_agents(
             except OSError as exc:
                 warnings.append(f"{path}: cannot be read ({exc.strerror}), not checked")
     if changed:
-        from gitdream.git import indexfile
+        from gitdream.git import indexfile  # idle path: only where it is used
 
         at_head = indexfile.head_blobs(repo, set(contents))
         contents = {p: data for p, data in contents.items() if at_head[p] != data}
@@ -358,7 +356,7 @@ def check_agents(
             checked.warnings.extend(_dangling_links(contents[checked.path], topics.get(checked.agent, set())))
     if staged and cfg.bool("enabled"):
         # What lets the next pre-commit hook tell in sh that a commit stages nothing to check.
-        from gitdream.trigger import state as state_mod
+        from gitdream.trigger import state as state_mod  # idle path: only where it is used
 
         state_mod.write_precommit_paths(repo.common_dir, repo.workdir, cfg, config_seen=config_seen)
     return CheckResult(

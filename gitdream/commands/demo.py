@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from gitdream import config, resources
+from gitdream.commands.run import run
+from gitdream.dream.options import RunOptions
 from gitdream.errors import GitdreamError
 from gitdream.git import gitcmd
+from gitdream.git.repo import Repo
 
 DATE = re.compile(r"(20\d\d-\d\d-\d\d)")
 BASE_DAY = "2026-03-01"
@@ -94,9 +97,6 @@ def build(dest: Path) -> Path:
 def run_demo(dest: Path | None) -> DemoResult:
     """Build the demo repository (in a new temporary folder when `dest` is None), dream
     once with the offline engine, and collect what to show."""
-    from gitdream.commands.run import run
-    from gitdream.dream.options import RunOptions
-    from gitdream.git.repo import Repo
 
     path = dest if dest is not None else Path(tempfile.mkdtemp(prefix="gitdream-demo-"))
     build(path)

@@ -26,7 +26,7 @@ from typing import Any
 from gitdream import config, resources
 from gitdream.agents import Agent, join, list_agents, make_agent, valid_ref_name
 from gitdream.errors import ConfigError
-from gitdream.git import commitbuilder
+from gitdream.git import commitbuilder, writegate
 from gitdream.git.repo import Repo
 from gitdream.globs import any_match
 
@@ -175,7 +175,6 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
         return result
     # Without --commit: check every path first (symlinked folders, ignored paths...),
     # then create each file exclusively, so nothing is ever overwritten.
-    from gitdream.git import writegate
 
     writegate.require(repo, None, result.created, writegate.NEW_FILES)
     for rel, data in files.items():

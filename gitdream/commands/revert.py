@@ -29,10 +29,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults, ids
-from gitdream.dream import receipts
+from gitdream.agents import list_agents, make_agent
+from gitdream.dream import material, receipts, runjournal
+from gitdream.dream.receipts import NOTES_REF
 from gitdream.dream.runs import KINDS, Run, list_runs, resolve
-from gitdream.errors import GitdreamError, WriteRefused
-from gitdream.git import notes
+from gitdream.errors import GitdreamError, RepoStateError, WriteRefused
+from gitdream.git import commitbuilder, history, inverse, lockfiles, notes, writegate
+from gitdream.git.chain import CommitChain
+from gitdream.git.commitbuilder import format_message
+from gitdream.git.refs import RefMoved, compare_and_swap
+from gitdream.text.checks import Limits, check_text, kind_by_name
+from gitdream.trigger import dreamlock
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -117,7 +124,6 @@ class RevertResult:
 def _in_head(repo: Repo, run: Run, head: str) -> bool:
     """True when a commit of `run` (from its receipt or found by trailer) is in HEAD's
     history."""
-    from gitdream.git import history
 
     found = [*run.commits.values(), *run.trailer_commits.values()]
     return any(oid and history.in_history(repo, head, oid) for oid in found)
@@ -127,7 +133,6 @@ def _vouched(repo: Repo, run: Run) -> bool:
     """A run without a receipt that gitdream's own records still vouch for: it was killed
     before its receipt, and the run that finished it names it (`completes`), or its plan is
     still kept on this machine (`runjournal`)."""
-    from gitdream.dream import runjournal
 
     if run.completed_by:
         return True
@@ -141,8 +146,6 @@ def _commit_for(repo: Repo, run: Run, kind: str, head: str) -> str | None:
     has no receipt here — trailers alone are text anyone can write into a commit message
     (issue 16: forged trailers on a person's commit let revert undo that person's edit) —
     or when it made a commit HEAD does not have."""
-    from gitdream.errors import RepoStateError
-    from gitdream.git import history
 
     if run.receipt is None and not _vouched(repo, run):
         raise RepoStateError(
@@ -176,7 +179,6 @@ def _commit_for(repo: Repo, run: Run, kind: str, head: str) -> str | None:
 
 
 def _agent_for(repo: Repo, cfg: Config, run: Run) -> Agent:
-    from gitdream.agents import list_agents, make_agent
 
     for agent in list_agents(repo.workdir, cfg, []):  # a badly named other folder is not ours to judge
         if agent.id == run.agent:
@@ -194,7 +196,6 @@ def _agent_for(repo: Repo, cfg: Config, run: Run) -> Agent:
 
 
 def _subject(repo: Repo, oid: str) -> str:
-    from gitdream.git import history
 
     return history.subject(repo, oid)
 
@@ -210,7 +211,6 @@ def _title(subject: str) -> str:
 
 def _message(repo: Repo, run: Run, kind: str, oid: str, new_run: str, agent: Agent, input_commit: str) -> str:
     """`Revert "<subject>"` (git's form), a body naming the run, and the trailers."""
-    from gitdream.git.commitbuilder import format_message
 
     subject = _subject(repo, oid)
     body = (
@@ -228,7 +228,6 @@ def _message(repo: Repo, run: Run, kind: str, oid: str, new_run: str, agent: Age
 
 
 def _conflict_error(repo: Repo, run: Run, plans: list[tuple[str, str, Inverse]], head: str) -> RevertConflict:
-    from gitdream.git import history
 
     conflicts: list[dict[str, Any]] = []
     lines = []
@@ -258,7 +257,6 @@ def definition_check(cfg: Config, path: str, old: bytes | None, new: bytes | Non
     `path` from `old` to `new` would *introduce*: rules the new text breaks and the old
     text did not (DESIGN §7: the check runs before every definition commit). A rule the
     file already broke before the revert does not block the undo. Pure."""
-    from gitdream.text.checks import Limits, check_text, kind_by_name
 
     if new is None:
         return []
@@ -284,7 +282,6 @@ def definition_check(cfg: Config, path: str, old: bytes | None, new: bytes | Non
 def _replay_plan(repo: Repo, run: Run, agent: Agent) -> dict[str, Any]:
     """Where `--replay` moves the watermark: `{"ref", "from", "to"}`. Raises GitdreamError
     when the run did not move it, or a later dream moved it further."""
-    from gitdream.dream import material
 
     receipt = run.receipt
     if receipt is None:
@@ -317,8 +314,6 @@ def _nothing_consumed_since(repo: Repo, agent: Agent, after: str, current: str |
     """True when the watermark moved from `after` to `current` without consuming any
     material: only no-op dreams ran since (no source of the agent changed in between),
     so moving it back loses nothing."""
-    from gitdream.dream import material
-    from gitdream.git import history
 
     if current is None or not history.in_history(repo, current, after):
         return False
@@ -358,7 +353,6 @@ def _unmerged_review(repo: Repo, cfg: Config, run: Run, replay: bool) -> _Plan |
 def _plan(repo: Repo, cfg: Config, run: Run, only: str | None, head_oid: str, replay: bool) -> _Plan:
     """Compute the revert of `run` on `head_oid` and check it can be written, without
     writing anything. Raises as `revert` documents."""
-    from gitdream.git import inverse
 
     kinds = [k for k in ORDER if only is None or k == only]
     try:
@@ -432,7 +426,6 @@ def revert(
     compare-and-swap; nothing changed), LockHeld, and GitdreamError (disabled, nothing
     to revert, replay refused).
     """
-    from gitdream.git import inverse
 
     if only is not None and only not in KINDS:
         raise ValueError(f"only must be one of {KINDS}, not {only!r}")
@@ -460,9 +453,6 @@ def revert(
     held = None
     warnings: list[str] = []
     if not dry_run:
-        from gitdream.git import commitbuilder
-        from gitdream.trigger import dreamlock
-
         held = dreamlock.acquire(repo.common_dir, new_run, cfg.float("lock_ttl_minutes"))
     try:
         if held is not None:
@@ -511,8 +501,6 @@ def _apply(
 ) -> None:
     """Write the planned revert: gate every path first, commit definition then
     experience, move the watermark (replay), write the receipt and the annotation."""
-    from gitdream.git import commitbuilder, writegate
-    from gitdream.git.chain import CommitChain
 
     assert result.run is not None
     branch = result.branch
@@ -522,8 +510,6 @@ def _apply(
         if inv.changes:
             writegate.require(repo, plan.agent, inv.paths, kind, tree_only=branch is not None)
     # So does a lock file git left behind on anything the revert writes.
-    from gitdream.dream.receipts import NOTES_REF
-    from gitdream.git import lockfiles
 
     written = [f"refs/heads/{branch}"] if branch else [lockfiles.INDEX, "HEAD", repo.head().branch or "HEAD"]
     replayed = [plan.replay["ref"]] if plan.replay is not None else []
@@ -562,8 +548,6 @@ def _apply(
     chain.publish(repo, f"gitdream: revert {result.reverted} ({result.run})")
     moved: GitdreamError | None = None
     if plan.replay is not None:
-        from gitdream.git.refs import RefMoved, compare_and_swap
-
         faults.point("before-watermark")
         try:
             compare_and_swap(
@@ -600,7 +584,6 @@ def _record(
 ) -> None:
     """Write the revert's own receipt (on its input commit) and annotate the reverted
     run's receipt (on that run's input commit, or the revert's when that is gone)."""
-    from gitdream.git import history
 
     assert result.run is not None
     paths = {c.kind: c.paths for c in result.commits}

@@ -20,8 +20,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gitdream.agents import list_agents, select
+from gitdream.dream import runs as runs_mod
+from gitdream.dream.decode import decode_lines
+from gitdream.dream.facts import one_line
+from gitdream.dream.facts import parse as parse_facts
+from gitdream.dream.memoryfiles import superseded_text
+from gitdream.dream.orient import memory_view
 from gitdream.dream.runs import KINDS, Run, collect, resolve
-from gitdream.errors import GitdreamError
+from gitdream.dream.transcript import parse_messages
+from gitdream.dream.verify import FACT_ID_RE, fact_id
+from gitdream.errors import BlockError, GitdreamError, RepoStateError
+from gitdream.git import history
+from gitdream.text import blocks
+from gitdream.units import parse_entry_id, parse_source_ref
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -70,7 +82,6 @@ def log(
     `total` counts the runs that matched before `limit`. Never raises for malformed
     receipts or commit messages.
     """
-    from gitdream.dream import runs as runs_mod
 
     walk = runs_mod.WALK_LIMIT if walk_limit is None else walk_limit
     runs, truncated = collect(repo, walk_limit=walk)
@@ -153,7 +164,6 @@ def show(
 
     Raises UnknownRun or AmbiguousRun.
     """
-    from gitdream.git import history
 
     runs, _truncated = collect(repo)
     run = resolve(runs, ref, agent_id)
@@ -297,8 +307,6 @@ class _Resolver:
         self._files: dict[tuple[str, str], tuple[str | None, list[str] | None, str | None]] = {}
 
     def _lines(self, prefix: str, path: str) -> tuple[str | None, list[str] | None, str | None]:
-        from gitdream.dream.decode import decode_lines
-        from gitdream.git import history
 
         key = (prefix, path)
         if key not in self._files:
@@ -314,8 +322,6 @@ class _Resolver:
         return self._files[key]
 
     def resolve(self, ref: str) -> AuditSource:
-        from gitdream.dream.verify import FACT_ID_RE
-        from gitdream.units import parse_entry_id, parse_source_ref
 
         if FACT_ID_RE.match(ref):
             return AuditSource(ref, "reference", fact=self.fact_ids.get(ref))
@@ -351,7 +357,6 @@ class _Resolver:
 
 def _transcript_message(path: str, lines: list[str]) -> str | None:
     """`role: text` of the messages in transcript `lines` (None when none parse)."""
-    from gitdream.dream.transcript import parse_messages
 
     parsed = parse_messages(path, lines)
     said = [f"{m.role}: {m.text}" for m in parsed.messages if m.text.strip()]
@@ -360,7 +365,6 @@ def _transcript_message(path: str, lines: list[str]) -> str | None:
 
 def _fact_blocks(path: str, text: str) -> list[tuple[str, str]]:
     """(block name, inner text) of the fact-holding blocks of `text`."""
-    from gitdream.text import blocks
 
     found = []
     for block in blocks.parse(text, path):
@@ -370,8 +374,6 @@ def _fact_blocks(path: str, text: str) -> list[tuple[str, str]]:
 
 
 def _matches_run(fact: AuditFact, run: Run, units: set[tuple[str, str]]) -> bool:
-    from gitdream.dream.facts import one_line
-    from gitdream.units import parse_source_ref
 
     if (fact.path, one_line(fact.text)) in units:
         return True
@@ -392,13 +394,6 @@ def audit(repo: Repo, cfg: Config, agent_id: str | None = None, *, run_ref: str 
     in its receipt's `units`. Raises ConfigError (unknown agent), RepoStateError (no
     commits), UnknownRun/AmbiguousRun. Malformed blocks are warnings, not errors.
     """
-    from gitdream.agents import list_agents, select
-    from gitdream.dream.facts import one_line
-    from gitdream.dream.facts import parse as parse_facts
-    from gitdream.dream.memoryfiles import superseded_text
-    from gitdream.dream.orient import memory_view
-    from gitdream.dream.verify import fact_id
-    from gitdream.errors import BlockError, RepoStateError
 
     head = repo.head().oid
     if head is None:

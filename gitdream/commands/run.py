@@ -7,15 +7,19 @@ which write nothing) and repairs an interrupted commit first.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, config
-from gitdream.agents import list_agents, select
-from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ConfigError, RepoStateError
+from gitdream.agents import list_agents, own_repository, select
+from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ConfigError, LockHeld, RepoStateError
+from gitdream.git import sparse
 from gitdream.git.repo import Repo
+from gitdream.trigger import gates
+from gitdream.trigger import state as state_mod
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -79,8 +83,6 @@ def run(
     manual mode; a lock file git left behind), LockHeld (manual mode). Per-agent
     failures do not raise: they are in the outcomes' receipts.
     """
-    from gitdream.trigger import gates
-    from gitdream.trigger import state as state_mod
 
     result = RunResult()
     config_seen = clock.epoch()  # the stamp is valid for the configuration as read by now
@@ -88,7 +90,6 @@ def run(
         result.disabled = cfg.source("enabled")
         return result
     repo.require_own_index()
-    from gitdream.git import sparse
 
     try:
         found = select(list_agents(repo.workdir, cfg, result.warnings), list(agent_ids))
@@ -122,10 +123,9 @@ def run(
             raise problem
     # Past the gates: what a dream needs (kept off the idle path, where a closed gate
     # returns above without importing any of it).
-    from gitdream import ids
-    from gitdream.errors import LockHeld
-    from gitdream.git import commitbuilder, lockfiles
-    from gitdream.trigger import dreamlock
+    from gitdream import ids  # idle path: only where it is used
+    from gitdream.git import commitbuilder, lockfiles  # idle path: only where it is used
+    from gitdream.trigger import dreamlock  # idle path: only where it is used
 
     engine_name = _check_up_front(repo, cfg, opts)
     held = None
@@ -167,7 +167,6 @@ class _Saver:
     SHARE = 10  # a save may take at most 1/SHARE of the time between saves
 
     def __init__(self, save: Callable[[], None], clock: Callable[[], float] | None = None) -> None:
-        import time
 
         self.save = save
         self.clock = clock or time.monotonic
@@ -203,15 +202,14 @@ def _dream_each(
     """Dream for each agent in turn, with one engine per run and one commit chain for the
     whole invocation; with `save` (a run that writes), record each run in the state and
     save it. Stops after an aborted run."""
-    from gitdream import ids
-    from gitdream.contract import no_progress
-    from gitdream.dream import receipts
-    from gitdream.dream.pipeline import run_agent
-    from gitdream.engines import get_engine
-    from gitdream.git import commitbuilder
-    from gitdream.git.chain import CommitChain
-    from gitdream.trigger import interrupt
-    from gitdream.trigger import state as state_mod
+    from gitdream import ids  # idle path: only where it is used
+    from gitdream.contract import no_progress  # idle path: only where it is used
+    from gitdream.dream import receipts  # idle path: only where it is used
+    from gitdream.dream.pipeline import run_agent  # idle path: only where it is used
+    from gitdream.engines import get_engine  # idle path: only where it is used
+    from gitdream.git import commitbuilder  # idle path: only where it is used
+    from gitdream.git.chain import CommitChain  # idle path: only where it is used
+    from gitdream.trigger import interrupt  # idle path: only where it is used
 
     ident = commitbuilder.identity(repo, cfg)
     chain = CommitChain(review_branch=opts.branch)
@@ -253,8 +251,6 @@ def _dream_each(
 def _skip_own_repositories(repo: Repo, agents: list[Any], named: bool, warnings: list[str]) -> list[Any]:
     """Leave out agents whose folder is a repository of its own (a submodule): a warning
     for each, or RepoStateError when they were named with --agent."""
-    from gitdream.agents import own_repository
-    from gitdream.errors import RepoStateError
 
     kept = []
     for agent in agents:
@@ -282,8 +278,8 @@ def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[s
     """What a run writes, as `gitdream.git.lockfiles` names them: the index, HEAD and the
     branch (or only the review branch), the agents' watermarks and the receipts' notes ref.
     A lock file git left behind on any of them refuses the run before it writes anything."""
-    from gitdream.dream.receipts import NOTES_REF
-    from gitdream.git import lockfiles
+    from gitdream.dream.receipts import NOTES_REF  # idle path: only where it is used
+    from gitdream.git import lockfiles  # idle path: only where it is used
 
     if opts.branch is not None:
         names = [f"refs/heads/{opts.branch}"]
@@ -298,7 +294,7 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
     no watermark moves and no back-off): an unknown engine, an engine that cannot run (no
     API key; an estimate needs none), and a `--since` revision that does not resolve.
     Returns the engine's name."""
-    from gitdream.engines import get_engine
+    from gitdream.engines import get_engine  # idle path: only where it is used
 
     engine = opts.engine or cfg.str("engine")
     probe = get_engine(engine, cfg)
@@ -308,11 +304,11 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
     finally:
         probe.close()
     if opts.branch is not None:
-        from gitdream.git.commitbuilder import branch_ref
+        from gitdream.git.commitbuilder import branch_ref  # idle path: only where it is used
 
         branch_ref(opts.branch)  # `--branch HEAD` and friends: refused before any agent runs
     if opts.since is not None:
-        from gitdream.git import graph
+        from gitdream.git import graph  # idle path: only where it is used
 
         if graph.resolve_commit(repo, opts.since) is None:
             raise RepoStateError(
@@ -324,7 +320,6 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
 def _save(repo: Repo, cfg: config.Config, state: Any, agent_ids: list[str], config_seen: float) -> None:
     """Persist the state and rewrite the stamp the hooks read (for the configuration as
     read at `config_seen`, an epoch second)."""
-    from gitdream.trigger import state as state_mod
 
     state_mod.save(repo.common_dir, state)
     opening = state_mod.next_opening(state, agent_ids, cfg.float("min_hours"))

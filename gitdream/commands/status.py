@@ -23,7 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock
 from gitdream.agents import Agent, list_agents
+from gitdream.dream import material
 from gitdream.errors import BlockError, GitdreamError
+from gitdream.git import lockfiles
+from gitdream.text import blocks
+from gitdream.trigger import dreamlock, gates, hooklog, hookscripts
+from gitdream.trigger import state as state_mod
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -223,7 +228,6 @@ def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
     `HEAD.lock`, the checked-out branch's `.lock` (`gitdream.git.lockfiles`) — with its age:
     while one exists every dream refuses to write, and a git command killed mid-write
     leaves it behind for good."""
-    from gitdream.git import lockfiles
 
     found = []
     for name in (lockfiles.INDEX, "HEAD", *([branch] if branch else [])):
@@ -241,7 +245,6 @@ def _git_lock_files(repo: Repo, branch: str | None) -> list[str]:
 
 def _lock(repo: Repo, cfg: Config) -> LockStatus | None:
     """The dream lock's holder, or None when the lock is free."""
-    from gitdream.trigger import dreamlock
 
     holder = dreamlock.read(repo.common_dir)
     if holder is None:
@@ -272,9 +275,6 @@ def _agent_status(
     dream would ignore. Never raises for an agent's broken ref or receipt: that stops only
     its row (`sessions_error`, and a line in `warnings`); a status must still print, and
     the run reports it properly."""
-    from gitdream.dream import material
-    from gitdream.trigger import gates
-    from gitdream.trigger import state as state_mod
 
     base_hours = cfg.float("min_hours")
     mark = None
@@ -330,8 +330,6 @@ def _agent_status(
 
 def status(repo: Repo, cfg: Config) -> StatusResult:
     """Collect the status of every agent. Writes only the stamp (when enabled)."""
-    from gitdream.trigger import hooklog
-    from gitdream.trigger import state as state_mod
 
     config_seen = clock.epoch()
     head = repo.head()
@@ -389,7 +387,7 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
         try:
             state_mod.write_stamp(repo.common_dir, opening, workdir=repo.workdir, config_seen=config_seen)
         except OSError as exc:  # a read-only or full file system: the status still prints
-            from gitdream.git.environment import translate
+            from gitdream.git.environment import translate  # idle path: only where it is used
 
             known = translate(exc)
             result.warnings.append(f"the stamp was not rewritten: {known.message if known else exc}")
@@ -402,7 +400,6 @@ def _index_over_limits(workdir: str | os.PathLike[str], agent: Agent, cfg: Confi
     index block is already over `memory_max_lines` / `memory_max_bytes`: gitdream then
     lists its topics in `gitdream-topics.md` beside it (docs/memory.md). None when it fits,
     or when there is no readable MEMORY.md. Reads the work tree's file; never raises."""
-    from gitdream.text import blocks
 
     path = f"{agent.memory_dir}/MEMORY.md" if agent.memory_dir else "MEMORY.md"
     try:
@@ -430,7 +427,6 @@ def _index_over_limits(workdir: str | os.PathLike[str], agent: Agent, cfg: Confi
 def _hooks(repo: Repo) -> tuple[HooksStatus | None, str | None]:
     """Which of gitdream's hooks are installed (`hookscripts.status`), or None and the
     reason it could not be told."""
-    from gitdream.trigger import hookscripts
 
     try:
         return hookscripts.status(repo), None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gitdream.dream import material as material_mod
 from gitdream.dream import noise, readers, receipts
 from gitdream.git import trees
+from gitdream.units import Unit
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -70,7 +71,6 @@ def carried_units(records: list[Any], entry_ids: set[str]) -> list[Unit]:
     `entry_ids` (this run's material: their pending entries were read again). A receipt
     is repository content, so a malformed record is left out; verify and both screens
     still judge every unit."""
-    from gitdream.units import Unit
 
     units = []
     for record in records[:MAX_CARRIED]:

@@ -39,6 +39,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from gitdream.dream.lexicons import LESSON_WORDS, Lexicon
+
 DEFAULT_TOPIC = "general"
 MATCH_THRESHOLD = 0.2
 FALLBACK_COSINE = 0.4
@@ -468,7 +470,6 @@ _CAPITAL = re.compile(
 
 
 def _lesson_lexicon():  # the words that say a label is a kind of knowledge, not a subject
-    from gitdream.dream.lexicons import LESSON_WORDS, Lexicon
 
     return Lexicon(LESSON_WORDS)
 

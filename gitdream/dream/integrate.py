@@ -31,7 +31,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from gitdream.dream import describe
+from gitdream.dream import describe, grouping
 from gitdream.dream import memoryfiles as mf
 from gitdream.dream.facts import Fact, one_line, render
 from gitdream.dream.facts import parse as parse_facts
@@ -568,7 +568,6 @@ class _Experience:
 
     def relate(self) -> None:
         """The `Related:` links of every touched topic (grouping.related)."""
-        from gitdream.dream import grouping
 
         slugs = sorted(set(self.memory.topics) | {s for s, e in self.live.items() if e.touched})
         documents = []

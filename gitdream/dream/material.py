@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gitdream import paths
-from gitdream.errors import RepoStateError
-from gitdream.git import graph, refs
+from gitdream.errors import BlockError, RepoStateError
+from gitdream.git import graph, notes, refs, treediff
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -97,7 +97,6 @@ def read_watermark(repo: Repo, agent: Agent) -> str | None:
 
 def fetch_hint(repo: Repo) -> str:
     """How to get the history and refs a watermark needs (`--unshallow` in a shallow clone)."""
-    from gitdream.git import notes
 
     return (
         f"fetch the history and gitdream's refs: `{notes.fetch_refs_command(unshallow=repo.shallow())}`, "
@@ -108,9 +107,8 @@ def fetch_hint(repo: Repo) -> str:
 def _dreamed_index(repo: Repo, agent: Agent, commit: str) -> str | None:
     """The path of the agent's MEMORY.md at `commit` when it holds gitdream's `index`
     block — only a dream writes it — else None."""
-    from gitdream.dream.memoryfiles import INDEX_BLOCK, index_path
-    from gitdream.errors import BlockError
-    from gitdream.text import blocks
+    from gitdream.dream.memoryfiles import INDEX_BLOCK, index_path  # idle path: only where it is used
+    from gitdream.text import blocks  # idle path: only where it is used
 
     path = index_path(agent)
     from gitdream.git import trees  # idle path: only without a watermark
@@ -135,7 +133,7 @@ def _has_dreamed(repo: Repo, agent: Agent, commit: str) -> str | None:
     index block, a commit of its history carries its dream trailers, or one of its topic
     files holds gitdream's facts block. Not the index block alone (issue 16): a human index
     over its limits never gets one."""
-    from gitdream.dream.memoryfiles import FACTS_BLOCK
+    from gitdream.dream.memoryfiles import FACTS_BLOCK  # idle path: only where it is used
     from gitdream.git import history, trees  # idle path: only without a watermark
 
     index = _dreamed_index(repo, agent, commit)
@@ -275,8 +273,6 @@ def changed_sources(
         def source(path: str) -> bool:
             return (wanted is None or path in wanted) and _kind(agent, path) is not None
 
-        from gitdream.git import treediff
-
         for change in treediff.changes(repo, from_commit, input_commit, agent.dir, source):
             path = change.path
             kind = _kind(agent, path)
@@ -342,7 +338,5 @@ def count_sessions(repo: Repo, agent: Agent, base: str | None, input_commit: str
 
     def source(path: str) -> bool:
         return _kind(agent, path) is not None
-
-    from gitdream.git import treediff  # idle path: the sessions gate, not before it
 
     return len(treediff.changes(repo, base, input_commit, agent.dir, source, lines=False))

@@ -19,6 +19,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from urllib.parse import unquote
 
 import yaml
 
@@ -193,7 +194,6 @@ def index_link_slug(line: str) -> str | None:
     """The topic slug a `MEMORY.md` line links to — `[Title](slug.md)`, the link
     percent-decoded, `<slug.md>` allowed — or None for a line with no such link (a link
     into a sub-folder, with an anchor, or to anything but a `.md` file is not a topic)."""
-    from urllib.parse import unquote
 
     match = _LINK.search(line)
     if match is None:

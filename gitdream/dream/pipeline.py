@@ -31,11 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults
 from gitdream.contract import DistillContext, MemoryView
-from gitdream.dream import receipts
+from gitdream.dream import gather, material, receipts, runjournal
+from gitdream.dream.gather import carried_units, unit_record
 from gitdream.dream.options import Reporter, RunOptions, Silent  # also imported from here
+from gitdream.dream.orient import memory_view
 from gitdream.dream.receipts import Receipt
 from gitdream.errors import GitdreamError, Interrupted
-from gitdream.units import DEFINITION_TARGETS, Rejected, TopicProposal, Unit
+from gitdream.git.commitbuilder import Change, format_message
+from gitdream.units import DEFINITION_TARGETS, Rejected, TopicProposal, Unit, parse_entry_id
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -154,7 +157,6 @@ class DreamRun:
 
     def pend(self, entry_ids: list[str], material: Material, reason: str) -> None:
         """Name entries (by id) whose material must be read again by the next run."""
-        from gitdream.units import parse_entry_id
 
         by_path: dict[str, list[str]] = {}
         for entry_id in entry_ids:
@@ -195,7 +197,6 @@ class DreamRun:
     def orient(self) -> None:
         """The input commit (HEAD, which must be writable unless the run reads only) and
         the agent's memory at it."""
-        from gitdream.dream.orient import memory_view
 
         repo, opts = self.repo, self.opts
         head = repo.head()
@@ -214,7 +215,6 @@ class DreamRun:
     def gather(self) -> Material:
         """New material since the watermark (and what earlier runs left pending), read
         into entries; certain noise dropped."""
-        from gitdream.dream import gather, material
 
         self.reporter.phase(self.agent.id, "gather")
         receipt = self.receipt
@@ -240,7 +240,6 @@ class DreamRun:
         """A run of this agent killed after deciding, before its receipt, on the same
         material: decide as it decided — its entries, its pending material — so this run
         ends where it would have (`runjournal`)."""
-        from gitdream.dream import runjournal
 
         self.material_digest = runjournal.digest(found)
         plan = runjournal.unfinished(self.repo, self.agent.id, self.receipt.watermark_before, found)
@@ -281,7 +280,6 @@ class DreamRun:
         """The engine's units for the material, after the units the last run's screener
         could not judge (screened again as they were: their entries, read again as
         pending, are not distilled a second time); a failed batch's entries stay pending."""
-        from gitdream.dream.gather import carried_units
 
         carried = carried_units(self.carried, {e.id for e in self.entries})
         taken = {s for u in carried for s in u.sources}
@@ -313,7 +311,7 @@ class DreamRun:
 
     def verify(self, units: list[Unit]) -> list[Unit]:
         """Units that rest only on this run's material (or existing facts)."""
-        from gitdream.dream import screen, verify
+        from gitdream.dream import screen, verify  # idle path: a run with nothing new never loads them
 
         facts = verify.existing_facts(MemoryView(self.memory), self.agent)
         notes: list[dict[str, Any]] = []
@@ -329,7 +327,7 @@ class DreamRun:
     def screen(self, units: list[Unit], material: Material) -> list[Unit]:
         """The deterministic scanner, then the engine's own screen; at most `max_units`
         kept (the rest stays pending)."""
-        from gitdream.dream import screen
+        from gitdream.dream import screen  # idle path: a run with nothing new never loads the scanner
 
         self.reporter.phase(self.agent.id, "screen", f"{len(units)} units")
         scanned = screen.screen_units(units, self.cfg, sources={e.id: e.text for e in self.entries})
@@ -344,7 +342,6 @@ class DreamRun:
             if second.unjudged:
                 # Not judged is not rejected: the units are not written, their material is
                 # read again, and the next run (the screener back) screens them as they are.
-                from gitdream.dream.gather import unit_record
 
                 self.pend([s for u in second.unjudged for s in u.sources], material, "not screened")
                 self.receipt.unjudged = [unit_record(u) for u in second.unjudged]
@@ -358,8 +355,6 @@ class DreamRun:
             self.pend([s for u in kept[limit:] for s in u.sources], material, "over max_units")
             kept = kept[:limit]
         if self._plans():
-            from gitdream.dream import runjournal
-
             plan = runjournal.RunPlan(
                 self.completes or self.run_id,
                 self.agent.id,
@@ -382,7 +377,7 @@ class DreamRun:
 
     def experience(self, units: list[Unit], material: Material) -> None:
         """Integrate the experience units into memory files and commit them."""
-        from gitdream.dream import integrate
+        from gitdream.dream import integrate  # idle path: a run with nothing new never loads it
 
         self.reporter.phase(self.agent.id, "experience", f"{len(units)} units")
         today = clock.now().date()
@@ -425,8 +420,8 @@ class DreamRun:
     def definitions(self, units: list[Unit], material: Material) -> None:
         """Integrate the definition units into managed blocks (behind the definition
         checks) and commit them; a refused file or commit leaves its units pending."""
-        from gitdream.dream import integrate
-        from gitdream.text.checks import Limits, check_text, kind_by_name
+        from gitdream.dream import integrate  # idle path: a run with nothing new never loads it
+        from gitdream.text.checks import Limits, check_text, kind_by_name  # idle path: as integrate
 
         limits = Limits.from_config(self.cfg)
         self.reporter.phase(self.agent.id, "definitions", f"{len(units)} units")
@@ -479,7 +474,6 @@ class DreamRun:
     ) -> bool:
         """Commit `changes` as the run's `kind` commit (through the chain), or add their
         diff with --dry-run. Returns whether a commit was made."""
-        from gitdream.git.commitbuilder import Change
 
         if self.opts.dry_run:
             self.diff_parts.append(_diff_text(self.memory, changes))
@@ -529,7 +523,6 @@ class DreamRun:
         self._drop_plan()
 
     def _drop_plan(self) -> None:
-        from gitdream.dream import runjournal
 
         if self._plans():
             runjournal.drop(self.repo, self.agent.id)
@@ -559,7 +552,7 @@ class DreamRun:
         try:
             receipts.write(self.repo, receipt, self.ident)
         except Exception as failed:  # the receipt of a failure: its own failure is a warning
-            from gitdream.git.environment import translate
+            from gitdream.git.environment import translate  # idle path: only after an unexpected error
 
             known = failed if isinstance(failed, GitdreamError) else translate(failed, self.repo)
             if known is None:
@@ -626,7 +619,7 @@ def run_agent(
     except GitdreamError as exc:
         run.stopped(exc, aborted=False)
     except Exception as exc:  # a full disk, a read-only file system, a partial clone: this agent only
-        from gitdream.git.environment import translate
+        from gitdream.git.environment import translate  # idle path: only after an unexpected error
 
         problem = translate(exc, repo)
         if problem is None:
@@ -642,7 +635,6 @@ def run_agent(
 def _commit_message(
     agent: Agent, kind: str, subject_tail: str, facts: list[dict[str, Any]], trailers: list[tuple[str, str]]
 ) -> str:
-    from gitdream.git.commitbuilder import format_message
 
     lines = []
     for item in facts[:MAX_MESSAGE_UNITS]:

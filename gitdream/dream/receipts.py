@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock
 from gitdream.dream.receiptlog import NOTES_REF, iter_records, latest_dream, read
+from gitdream.errors import ConfigError
 from gitdream.git import notes
+from gitdream.units import parse_entry_id
 
 if TYPE_CHECKING:
     from gitdream.config import Config
@@ -254,7 +256,6 @@ def bounded_pending(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
     MAX_PENDING_IDS entry ids become merged line ranges `lines` (`[[start, end], …]`), and
     more than MAX_PENDING_RANGES ranges become `entries: []` — the whole path read again
     from `since`, which reads more than needed, never less."""
-    from gitdream.units import parse_entry_id
 
     out = []
     for item in pending:
@@ -324,7 +325,7 @@ def redact(receipt: Receipt, cfg: Config) -> None:
     free = [item.name for item in fields(receipt) if item.name not in _RECEIPT_IDS]
     if not any(_free_text(getattr(receipt, name)) for name in free):
         return
-    from gitdream.dream.screen import redact_json
+    from gitdream.dream.screen import redact_json  # idle path: a no-op's receipt never loads the scanner
 
     allow, deny = _patterns(cfg)
     for name in free:
@@ -345,8 +346,7 @@ def _free_text(value: Any) -> bool:
 def _patterns(cfg: Config) -> tuple[list[Any], list[Any]]:
     """`screen.allow`/`screen.deny`; when they do not compile (the screen phase has
     already failed on that), none: masking with the built-in rules alone masks more."""
-    from gitdream.dream.screen import user_patterns
-    from gitdream.errors import ConfigError
+    from gitdream.dream.screen import user_patterns  # idle path: a no-op's receipt never loads the scanner
 
     try:
         return user_patterns(cfg)
@@ -361,8 +361,8 @@ def rejected_json(rejected: list[Rejected], cfg: Config) -> list[dict[str, Any]]
     short, lower-cased): an engine carries secrets into titles and topics in such forms."""
     if not rejected:
         return []
-    from gitdream.dream.screen import elide_tokens, scan_text
-    from gitdream.dream.screen import redact as mask
+    from gitdream.dream.screen import elide_tokens, scan_text  # idle path: a no-op never loads the scanner
+    from gitdream.dream.screen import redact as mask  # idle path: a no-op never loads the scanner
 
     allow, deny = _patterns(cfg)
     out = []

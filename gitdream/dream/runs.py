@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from gitdream import clock, ids
 from gitdream.dream import receipts as receipts_mod
 from gitdream.errors import GitdreamError
-from gitdream.git import notes
+from gitdream.git import history, notes
 
 if TYPE_CHECKING:
     from gitdream.dream.receipts import Receipt
@@ -173,7 +173,6 @@ def list_runs(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> list[Run]:
 def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], bool]:
     """`list_runs`, plus whether the walk for trailers stopped at `walk_limit` with
     history left (older runs without a receipt are then not listed)."""
-    from gitdream.git import history
 
     runs: dict[str, Run] = {}
     for receipt in receipts_mod.receipts(repo):

@@ -45,7 +45,9 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream.config import Config
 from gitdream.contract import ScreenResult
+from gitdream.dream import screen_gitleaks as table
 from gitdream.errors import ConfigError
+from gitdream.units import Rejected
 
 if TYPE_CHECKING:
     from gitdream.units import Unit
@@ -518,7 +520,6 @@ class _GitleaksTable:
 @functools.cache
 def _gitleaks() -> _GitleaksTable:
     """The generated gitleaks rules, compiled once (ASCII classes, as RE2's `\\w`, `\\b`)."""
-    from gitdream.dream import screen_gitleaks as table
 
     rules = tuple(
         _GitleaksRule(
@@ -840,7 +841,6 @@ def screen_units(
     the reason naming the rules and masked excerpts (never the secret). No model calls.
     Raises ConfigError for an invalid allow/deny pattern.
     """
-    from gitdream.units import Rejected
 
     allow = _compile_user(cfg.list("screen.allow"), "screen.allow")
     deny = _compile_user(cfg.list("screen.deny"), "screen.deny")

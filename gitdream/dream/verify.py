@@ -23,7 +23,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from gitdream.dream import facts as fact_format
 from gitdream.dream.memoryfiles import safe_slug
+from gitdream.errors import BlockError
+from gitdream.text import blocks
 from gitdream.units import ACTIONS, TARGETS, Rejected, Unit
 
 if TYPE_CHECKING:
@@ -62,9 +65,6 @@ def existing_facts(memory: MemoryView, agent: Agent) -> list[ExistingFact]:
     in its memory directory; `MEMORY.md`, `archive/` and files without a block are not
     topic facts), in path order. A file whose markers are malformed is skipped here —
     the integrator reports it."""
-    from gitdream.dream import facts as fact_format
-    from gitdream.errors import BlockError
-    from gitdream.text import blocks
 
     prefix = agent.memory_dir + "/" if agent.memory_dir else ""
     found: list[ExistingFact] = []

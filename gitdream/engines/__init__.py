@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gitdream.contract import Engine, Progress, UsedToday, no_progress, nothing_used
+from gitdream.engines.offline import OfflineEngine
 from gitdream.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -30,11 +31,9 @@ def get_engine(
     `Engine.check()` says whether the engine can run.
     """
     if name == "offline":
-        from gitdream.engines.offline import OfflineEngine
-
         return OfflineEngine(cfg)
     if name == "anthropic":
-        from gitdream.engines.anthropic import AnthropicEngine
+        from gitdream.engines.anthropic import AnthropicEngine  # idle path: loaded only when chosen
 
         return AnthropicEngine(cfg, used_today=used_today, progress=progress)
     raise ConfigError(f"unknown engine {name!r}", hint="use --engine offline or --engine anthropic")

@@ -59,6 +59,7 @@ from gitdream.contract import (
     nothing_used,
 )
 from gitdream.dream.memoryfiles import TOPIC_PATTERN
+from gitdream.dream.screen import redact, user_patterns
 from gitdream.dream.verify import FACT_REFERENCE_ACTIONS, ExistingFact
 from gitdream.engines import prompts
 from gitdream.engines.budget import Budget, BudgetExceeded, call_tokens, estimate_tokens
@@ -78,6 +79,7 @@ from gitdream.engines.messages import (
 from gitdream.engines.plan import CALLS_KEY, UNITS_KEY, Batch, Costs, Planner
 from gitdream.engines.schema import validate
 from gitdream.errors import EngineError
+from gitdream.extras import anthropic_problem
 from gitdream.units import ACTIONS, TARGETS, Entry, Rejected, TopicProposal, Unit
 
 if TYPE_CHECKING:
@@ -234,7 +236,6 @@ def _masked(entries: Sequence[Entry], cfg: Config) -> tuple[list[Entry], int]:
     replaced by its mask (`[REDACTED github-token, 40 chars]`), so a key in a log never leaves
     the machine. Ids, dates and tags are kept, so units still cite the real entries.
     Returns the entries and how many were changed."""
-    from gitdream.dream.screen import redact, user_patterns
 
     allow, deny = user_patterns(cfg)
     out: list[Entry] = []
@@ -514,7 +515,6 @@ class AnthropicEngine:
     def check(self) -> None:
         """Raise EngineError when the engine cannot run: the SDK is not installed (it is
         the `gitdream[anthropic]` extra) or too old, or no API key or token is set."""
-        from gitdream.extras import anthropic_problem
 
         problem = anthropic_problem() or missing_key(self.cfg)
         if problem is not None:
@@ -931,7 +931,6 @@ def _correction(answer: Answer, problems: Sequence[str], tool: str, whole: str) 
 def _parse_verdict(answer: Answer) -> tuple[str | None, str]:
     """("yes"|"no", reason) from the verdict call, or (None, what is wrong). The reason is
     shortened and any secret the scanner finds in it is masked (it goes to the receipt)."""
-    from gitdream.dream.screen import redact
 
     if answer.stop_reason == "max_tokens":
         return None, "the verdict was cut off (max_tokens)"

@@ -32,8 +32,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gitdream.dream import memoryfiles as mf
+from gitdream.dream.memoryfiles import split_front_matter
 from gitdream.dream.verify import ExistingFact, fact_id
 from gitdream.engines.budget import estimate_tokens
+from gitdream.errors import BlockError
+from gitdream.text import blocks
 from gitdream.text.clip import clip
 
 if TYPE_CHECKING:
@@ -198,9 +202,6 @@ class TopicView:
 def _person_text(text: str, path: str) -> str:
     """What a person wrote in a topic file: without its front matter and gitdream's
     managed blocks (whose facts are shown with ids), clipped."""
-    from gitdream.dream.memoryfiles import split_front_matter
-    from gitdream.errors import BlockError
-    from gitdream.text import blocks
 
     _, start = split_front_matter(text)
     body = text[start:]
@@ -218,7 +219,6 @@ def topic_views(memory_files: dict[str, str], agent: Agent) -> list[TopicView]:
     """The agent's topics at the input commit as views (module docstring), in slug order.
     A topic file gitdream leaves alone (malformed markers, unreadable front matter) is
     shown with its text only."""
-    from gitdream.dream import memoryfiles as mf
 
     memory = mf.read_memory(agent, memory_files)
     views: list[TopicView] = []

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from gitdream.dream.decode import scrub
 from gitdream.engines.budget import Budget, estimate_tokens
 from gitdream.errors import EngineError
+from gitdream.extras import anthropic_problem
 
 if TYPE_CHECKING:
     from gitdream.config import Config
@@ -156,7 +157,7 @@ class RetryWaitCap:
         self.waited += wait
 
     def __call__(self, request: Any, call_next: Any) -> Any:
-        import anthropic
+        import anthropic  # optional: the anthropic extra may not be installed
 
         if request.retries_taken == 0:
             self.waited = 0.0
@@ -253,12 +254,10 @@ class MessagesClient:
 
     def _ensure(self) -> Any:
         if self._client is None:
-            from gitdream.extras import anthropic_problem
-
             problem = anthropic_problem() or missing_key(self.cfg)
             if problem is not None:
                 raise problem
-            import anthropic
+            import anthropic  # optional: the anthropic extra may not be installed
 
             retries = self.cfg.int("anthropic.max_retries")
             base_url = self.cfg.str("anthropic.base_url").strip() or None
@@ -281,7 +280,7 @@ class MessagesClient:
         if self.count_supported is False:
             return None
         client = self._ensure()
-        import anthropic
+        import anthropic  # optional: the anthropic extra may not be installed
 
         try:
             counted = client.with_options(max_retries=0).messages.count_tokens(
@@ -388,8 +387,8 @@ class MessagesClient:
     def _translate(self, exc: BaseException, tool: str) -> EngineError | None:
         """The EngineError for an SDK, network or stream failure (STYLE C.7), or None for
         an exception that is none of them."""
-        import anthropic
-        import httpx2
+        import anthropic  # optional: the anthropic extra may not be installed
+        import httpx2  # optional: the anthropic extra may not be installed
 
         base = self.base
         retries = self.cfg.int("anthropic.max_retries")

@@ -66,7 +66,9 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream.contract import DistillContext, DistillResult, ScreenResult
 from gitdream.dream import grouping, lists, memoryfiles, salience, terminal
+from gitdream.dream.dates import absolutize
 from gitdream.dream.facts import one_line, parse
+from gitdream.dream.slugs import slugify
 from gitdream.errors import BlockError
 from gitdream.text import blocks, sentences
 from gitdream.text.clip import clip
@@ -278,9 +280,11 @@ def _unfit_name(written: str) -> bool:
     NAME_MAX_CHARS, or holding something the secret scanner finds. A name becomes a file
     name, a title and an index line in lossy forms — clipped, lower-cased, punctuation made
     "-" — that the scanner, which screens units afterwards, could no longer recognise."""
-    from gitdream.dream.screen import scan_text
+    if len(written) > NAME_MAX_CHARS:
+        return True
+    from gitdream.dream.screen import scan_text  # idle path: a run with nothing new never loads the scanner
 
-    return len(written) > NAME_MAX_CHARS or bool(scan_text(written))
+    return bool(scan_text(written))
 
 
 def _as_written(tag: str, text: str) -> str:
@@ -304,13 +308,11 @@ def _key(name: str) -> str:
 
 
 def _default_slugify() -> Slugify:
-    from gitdream.dream.slugs import slugify
 
     return slugify
 
 
 def _default_absolutize() -> Absolutize:
-    from gitdream.dream.dates import absolutize
 
     return absolutize
 

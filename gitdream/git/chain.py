@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gitdream.git import commitbuilder
+from gitdream.git.refs import compare_and_swap_all
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -89,8 +90,6 @@ class CommitChain:
         pending = self.unpublished()
         if pending is None:
             if also:
-                from gitdream.git.refs import compare_and_swap_all
-
                 compare_and_swap_all(repo, list(also), message)
             return False
         assert self.review_branch is not None

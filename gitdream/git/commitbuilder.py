@@ -46,6 +46,7 @@ branch, the index and the working tree are never touched.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -55,10 +56,13 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pygit2
+
 from gitdream import clock, faults, paths, processes
 from gitdream.config import Config
 from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
-from gitdream.git import convert, indexfile, indexlock, lockfiles, signing, worktree, writegate
+from gitdream.git import convert, indexfile, indexlock, lockfiles, refs, signing, worktree, writegate
+from gitdream.git.refs import RefMoved, compare_and_swap_all
 from gitdream.git.repo import write_object
 
 if TYPE_CHECKING:
@@ -185,7 +189,6 @@ def _remember(repo: Repo, oid: str) -> None:
 def _restore(repo: Repo) -> None:
     """Write back every remembered object that is no longer in the object database (a
     fresh handle: libgit2's object cache would still answer for a pruned object)."""
-    import pygit2
 
     kept = _UNREACHABLE.get(_objects_dir(repo))
     if not kept:
@@ -208,7 +211,6 @@ def _reachable(repo: Repo) -> None:
 def _build_tree(repo: Repo, base_tree: pygit2.Tree | None, items: dict[str, tuple[str | None, int]]) -> str:
     """Write a tree: `base_tree` with `items` `{relative path: (blob oid | None, mode)}`
     applied. Only the subtrees along the changed paths are rewritten."""
-    import pygit2
 
     raw = repo.raw
     builder = raw.TreeBuilder(base_tree) if base_tree is not None else raw.TreeBuilder()
@@ -255,7 +257,6 @@ def _prepare(repo: Repo, changes: Sequence[Change], verdicts: dict[str, writegat
 
 
 def _tree_for(repo: Repo, base: str | None, prepared: _Prepared) -> str:
-    import pygit2
 
     base_tree = repo.raw[base].peel(pygit2.Tree) if base else None
     items = {
@@ -266,7 +267,6 @@ def _tree_for(repo: Repo, base: str | None, prepared: _Prepared) -> str:
 
 
 def _create_commit(repo: Repo, ident: Identity, message: str, tree: str, parent: str | None) -> str:
-    import pygit2
 
     when, offset = clock.git_time()
     author = pygit2.Signature(ident.author[0], ident.author[1], when, offset)
@@ -417,7 +417,6 @@ def _link_warning(path: str) -> str:
 
 def _not_at_head(repo: Repo, journal: Journal) -> list[str]:
     """The journal's paths whose version in HEAD's tree is not the dream's."""
-    import pygit2
 
     head = repo.head()
     tree = repo.raw[head.oid].peel(pygit2.Tree) if head.oid else None
@@ -603,7 +602,6 @@ def _recheck(repo: Repo, verdicts: dict[str, writegate.Verdict]) -> None:
 
 
 def _changed_between(repo: Repo, old: str, new: str, wanted: Sequence[str]) -> list[str]:
-    import pygit2
 
     old_tree = repo.raw[old].peel(pygit2.Tree)
     new_tree = repo.raw[new].peel(pygit2.Tree)
@@ -623,9 +621,6 @@ def _move_ref(
     ref's actual target (hex, or "" when it does not exist). Locks HEAD too when the
     branch is checked out, so a concurrent checkout cannot switch it meanwhile; waits for
     refs another git process holds locked (`refs.transaction`)."""
-    import pygit2
-
-    from gitdream.git import refs
 
     def body(txn: Any) -> str | None:
         if lock_head:
@@ -672,8 +667,6 @@ def _unless_a_rebase_began(repo: Repo, ref: str, base: str | None, new: str) -> 
         except (OSError, UnicodeDecodeError):
             continue
         if base is not None and orig == base:
-            from gitdream.git import refs
-
             refs.compare_and_swap(repo, ref, new, base, "gitdream: a rebase started meanwhile")
             raise RepoStateError(
                 "a rebase started while the dream committed (it began from the branch's old tip); "
@@ -683,7 +676,6 @@ def _unless_a_rebase_began(repo: Repo, ref: str, base: str | None, new: str) -> 
 
 
 def _branch_ref(name: str) -> str:
-    import pygit2
 
     ref = f"refs/heads/{name}"
     # git refuses these as branch names too (strbuf_check_branch_ref): `refs/heads/HEAD`
@@ -747,7 +739,6 @@ def publish(
     (`(ref, expected, new)`, e.g. the watermark) in one reference transaction: all of them
     move, or none does. Raises WriteRefused when the branch was created or moved by someone
     else meanwhile, RefMoved when one of `also` was; nothing changed then."""
-    from gitdream.git.refs import RefMoved, compare_and_swap_all
 
     ref = _branch_ref(branch)
     faults.point("before-ref-move")
@@ -935,7 +926,6 @@ def _finish(
 
 def environment_reason(exc: OSError) -> str:
     """An OSError of the file system in words that name the environment's problem."""
-    import errno
 
     names = {
         errno.ENOSPC: "the disk is full (no space left on device)",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gitdream.git.repo import write_object
 from gitdream.git.trees import blob_data
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ class Converted:
 
 def to_repository(repo: Repo, path: str, data: bytes) -> Converted:
     """Store `data` (repository form) for `path` as `git add` would; see module docstring."""
-    from gitdream.git.repo import write_object
 
     if not needs_conversion(repo, path):
         return Converted(str(write_object(lambda: repo.raw.create_blob(data))), data)

@@ -52,7 +52,7 @@ def run(
     GitCommandError when the status is non-zero and `check` is true; FileNotFoundError
     becomes a GitdreamError saying git is not installed.
     """
-    import subprocess  # not at module level: opening a repository (the idle path) runs no git
+    import subprocess  # idle path: not at module level: opening a repository (the idle path) runs no git
 
     cmd = ["git"]
     if git_dir is not None:

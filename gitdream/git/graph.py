@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pygit2
+
 if TYPE_CHECKING:
     from gitdream.git.repo import Repo
 
@@ -19,7 +21,6 @@ def has_object(repo: Repo, oid: str) -> bool:
 def resolve_commit(repo: Repo, revision: str) -> str | None:
     """The commit id (hex) that `revision` (a commit, branch, tag, `HEAD~3` …) names, or
     None when it names none."""
-    import pygit2
 
     try:
         return str(repo.raw.revparse_single(revision).peel(pygit2.Commit).id)
@@ -29,7 +30,6 @@ def resolve_commit(repo: Repo, revision: str) -> str | None:
 
 def merge_base(repo: Repo, one: str, other: str) -> str | None:
     """The best common ancestor of commits `one` and `other`, or None without one."""
-    import pygit2
 
     try:
         found = repo.raw.merge_base(one, other)

@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+import pygit2
+from pygit2.enums import DeltaStatus, DiffStatsFormat, SortMode
+
 from gitdream import clock
 
 if TYPE_CHECKING:
@@ -102,7 +105,6 @@ def _trailers(commit: pygit2.Commit) -> dict[str, str]:
 def trailer_commit(repo: Repo, oid: str) -> TrailerCommit | None:
     """The gitdream trailers of commit `oid`, or None when it is missing or has no
     `Gitdream-Run` trailer."""
-    import pygit2
 
     obj = repo.raw.get(oid)
     if not isinstance(obj, pygit2.Commit):
@@ -138,8 +140,6 @@ def trailer_commits(repo: Repo, start: str | None, limit: int) -> tuple[list[Tra
     Returns `(commits, truncated)`; `truncated` is True when the walk stopped at `limit`
     with history left. `start` None (unborn branch) gives `([], False)`.
     """
-    import pygit2
-    from pygit2.enums import SortMode
 
     if start is None or limit <= 0:
         return [], False
@@ -156,7 +156,6 @@ def trailer_commits(repo: Repo, start: str | None, limit: int) -> tuple[list[Tra
 def same_change(repo: Repo, a: str, b: str) -> bool:
     """True when commits `a` and `b` change the same paths to the same blobs, each against
     its first parent (a commit and its rebased copy)."""
-    import pygit2
 
     def change(oid: str) -> dict[str, str | None]:
         commit = repo.raw[oid].peel(pygit2.Commit)
@@ -176,7 +175,6 @@ def same_change(repo: Repo, a: str, b: str) -> bool:
 
 def subject(repo: Repo, oid: str) -> str:
     """The first line of commit `oid`'s message (KeyError when it is missing)."""
-    import pygit2
 
     commit = repo.raw[oid].peel(pygit2.Commit)
     return commit.message.split("\n", 1)[0].strip()
@@ -184,7 +182,6 @@ def subject(repo: Repo, oid: str) -> str:
 
 def exists(repo: Repo, oid: str | None) -> bool:
     """True when `oid` names a commit in this repository."""
-    import pygit2
 
     if not oid:
         return False
@@ -203,8 +200,6 @@ def commit_view(repo: Repo, oid: str, *, patch: bool = False, width: int = 80) -
     """Subject, time, diffstat (against the first parent) and optionally the patch of
     commit `oid`, or None when it is not in the repository. Renames are not detected
     (dream commits create, change and delete files; they never rename)."""
-    import pygit2
-    from pygit2.enums import DeltaStatus, DiffStatsFormat
 
     commit = repo.raw.get(oid)
     if not isinstance(commit, pygit2.Commit):
@@ -241,7 +236,6 @@ def commit_view(repo: Repo, oid: str, *, patch: bool = False, width: int = 80) -
 def changed_paths(repo: Repo, oid: str) -> list[str]:
     """Paths commit `oid` changed against its first parent (every path for a root
     commit), sorted."""
-    import pygit2
 
     commit = repo.raw[oid].peel(pygit2.Commit)
     if commit.parents:
@@ -259,8 +253,6 @@ def later_changes(repo: Repo, since: str, head: str, path: str, limit: int = 3) 
     """Up to `limit` commits after `since` up to `head` that changed `path`, newest
     first, as `(oid, subject)` — what `git log since..head -- path` lists first. The
     walk is bounded (at most 5000 commits)."""
-    import pygit2
-    from pygit2.enums import SortMode
 
     found: list[tuple[str, str]] = []
     walker = repo.raw.walk(pygit2.Oid(hex=head), SortMode.TIME)
@@ -298,7 +290,6 @@ def file_at(repo: Repo, commit_prefix: str, path: str) -> FileAt:
     Never raises: a prefix that names no commit, an ambiguous prefix, a path missing at
     that commit, a directory or a submodule give `FileAt(..., problem=...)`.
     """
-    import pygit2
 
     try:
         obj = repo.raw.get(commit_prefix)

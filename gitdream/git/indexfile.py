@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pygit2
+
 from gitdream.errors import RepoStateError
 from gitdream.git.repo import Repo, index_format_error
 from gitdream.git.trees import blob_data
@@ -43,7 +45,6 @@ def read_staged(
 
 
 def _read(repo: Repo, index_path: Path | None, want: Callable[[str], bool] | None) -> dict[str, bytes]:
-    import pygit2
 
     path = index_path if index_path is not None else repo.index_path()
     if not path.exists():
@@ -99,7 +100,6 @@ def _read(repo: Repo, index_path: Path | None, want: Callable[[str], bool] | Non
 def head_blobs(repo: Repo, paths: list[str] | set[str]) -> dict[str, bytes | None]:
     """`{path: bytes of the blob at HEAD, or None}` for each of `paths` (None when HEAD
     is unborn or has no regular file there)."""
-    import pygit2
 
     out: dict[str, bytes | None] = dict.fromkeys(paths)
     try:

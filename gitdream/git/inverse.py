@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import pygit2
+
 if TYPE_CHECKING:
     import pygit2
 
@@ -66,7 +68,6 @@ class Inverse:
 
 def _entry(tree: pygit2.Tree, path: str) -> tuple[str, int] | None:
     """(blob id, mode) of a regular file or link at `path`, None when absent."""
-    import pygit2
 
     try:
         obj = tree[path]
@@ -78,7 +79,6 @@ def _entry(tree: pygit2.Tree, path: str) -> tuple[str, int] | None:
 
 
 def _blob_bytes(raw: pygit2.Repository, oid: str) -> bytes:
-    import pygit2
 
     blob = raw[oid]
     assert isinstance(blob, pygit2.Blob), oid
@@ -92,7 +92,6 @@ def inverse(repo: Repo, commit_oid: str, onto_oid: str) -> Inverse:
     Raises ValueError when `commit_oid` is a merge or root commit (dream commits have
     exactly one parent).
     """
-    import pygit2
 
     raw = repo.raw
     commit = raw[commit_oid].peel(pygit2.Commit)
@@ -140,7 +139,6 @@ def _merge(
 ) -> bytes | None:
     """libgit2's three-way line merge of three blobs; None on a conflict (or content
     libgit2 hands back undecodable)."""
-    import pygit2
 
     def entry(value: tuple[str, int]) -> pygit2.IndexEntry:
         return pygit2.IndexEntry(path, pygit2.Oid(hex=value[0]), pygit2.enums.FileMode(value[1]))
@@ -157,7 +155,6 @@ def _merge(
 def patch_text(path: str, old: bytes | None, new: bytes | None) -> str:
     """A git-style unified diff of one file from `old` to `new` (None: absent), as
     `git diff` prints it; writes no objects."""
-    import pygit2
 
     patch = pygit2.Patch.create_from(old, new, old_as_path=path, new_as_path=path)
     return patch.text or ""

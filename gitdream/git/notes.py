@@ -18,12 +18,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import pygit2
+
 from gitdream import clock, paths
 from gitdream.errors import GitdreamError
+from gitdream.git import refs
 
 if TYPE_CHECKING:
-    import pygit2
-
     from gitdream.git.commitbuilder import Identity
     from gitdream.git.repo import Repo
 
@@ -69,10 +70,6 @@ def _write(
     into its fan-out folder (`FANOUT_AT`) otherwise, where the root's notes of the same
     prefix move with it. A note that exists somewhere else (a
     deeper fan-out git made) is left to libgit2, which finds it."""
-    import pygit2
-
-    from gitdream.git import refs
-
     raw = repo.raw
     tip = refs.target(repo, ref)
     root = raw[tip].peel(pygit2.Tree) if tip else None
@@ -121,15 +118,12 @@ def _text(repo: Repo, note: object) -> str | None:
 def read(repo: Repo, ref: str, commit: str) -> str | None:
     """The text of the note on `commit` under notes ref `ref`, or None without one (or
     when it is larger than MAX_NOTE_BYTES)."""
-    import pygit2
 
     try:
         note = repo.raw.lookup_note(commit, ref)
     except KeyError:
         return None
     except pygit2.GitError as exc:
-        from gitdream.git import refs
-
         raise refs.broken(repo, ref, exc) from None
     return _text(repo, note)
 
@@ -177,9 +171,7 @@ def append_line(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -
 
 
 def _append(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -> None:
-    import pygit2
-
-    from gitdream.git import lockfiles, refs
+    from gitdream.git import lockfiles  # idle path: only where it is used
 
     last_error: Exception | None = None
     for attempt in range(ATTEMPTS):

@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import pygit2
+
 from gitdream.errors import GitdreamError, RepoStateError
 
 if TYPE_CHECKING:
@@ -34,7 +36,6 @@ class _Busy(Exception):
 
 def lock(txn: Any, ref: str) -> None:
     """Lock `ref` in transaction `txn` (inside `transaction`'s body)."""
-    import pygit2
 
     try:
         txn.lock_ref(ref)
@@ -48,7 +49,7 @@ def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
     dropped (releasing the locks it took) and tried again, for up to LOCK_TIMEOUT_SECONDS;
     a lock that stays is refused as `lockfiles.held` does (a RepoStateError naming the file).
     An exception raised by `body` drops the transaction: nothing moves."""
-    from gitdream.git import lockfiles
+    from gitdream.git import lockfiles  # idle path: only where it is used
 
     deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
     while True:
@@ -56,7 +57,7 @@ def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
             with repo.raw.transaction() as txn:
                 return body(txn)
         except _Busy as busy:
-            from gitdream.git.environment import translate
+            from gitdream.git.environment import translate  # idle path: only where it is used
 
             problem = translate(busy.error)
             if problem is not None and not lockfiles.lock_path(repo, busy.ref).exists():
@@ -86,7 +87,6 @@ def compare_and_swap_all(
     reference transaction: every ref is locked and compared before any is set, so either
     all move or none does (RefMoved, naming the first ref that held something else; the
     refusal of `lockfiles.held` when a ref's lock file stays)."""
-    import pygit2
 
     def body(txn: Any) -> None:
         for ref, expected, _new in moves:
@@ -117,7 +117,6 @@ def _short(value: str | None) -> str:
 def target(repo: Repo, ref: str) -> str | None:
     """The commit id (hex) `ref` points at, or None when it does not exist. Raises the
     RepoStateError of `broken` when the ref cannot be read (a corrupt ref file)."""
-    import pygit2
 
     try:
         found = repo.raw.references.get(ref)
@@ -131,9 +130,9 @@ def broken(repo: Repo, ref: str, exc: BaseException) -> RepoStateError:
     agent): it names the ref, and the fix — git itself cannot delete a corrupt loose ref
     (`git update-ref -d` fails to read it), so the file is removed; what that costs is said
     for gitdream's own refs."""
-    import shlex
+    import shlex  # idle path: only where it is used
 
-    from gitdream.git import notes
+    from gitdream.git import notes  # idle path: only where it is used
 
     loose = repo.common_dir / ref
     fix = f"remove the file with `rm {shlex.quote(str(loose))}`" if loose.is_file() else "repair it"

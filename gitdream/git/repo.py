@@ -23,6 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import pygit2
+from pygit2.enums import ObjectType
+from pygit2.enums import RepositoryState as S
+
 from gitdream.errors import ConfigError, RepoStateError
 from gitdream.git import gitcmd
 
@@ -157,7 +161,6 @@ cached (within libgit2's overall cache, 256 MB by default)."""
 
 
 def _cache_large_trees(pygit2: Any) -> None:
-    from pygit2.enums import ObjectType
 
     pygit2.settings.cache_object_limit(ObjectType.TREE, TREE_CACHE_LIMIT)
 
@@ -201,7 +204,6 @@ class Repo:
         Raises RepoStateError when there is no repository, when it is bare, or when it
         cannot be opened (e.g. `safe.directory`), each with the next step.
         """
-        import pygit2
 
         environ = os.environ if env is None else env
         _cache_large_trees(pygit2)
@@ -264,7 +266,6 @@ class Repo:
     def in_progress(self) -> str | None:
         """The operation in progress ("merge", "rebase", "cherry-pick", "revert",
         "bisect", "am"), or None. Read from this worktree's git dir."""
-        from pygit2.enums import RepositoryState as S
 
         state = self.raw.state()
         mapping = {
@@ -313,7 +314,6 @@ class Repo:
         Cheap in the usual case: the index is parsed (O(tracked files)) only when git was
         told to write such an index — `index.sparse` or `core.splitIndex` set, or a
         `sharedindex.*` file (left by `git update-index --split-index`) in the git dir."""
-        import pygit2
 
         hinted = self.config_bool("index.sparse") or self.config_bool("core.splitIndex")
         if not hinted and not any(self.git_dir.glob("sharedindex.*")):
@@ -360,7 +360,7 @@ class Repo:
         For what git itself decides from configuration — identity, signing; the cheap
         libgit2 reads below serve the rest. Raises ConfigError when git cannot read it."""
         if self._git_config is None:
-            from gitdream.git import gitconfig
+            from gitdream.git import gitconfig  # idle path: only where it is used
 
             self._git_config = gitconfig.read(self)
         return self._git_config
@@ -437,7 +437,6 @@ class Repo:
 
     def is_gitlink(self, path: str) -> bool:
         """True when `path` is a submodule (a gitlink entry) in HEAD's tree."""
-        import pygit2
 
         head = self.head()
         if head.oid is None or not path:

@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import pygit2
+from pygit2.enums import DeltaStatus, DiffFind
+
 if TYPE_CHECKING:
     import pygit2
 
@@ -41,7 +44,6 @@ class TreeChange:
 
 
 def _subtree(repo: Repo, commit: str | None, folder: str) -> pygit2.Tree | None:
-    import pygit2
 
     if commit is None:
         return None
@@ -58,7 +60,6 @@ def _subtree(repo: Repo, commit: str | None, folder: str) -> pygit2.Tree | None:
 def _diff(old: pygit2.Tree | None, new: pygit2.Tree) -> pygit2.Diff:
     """Tree-to-tree diff with no context lines and rename detection (a file that was
     only renamed then shows as RENAMED with similarity 100)."""
-    from pygit2.enums import DiffFind
 
     if old is None:
         diff = new.diff_to_tree(context_lines=0, swap=True)
@@ -81,7 +82,6 @@ def changes(
     (None: from nothing) to `new`, for which `wanted(path)` holds, in diff order. With
     `lines`, a modified regular file carries its added line numbers (no patch is computed
     without). A folder missing at `new` has no changes."""
-    from pygit2.enums import DeltaStatus
 
     new_tree = _subtree(repo, new, folder)
     if new_tree is None:

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
+import pygit2
+
 if TYPE_CHECKING:
     import pygit2
 
@@ -21,7 +23,6 @@ def files_under(repo: Repo, commit: str, folder: str, keep: Callable[[str], bool
     """Text of the regular files under `folder` ("" for the root) at `commit` for which
     `keep(path)` holds, as `{repository-relative path: text}` (UTF-8, invalid bytes
     replaced). A missing folder, or one that is a file, gives nothing."""
-    import pygit2
 
     out: dict[str, str] = {}
     tree = repo.raw[commit].peel(pygit2.Tree)
@@ -45,7 +46,6 @@ def files_under(repo: Repo, commit: str, folder: str, keep: Callable[[str], bool
 
 def commit_date(repo: Repo, commit: str) -> date:
     """The committer date of `commit` (UTC)."""
-    import pygit2
 
     obj: pygit2.Commit = repo.raw[commit].peel(pygit2.Commit)
     return datetime.fromtimestamp(obj.commit_time, UTC).date()
@@ -58,7 +58,6 @@ def blob_size(repo: Repo, oid: str) -> int:
 
 def blob_data(repo: Repo, oid: str) -> bytes:
     """The bytes of blob `oid`."""
-    import pygit2
 
     blob = repo.raw[oid]
     assert isinstance(blob, pygit2.Blob), oid
@@ -67,7 +66,6 @@ def blob_data(repo: Repo, oid: str) -> bytes:
 
 def blob_at(repo: Repo, commit: str, path: str) -> bytes | None:
     """The bytes of the file at `path` in `commit`, or None when it is not a file there."""
-    import pygit2
 
     try:
         blob = repo.raw[commit].peel(pygit2.Tree)[path]

@@ -37,8 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pygit2
+from pygit2.enums import FileStatus as F
+
 from gitdream.errors import WriteRefused
-from gitdream.git import sparse
+from gitdream.git import indexfile, sparse
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -139,7 +142,6 @@ def _worktree_link_problem(workdir: Path, path: str) -> tuple[str, str] | None:
 
 def _tree_problem(repo: Repo, path: str) -> tuple[str, str] | None:
     """Links, submodules or directories in HEAD's tree along `path`."""
-    import pygit2
 
     head = repo.head()
     if head.oid is None:
@@ -189,7 +191,6 @@ def _filter_problem(repo: Repo, path: str) -> tuple[str, str] | None:
 
 
 def _status_problem(repo: Repo, path: str, flags: int) -> tuple[str, str]:
-    from pygit2.enums import FileStatus as F
 
     if flags & F.CONFLICTED:
         return (f"{path} has a merge conflict", f"resolve the conflict in {path} and commit it")
@@ -238,7 +239,6 @@ def _hidden_changes(repo: Repo, verdicts: list[Verdict]) -> list[Verdict]:
     bit: git then stops comparing the file with the index, so a local edit is invisible
     to every status — libgit2's included — and a write would destroy it (issue 16), and
     `git update-index --index-info` would clear the bit the user set."""
-    from gitdream.git import indexfile
 
     tracked = [v.path for v in verdicts if v.allowed and v.seen is not None and v.seen.status == "clean"]
     if not tracked:
@@ -302,7 +302,6 @@ def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, tree_only:
 
 
 def _status_verdict(repo: Repo, path: str, tree_only: bool) -> Verdict:
-    import pygit2
 
     head = repo.head()
     entry = None

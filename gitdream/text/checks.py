@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitdream.config import Config
-from gitdream.errors import BlockError
+from gitdream.errors import BlockError, ConfigError
 from gitdream.text import blocks, frontmatter, prefix
 from gitdream.text.prefix import Problem
 
@@ -57,7 +57,6 @@ class Limits:
 
         Raises ConfigError when `required_sections` has an entry that is not understood.
         """
-        from gitdream.errors import ConfigError
 
         required = tuple(cfg.list("required_sections"))
         try:

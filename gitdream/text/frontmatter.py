@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from gitdream.errors import GitdreamError
 
 MAX_BYTES = 64 * 1024
@@ -103,7 +105,6 @@ def split(text: str) -> tuple[FrontMatter | None, str]:
 
 
 def _loader() -> type:
-    import yaml
 
     # libyaml's parser when PyYAML was built with it: ten times faster on real files.
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -117,7 +118,6 @@ def _line(event: Any) -> int:
 
 def _guard(yaml_text: str, first_line: int) -> None:
     """Refuse aliases and deep nesting by reading the event stream before composing."""
-    import yaml
 
     depth = 0
     for event in yaml.parse(yaml_text, Loader=_loader()):
@@ -146,7 +146,6 @@ def parse_yaml(yaml_text: str, *, first_line: int = 2) -> Any:
     `---`), so error lines refer to the file. Returns what `yaml.safe_load` returns (None
     for an empty block). Raises FrontMatterError with the line and a hint.
     """
-    import yaml
 
     if len(yaml_text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise FrontMatterError(

@@ -206,7 +206,7 @@ def pending_paths(repo: Repo, agent: Agent) -> int:
     `max_units`, a failed batch, a refused definition — read from the receipt (git note)
     of its watermark commit. Such material opens the sessions gate by itself."""
     from gitdream.dream import receiptlog  # idle path: the sessions gate
-    from gitdream.git import refs
+    from gitdream.git import refs  # idle path: only where it is used
 
     last = receiptlog.latest_dream(repo, agent.id, refs.target(repo, agent.watermark_ref))
     pending = last.get("pending") if last is not None else None
@@ -235,7 +235,7 @@ def count_base(repo: Repo, agent: Agent, head: str) -> str | None:
     a dream that cannot find its material must not be started by `run --auto`, where it
     would only fail and back the hooks off (a clone that did not fetch `refs/gitdream/*`
     dreamed after one session, then failed; the gate stays closed instead, with the fix)."""
-    from gitdream.dream import material
+    from gitdream.dream import material  # idle path: only where it is used
 
     try:
         base, _warnings = material.resolve_base(repo, agent, head)
@@ -247,7 +247,7 @@ def count_base(repo: Repo, agent: Agent, head: str) -> str | None:
 def _sessions(repo: Repo, agent: Agent, head: str) -> int | None:
     """New sessions since the watermark (None when the diff cannot be read; the run then
     goes ahead and reports the problem itself). Raises Uncountable (see `count_base`)."""
-    from gitdream.dream import material
+    from gitdream.dream import material  # idle path: only where it is used
 
     base = count_base(repo, agent, head)
     try:

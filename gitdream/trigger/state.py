@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from gitdream import clock, paths
+from gitdream.config import REPO_FILE
 
 STATE_FILE = "state.json"
 STAMP_FILE = "stamp"
@@ -233,7 +234,6 @@ def config_files(workdir: Path) -> list[Path]:
     """The files whose change must reach the hooks: the repository's gitdream.toml and the
     user config (as the hooks find them: `$GITDREAM_HOME/config.toml` or the path baked
     in at install)."""
-    from gitdream.config import REPO_FILE
 
     return [workdir / REPO_FILE, paths.user_config_file()]
 
