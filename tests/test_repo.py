@@ -257,3 +257,27 @@ def test_git_dir_without_work_tree_makes_the_current_directory_the_working_tree(
     assert Repo.open(elsewhere, env=env).workdir == elsewhere.resolve()
     git(agent_repo, "config", "core.worktree", str(agent_repo))
     assert Repo.open(elsewhere, env=env).workdir == agent_repo.resolve()
+
+
+def test_descends_from_shares_one_walk_past_the_first_questions(git_repo: Path) -> None:
+    """Regression test (issue 16): `status` asked libgit2 once per agent whether HEAD
+    descends from its watermark, each a walk of the history, so 10 000 agents dreamed at
+    their own commits took 32 s; past the first questions one walk answers them all."""
+    from gitdream.git.repo import ANCESTRY_QUERIES
+
+    commits = [git(git_repo, "rev-parse", "HEAD").strip()]
+    for n in range(ANCESTRY_QUERIES + 4):
+        write(git_repo, f"f{n}.md", f"{n}\n")
+        commits.append(commit_all(git_repo, f"c{n}"))
+    git(git_repo, "checkout", "-q", "-b", "side", commits[2])
+    write(git_repo, "side.md", "side\n")
+    stray = commit_all(git_repo, "side")
+    head = commits[-1]
+    repo = Repo.open(git_repo)
+    answers = [repo.descends_from(head, c) for c in reversed(commits)]
+    assert answers == [False] + [True] * (len(commits) - 1)
+    assert head in repo._walks  # the later questions walked
+    assert repo.descends_from(head, stray) is False
+    assert repo.descends_from(stray, commits[2]) is True and repo.descends_from(stray, head) is False
+    fresh = Repo.open(git_repo)
+    assert [fresh.descends_from(head, c) for c in commits] == [c != head for c in commits]

@@ -250,7 +250,11 @@ class DreamRun:
         self.pending = [dict(p) for p in plan.pending]
         self.completes = plan.run
         self.receipt.extra["completes"] = plan.run
-        self.warnings.append(f"finishing run {plan.run}, which was interrupted before its receipt")
+        if plan.receipt_error:
+            why = f"whose receipt could not be written ({plan.receipt_error})"
+        else:
+            why = "which was interrupted before its receipt"
+        self.warnings.append(f"finishing run {plan.run}, {why}")
 
     def noop(self) -> None:
         """Nothing new: the receipt says so, and the watermark still moves (finish)."""
@@ -558,6 +562,8 @@ class DreamRun:
             if known is None:
                 raise
             self.outcome.warnings.append(f"could not write the receipt: {known.message}")
+            if self._plans():
+                runjournal.receipt_failed(self.repo, self.agent.id, known.message)
             return
         self._drop_plan()
 

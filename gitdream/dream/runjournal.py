@@ -8,7 +8,8 @@ uninterrupted run would have (issue 16). So once a dream knows which entries it 
 write and which it leaves pending, it records that here, before its first commit:
 
     <git-common-dir>/gitdream/runs/<agent key>.json
-    {"run", "agent", "input", "watermark", "material", "entries", "pending", "writer"}
+    {"run", "agent", "input", "watermark", "material", "entries", "pending", "writer",
+     "receipt_error"}
 
 `material` is a digest of the material (paths, blobs, added lines). The next run of that
 agent whose writer is gone, whose watermark has not moved and whose material has the
@@ -45,6 +46,8 @@ class RunPlan:
     entries: list[str] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
     writer: dict[str, Any] = field(default_factory=dict)
+    receipt_error: str | None = None
+    """Why the run's receipt could not be written, when it ended so (not killed)."""
 
 
 def plan_path(repo: Repo, agent_id: str) -> Path:
@@ -67,6 +70,21 @@ def record(repo: Repo, plan: RunPlan) -> None:
     paths.ensure_dir(path.parent)
     plan.writer = processes.identity()
     paths.atomic_write(path, json.dumps(asdict(plan)).encode("utf-8"))
+
+
+def receipt_failed(repo: Repo, agent_id: str, why: str) -> None:
+    """Note in the kept plan of `agent_id` that its run ended but could not write its
+    receipt (`why`), so the run that finishes it says that rather than "interrupted"
+    (issue 16). Best effort: where the plan cannot be rewritten it stays as it was."""
+    path = plan_path(repo, agent_id)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            return
+        data["receipt_error"] = why
+        paths.atomic_write(path, json.dumps(data).encode("utf-8"))
+    except (OSError, ValueError):
+        return
 
 
 def drop(repo: Repo, agent_id: str) -> None:

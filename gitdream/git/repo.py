@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 OBJECT_WRITE_ATTEMPTS = 10
+ANCESTRY_QUERIES = 8
+"""Questions about one commit's ancestry answered by libgit2's graph query each (cheap
+when the answer is near); later ones share one walk of its history (`Repo.descends_from`)."""
 
 
 def write_object(call: Callable[[], T]) -> T:
@@ -187,6 +190,8 @@ class Repo:
         self.common_dir = common_dir
         self.inherited_index = inherited_index
         self._ancestry: dict[tuple[str, str], bool] = {}
+        self._asked: dict[str, int] = {}
+        self._walks: dict[str, tuple[Iterator[Any], set[str]]] = {}
         self.memo: dict[str, Any] = {}
         """Facts computed once per process for all agents (e.g. which agents' dream commits
         a bounded walk of history found): a run over 10 000 agents must not redo them."""
@@ -396,14 +401,39 @@ class Repo:
 
     def descends_from(self, commit: str, ancestor: str) -> bool:
         """True when `ancestor` is a proper ancestor of `commit` (both hex ids). Remembered
-        for the life of this object — two commit ids' ancestry never changes — so that
-        agents sharing a watermark (every agent of a run gets the same one) walk the graph
-        once, not once each."""
+        for the life of this object — two commit ids' ancestry never changes. The first
+        `ANCESTRY_QUERIES` questions about one `commit` are libgit2's graph query each; after
+        that one walk of `commit`'s history answers them all (resumed where the previous
+        question stopped), so `status` over 10 000 agents, each dreamed at its own commit,
+        walks the history once rather than once per agent (issue 16)."""
         key = (commit, ancestor)
         known = self._ancestry.get(key)
         if known is None:
-            known = self._ancestry[key] = bool(self.raw.descendant_of(commit, ancestor))
+            asked = self._asked[commit] = self._asked.get(commit, 0) + 1
+            if commit == ancestor:
+                known = False
+            elif asked <= ANCESTRY_QUERIES:
+                known = bool(self.raw.descendant_of(commit, ancestor))
+            else:
+                known = self._walk_to(commit, ancestor)
+            self._ancestry[key] = known
         return known
+
+    def _walk_to(self, commit: str, ancestor: str) -> bool:
+        """Whether the shared walk of `commit`'s history meets `ancestor`: what it has seen
+        answers at once; else it walks on until it does or the history ends."""
+        walk = self._walks.get(commit)
+        if walk is None:
+            walk = self._walks[commit] = (iter(self.raw.walk(commit)), set())
+        commits, seen = walk
+        if ancestor in seen:
+            return True
+        for found in commits:
+            oid = str(found.id)
+            seen.add(oid)
+            if oid == ancestor:
+                return True
+        return False
 
     def changed_paths(self, under: Sequence[str] = ()) -> set[str]:
         """Repository-relative paths that differ between HEAD, the index and the working

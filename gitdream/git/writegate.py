@@ -16,8 +16,9 @@ the order they are checked:
    `working-tree-encoding`, which libgit2 cannot apply;
 6. inside the sparse checkout, if there is one (`gitdream.git.sparse`: a tracked file
    with the skip-worktree bit, or a new file the sparse patterns leave out, is refused);
-7. tracked with index and working tree equal to HEAD (compared by libgit2's status
-   through the repository's filters, so a CRLF checkout of an LF blob is clean), or absent
+7. tracked with index and working tree equal to HEAD (compared by git itself, `git
+   ls-files -m -d` limited to the paths written, through the repository's filters, so a
+   CRLF checkout of an LF blob is clean), or absent
    from the working tree, the index and HEAD alike and not ignored; a tracked file with
    the assume-unchanged or skip-worktree bit is refused too (git hides a local edit of it).
 
@@ -45,6 +46,7 @@ from gitdream.git import indexfile, sparse
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
+    from gitdream.git.indexfile import Listing
     from gitdream.git.repo import Repo
 
 EXPERIENCE = "experience"
@@ -226,24 +228,26 @@ def check(
     """
     if kind not in KINDS:
         raise ValueError(f"unknown write kind {kind!r}")
+    paths = list(paths)
+    # One look at the index for all of them, limited to them (issue 16: not the tree).
+    listed = None if tree_only else indexfile.listing(repo, [p for p in paths if syntax_problem(p) is None])
     verdicts = []
     for path in paths:
-        verdicts.append(_check_one(repo, agent, path, kind, tree_only))
-    if not tree_only:
-        verdicts = _hidden_changes(repo, verdicts)
+        verdicts.append(_check_one(repo, agent, path, kind, listed))
+    if listed is not None:
+        verdicts = _hidden_changes(listed, verdicts)
     return verdicts
 
 
-def _hidden_changes(repo: Repo, verdicts: list[Verdict]) -> list[Verdict]:
+def _hidden_changes(listed: Listing, verdicts: list[Verdict]) -> list[Verdict]:
     """Refuse tracked paths whose index entry has the assume-unchanged or skip-worktree
     bit: git then stops comparing the file with the index, so a local edit is invisible
     to every status — libgit2's included — and a write would destroy it (issue 16), and
     `git update-index --index-info` would clear the bit the user set."""
-
     tracked = [v.path for v in verdicts if v.allowed and v.seen is not None and v.seen.status == "clean"]
     if not tracked:
         return verdicts
-    found = indexfile.entries(repo, tracked)
+    found = listed.entries
     out = []
     for verdict in verdicts:
         entry = found.get(verdict.path, [None])[0] if verdict.path in tracked else None
@@ -260,7 +264,8 @@ def _hidden_changes(repo: Repo, verdicts: list[Verdict]) -> list[Verdict]:
     return out
 
 
-def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, tree_only: bool) -> Verdict:
+def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, listed: Listing | None) -> Verdict:
+    tree_only = listed is None
     problem = syntax_problem(path)
     if problem is not None:
         return _refuse(path, problem, "gitdream writes only plain paths inside the agent's folder")
@@ -268,7 +273,7 @@ def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, tree_only:
         found = _tree_problem(repo, path) or _worktree_link_problem(repo.workdir, path)
         if found is not None:
             return _refuse(path, *found)
-        verdict = _status_verdict(repo, path, tree_only)
+        verdict = _status_verdict(repo, path, listed)
         if verdict.allowed and verdict.seen and verdict.seen.status != "absent":
             return _refuse(path, f"{path} already exists", "gitdream init never overwrites a file")
         return verdict
@@ -298,11 +303,10 @@ def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, tree_only:
         found = _filter_problem(repo, path)
     if found is not None:
         return _refuse(path, *found)
-    return _status_verdict(repo, path, tree_only)
+    return _status_verdict(repo, path, listed)
 
 
-def _status_verdict(repo: Repo, path: str, tree_only: bool) -> Verdict:
-
+def _status_verdict(repo: Repo, path: str, listed: Listing | None) -> Verdict:
     head = repo.head()
     entry = None
     if head.oid is not None:
@@ -311,7 +315,7 @@ def _status_verdict(repo: Repo, path: str, tree_only: bool) -> Verdict:
             entry = tree[path]
         except KeyError:
             entry = None
-    if tree_only:
+    if listed is None:
         if entry is None:
             return Verdict(path, True, seen=Seen("absent"))
         return Verdict(path, True, seen=Seen("clean", str(entry.id), entry.filemode))
@@ -320,17 +324,13 @@ def _status_verdict(repo: Repo, path: str, tree_only: bool) -> Verdict:
         if found is not None:
             return _refuse(path, *found)
     if entry is not None:
-        try:
-            flags = repo.raw.status_file(path)
-        except KeyError:  # pragma: no cover - libgit2 knows every path in HEAD
-            flags = -1
+        flags = _status_flags(listed, path, str(entry.id), entry.filemode)
         if flags != 0:
             return _refuse(path, *_status_problem(repo, path, flags))
         sha = file_sha256(repo.workdir / path)
         return Verdict(path, True, seen=Seen("clean", str(entry.id), entry.filemode, sha))
     # Not in HEAD: it must be absent from the index and the working tree, and not ignored.
-    in_index = _index_has(repo, path)
-    if in_index:
+    if path in listed.entries:
         return _refuse(
             path,
             f"{path} is staged but not committed",
@@ -351,14 +351,23 @@ def _status_verdict(repo: Repo, path: str, tree_only: bool) -> Verdict:
     return Verdict(path, True, seen=Seen("absent"))
 
 
-def _index_has(repo: Repo, path: str) -> bool:
-    index = repo.raw.index
-    index.read(False)
-    try:
-        index[path]
-    except KeyError:
-        return False
-    return True
+def _status_flags(listed: Listing, path: str, head_oid: str, head_mode: int) -> int:
+    """libgit2's status flags (`pygit2.enums.FileStatus`) of a path tracked in HEAD, from
+    git's own look at its index entry and working-tree file (`indexfile.listing`): what
+    `Repository.status_file` answered, without a status over the whole repository."""
+    entries = listed.entries.get(path, [])
+    flags = 0
+    if any(e.stage != 0 for e in entries):
+        flags |= F.CONFLICTED
+    elif not entries:
+        flags |= F.INDEX_DELETED
+    elif (entries[0].oid, entries[0].mode) != (head_oid, head_mode):
+        flags |= F.INDEX_MODIFIED
+    if path in listed.deleted:
+        flags |= F.WT_DELETED
+    elif path in listed.modified:
+        flags |= F.WT_MODIFIED
+    return int(flags)
 
 
 def require(

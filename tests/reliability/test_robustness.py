@@ -265,6 +265,27 @@ def test_a_read_only_repository_is_named_and_no_lock_is_suggested(
     assert leftovers(root) == []
 
 
+@needs_namespace
+def test_after_a_run_on_read_only_refs_the_next_run_says_its_receipt_was_not_written(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Regression test (issue 16): after a run failed on a read-only `.git/refs`, the next
+    run said it was finishing a run "interrupted before its receipt" — that run was not
+    interrupted: its receipt could not be written, and the next run says so."""
+    root, _ = prepared(tmp_path_factory, "two-agents", _two_agents, tmp_path / "repo")
+    target = root / ".git" / "refs"
+    script = (
+        f"mount --bind {target} {target} && mount -o remount,ro,bind {target} && "
+        f'cd "$1" && "$2" -m gitdream run; echo "run=$?"; umount {target} && echo "---" >&2 && '
+        f'"$2" -m gitdream run; echo "again=$?"'
+    )
+    done = _in_namespace(script, root)
+    assert "run=1" in done.stdout and "again=0" in done.stdout, (done.stdout, done.stderr)
+    second = done.stderr.split("---", 1)[1]
+    assert "finishing run" in second and "whose receipt could not be written" in second, second
+    assert "interrupted" not in second, second
+
+
 # --- case 13: a clone without gitdream's refs ---------------------------------------------------
 
 
