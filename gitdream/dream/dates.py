@@ -127,6 +127,9 @@ _WORD_NUMBERS = {
     "ten": 10,
 }
 _CJK_DIGITS = dict(zip("一二两兩三四五六七八九", (1, 2, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True))
+# Sino-Korean numerals (일 이 삼 … 구, 십) read as the Chinese ones they come from: "삼일 전"
+# is "3 days ago", "십일 후" "in 10 days".
+_KO_DIGITS = str.maketrans("일이삼사오육칠팔구십", "一二三四五六七八九十")
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 _EN_N = r"(?P<n>[0-9]{1,4}|" + "|".join(_WORD_NUMBERS) + ")"
@@ -135,7 +138,7 @@ _ANNOTATED = re.compile(r"\s?[(（](?:week of )?[0-9]{4}-[0-9]{2}(?:-[0-9]{2})?[
 
 
 def _number(text: str) -> int | None:
-    text = text.lower()
+    text = text.lower().translate(_KO_DIGITS)
     if text.isdigit():
         return int(text)
     if text in _WORD_NUMBERS:

@@ -181,6 +181,11 @@ def test_date_from_timestamp_never_raises_for_hostile_numbers(value: object) -> 
         ("내일부터 적용한다", "내일(2026-03-05)부터 적용한다"),
         ("그저께 바꿨다", "그저께(2026-03-02) 바꿨다"),
         ("3일 전에 정했다", "3일 전(2026-03-01)에 정했다"),
+        # Sino-Korean numerals: without them "삼일 전" matched and was left unannotated.
+        ("삼일 전에 정했다", "삼일 전(2026-03-01)에 정했다"),
+        ("십일 후 출시", "십일 후(2026-03-14) 출시"),
+        ("이주 전 회의", "이주 전(week of 2026-02-16) 회의"),
+        ("삼일절 전에", "삼일절 전에"),  # the March 1st holiday, not "3 days"
         ("지난주 결정", "지난주(week of 2026-02-23) 결정"),
         ("다음 주에 회의", "다음 주(week of 2026-03-09)에 회의"),
         ("지난달 장애", "지난달(2026-02) 장애"),

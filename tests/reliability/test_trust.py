@@ -218,3 +218,17 @@ def test_a_gitdir_file_keeps_the_dream_in_the_checkout(tmp_path: Path, shape: st
     assert (checkout / "agents/ops/memory/deploy.md").is_file()
     landed = [p for p in outside.rglob("agents") if p not in before]
     assert landed == [], f"the dream wrote beside the git dir: {landed}"
+
+
+def test_trust_help_names_every_user_only_key(tmp_path: Path) -> None:
+    """`gitdream trust --help` lists the keys it is about: a user-only key missing from it
+    (anthropic.auth_token was) is one the user does not know a gitdream.toml cannot set."""
+    from gitdream.config import KEYS
+
+    result = cli(tmp_path, "trust", "--help")
+    assert result.exit_code == 0
+    text = " ".join(result.stdout.split())
+    user_only = [key.name for key in KEYS if key.user_only]
+    assert user_only
+    for name in user_only:
+        assert name in text, name
