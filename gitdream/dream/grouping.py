@@ -531,9 +531,14 @@ def _stem(word: str) -> str:
     return word
 
 
+_POSSESSIVE = re.compile(r"['’]s$")
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_NON_SPACE = re.compile(r"\S+")
+
+
 def _bare_word(word: str) -> str:
     """A word without the punctuation around it and a possessive ("Gendolf's," → "Gendolf")."""
-    return re.sub(r"['’]s$", "", word.strip("*_\"'“”‘’()[]{},.;:!?")).strip("'’")
+    return _POSSESSIVE.sub("", word.strip("*_\"'“”‘’()[]{},.;:!?")).strip("'’")
 
 
 def proper_names(texts: Iterable[str]) -> set[str]:
@@ -541,9 +546,9 @@ def proper_names(texts: Iterable[str]) -> set[str]:
     start of a sentence: proper names, which a sentence may also start with."""
     out: set[str] = set()
     for text in texts:
-        for line in re.sub(r"`[^`]*`", " ", text).split("\n"):
+        for line in _CODE_SPAN.sub(" ", text).split("\n"):
             sentence_start = True
-            for match in re.finditer(r"\S+", _LINE_HEAD.sub("", line)):
+            for match in _NON_SPACE.finditer(_LINE_HEAD.sub("", line)):
                 word = match.group(0)
                 cap = _CAPITAL.fullmatch(_bare_word(word))
                 if cap and not sentence_start:
@@ -571,9 +576,9 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
         label = match.group(1).strip(" :：`")
         if 1 <= len(label.split()) <= 3 and not _LESSON.search(label):
             found.append(label)
-    for line in re.sub(r"`[^`]*`", " ", text).split("\n"):
+    for line in _CODE_SPAN.sub(" ", text).split("\n"):
         sentence_start = True
-        for match in re.finditer(r"\S+", _LINE_HEAD.sub("", line)):
+        for match in _NON_SPACE.finditer(_LINE_HEAD.sub("", line)):
             word = match.group(0)
             cap = _CAPITAL.fullmatch(_bare_word(word))
             if cap and not (

@@ -35,7 +35,7 @@ from gitdream.dream import describe, grouping
 from gitdream.dream import memoryfiles as mf
 from gitdream.dream.facts import Fact, one_line, render
 from gitdream.dream.facts import parse as parse_facts
-from gitdream.dream.supersede import Superseded, find_superseded
+from gitdream.dream.supersede import Candidates, Superseded
 from gitdream.errors import BlockError, LossGuardError
 from gitdream.text import blocks
 from gitdream.text.clip import clip
@@ -258,6 +258,7 @@ class _FactList:
         self._by_text: dict[str, Fact] = {}
         for fact in facts:
             self._by_text.setdefault(_norm(fact.text), fact)
+        self.candidates = Candidates(facts)  # what a new fact may supersede, kept in step
 
     def find(self, text: str | None) -> Fact | None:
         return self._by_text.get(_norm(text)) if text else None
@@ -266,6 +267,7 @@ class _FactList:
         fact = Fact(text=text, sources=list(refs), seen=1, first=when, last=when)
         self.facts.append(fact)
         self._by_text.setdefault(_norm(text), fact)
+        self.candidates.add(fact)
         return fact
 
     def touch(self, fact: Fact, refs: list[str], when: date | None, new_text: str | None = None) -> None:
@@ -275,7 +277,9 @@ class _FactList:
             fact.seen = 0
         if new_text is not None:
             self._by_text.pop(_norm(fact.text), None)
+            seq = self.candidates.remove(fact)
             fact.text = new_text
+            self.candidates.add(fact, seq)
             self._by_text.setdefault(_norm(new_text), fact)
         elif not refs or any(_entry_of(ref) not in {_entry_of(s) for s in fact.sources} for ref in refs):
             fact.seen += 1  # an entry already cited (read again) is not a new corroboration
@@ -296,7 +300,9 @@ class _FactList:
         """Put a new fact in `old`'s place; `old` leaves the list (the caller keeps it in
         the `superseded` block)."""
         fact = Fact(text=text, sources=list(refs), seen=1, first=when, last=when)
-        self.facts[self.facts.index(old)] = fact
+        position = self.facts.index(old)  # the first fact equal to `old`
+        self.candidates.add(fact, self.candidates.remove(self.facts[position]))
+        self.facts[position] = fact
         if self._by_text.get(_norm(old.text)) is old:
             del self._by_text[_norm(old.text)]
         self._by_text.setdefault(_norm(text), fact)
@@ -349,7 +355,7 @@ def _apply(
         facts.touch(same, refs, when)
         return "corroborated", same
     if superseded is not None:
-        found = find_superseded(text, facts.facts)
+        found = facts.candidates.find(text)  # as find_superseded(text, facts.facts)
         if found is not None:
             superseded.append(Superseded(found[0], when or today or date.min, text))
             return "superseded", facts.supersede(found[0], text, refs, when)

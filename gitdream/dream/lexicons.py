@@ -11,6 +11,7 @@ repository adds (`offline.keep_cues`, `offline.skip_cues`).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -215,8 +216,11 @@ FIRST_PERSON_WORDS = _words(
 _TOKEN = re.compile(r"[^\W_]+(?:['./-][^\W_]+)*")
 
 
-def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().replace("’", "'"))
+@functools.lru_cache(maxsize=4096)
+def _tokens(text: str) -> tuple[str, ...]:
+    # Cached: one entry's text is read by a dozen lexicons in a row (`salience`), and
+    # headings repeat across thousands of entries.
+    return tuple(_TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().replace("’", "'")))
 
 
 class Lexicon:
@@ -227,51 +231,72 @@ class Lexicon:
     def __init__(self, words: Iterable[str]) -> None:
         self.words = tuple(dict.fromkeys(w.strip() for w in words if w.strip()))
         self._phrases: set[tuple[str, ...]] = set()
-        self._longest = 1
+        sizes: dict[str, set[int]] = {}  # a phrase's first token → the lengths of its phrases
         dense: list[str] = []
         for word in self.words:
             if word.isascii():
-                phrase = tuple(_tokens(word))
+                phrase = _tokens(word)
                 if phrase:
                     self._phrases.add(phrase)
-                    self._longest = max(self._longest, len(phrase))
+                    sizes.setdefault(phrase[0], set()).add(len(phrase))
             else:
                 dense.append(unicodedata.normalize("NFKC", word))
+        self._sizes = {first: tuple(sorted(n)) for first, n in sizes.items()}
         self._dense = tuple(dense)
+        # A text of ASCII alone cannot hold a word that is not ASCII: skip the substring scan.
+        self._dense_ascii = any(w.isascii() for w in self._dense)
+        self._dense_tails = tuple(t for t in (w.rstrip("。") for w in self._dense) if t)
 
-    def _hits(self, tokens: list[str], first_only: bool = False) -> int:
+    def _hits(self, tokens: tuple[str, ...], first_only: bool = False, stop: bool = False) -> int:
+        """How many token positions open a phrase of the list (one count per position);
+        `first_only`: position 0 alone; `stop`: at the first hit."""
         found = 0
-        for i in range(1 if first_only else len(tokens)):
-            for size in range(1, min(self._longest, len(tokens) - i) + 1):
-                if tuple(tokens[i : i + size]) in self._phrases:
+        sizes_of = self._sizes
+        count = len(tokens)
+        for i in range(min(1, count) if first_only else count):
+            sizes = sizes_of.get(tokens[i])
+            if sizes is None:
+                continue
+            for size in sizes:
+                if size <= count - i and (size == 1 or tokens[i : i + size] in self._phrases):
                     found += 1
                     break
+            if found and stop:
+                return found
         return found
+
+    def _no_dense(self, text: str) -> bool:
+        return not self._dense or (not self._dense_ascii and text.isascii())
 
     def count(self, text: str) -> int:
         """How many cue occurrences `text` holds."""
         total = self._hits(_tokens(text)) if self._phrases else 0
+        if self._no_dense(text):
+            return total
         return total + sum(text.count(w) for w in self._dense)
 
     def search(self, text: str) -> bool:
-        if self._phrases and self._hits(_tokens(text)):
+        """True when `text` holds at least one of the words."""
+        if self._phrases and self._hits(_tokens(text), stop=True):
             return True
+        if self._no_dense(text):
+            return False
         return any(w in text for w in self._dense)
 
     def ends(self, text: str) -> bool:
         """True when `text`, a sentence of a language that puts its verb last (Korean,
         Japanese), ends with one of the non-Latin words."""
         tail = text.rstrip(" \t.。!！?？)）\"'”’")
-        return any(tail.endswith(w.rstrip("。")) for w in self._dense if w.rstrip("。"))
+        return tail.endswith(self._dense_tails)
 
     def starts(self, text: str) -> bool:
         """True when `text` opens with one of the words (after spaces and punctuation)."""
         head = text.lstrip(" \t*_`>\"'“‘「『(-–—:：,.、")[:40]
-        if self._phrases:
+        if self._phrases and head[:1].isalnum():
             tokens = _tokens(head)
-            if tokens and head[:1].isalnum() and self._hits(tokens, first_only=True):
+            if tokens and self._hits(tokens, first_only=True):
                 return True
-        return any(head.startswith(w) for w in self._dense)
+        return head.startswith(self._dense)
 
 
 @dataclass

@@ -283,6 +283,7 @@ def label_of(text: str) -> tuple[str | None, str]:
 
 
 _INDENTED = re.compile(r"^(?: {4,}|\t)")
+_NOT_BUT = re.compile(r"\bNOT\b|\bnot\b[^.;]{1,60}\bbut\b")
 
 
 def _prose_item(line: str) -> bool:
@@ -292,7 +293,7 @@ def _prose_item(line: str) -> bool:
     if match is None:
         return False
     rest = line[match.end() :]
-    letters = sum(1 for ch in rest if ch.isalpha())
+    letters = sum(map(str.isalpha, rest))
     return content_words(rest) >= 4 and letters >= 0.6 * len(rest.replace(" ", ""))
 
 
@@ -302,12 +303,12 @@ def _output_share(text: str) -> float:
         return 1.0
     if _QUOTED_USER.match(lines[0]):
         return 0.0
-    if re.match(r"^(?: {4,}|\t)", lines[0]):
+    if _INDENTED.match(lines[0]):
         return 1.0  # an indented code block (Markdown), or a tool's output in a terminal log
     out = 0
     for line in lines:
         bare = " ".join(_ORDINAL.sub("", line, count=1).split())  # runs of spaces are layout
-        letters = sum(1 for ch in bare if ch.isalpha())
+        letters = sum(map(str.isalpha, bare))
         if _OUTPUT_LINE.search(line) or letters < 0.4 * len(bare):
             out += 1
     return out / len(lines)
@@ -480,7 +481,7 @@ class _Reading:
             fire("reason")
         if ("rule" in self.values or cues.weak_rule.search(said)) and cues.procedure.search(said):
             fire("procedure")
-        if cues.correction.search(body) or re.search(r"\bNOT\b|\bnot\b[^.;]{1,60}\bbut\b", body):
+        if cues.correction.search(body) or _NOT_BUT.search(body):
             fire("correction")
         if _NUMBER.search(body) and cues.limit.search(body):
             fire("limit")

@@ -88,17 +88,20 @@ class _Profile:
     negated: bool
     unnegated: frozenset[str]
     label: tuple[str, str] | None
+    label_key: str | None  # the label when long enough to compare ("same label, new value")
 
 
 @lru_cache(maxsize=1 << 15)  # a topic of thousands of facts is compared with each new one
 def _profile(text: str) -> _Profile:
+    label = _label(text)
     return _Profile(
         line=_norm(one_line(text)),
         numbers=tuple(sorted(_NUMBER.findall(text))),
         skeleton=frozenset(shingles(_NUMBER.sub("#", text))),
         negated=_negated(text),
         unnegated=frozenset(shingles(_without_negation(text))),
-        label=_label(text),
+        label=label,
+        label_key=label[0] if label is not None and len(label[0]) >= 3 else None,
     )
 
 
@@ -135,14 +138,106 @@ def supersedes(new: str, old: str) -> str | None:
 
 
 def find_superseded(new: str, facts: list[Fact]) -> tuple[Fact, str] | None:
-    """The newest of `facts` (raw human lines excepted) that `new` supersedes, with why."""
+    """The newest of `facts` (raw human lines excepted) that `new` supersedes, with why.
+
+    A topic by subject holds thousands of facts, and each new one is compared with all of
+    them: a fact is given to `supersedes` only when one of its three rules can hold (the
+    same label; or other numbers, or the other polarity, with shingle-set sizes that allow
+    the similarity bar) — a necessary condition, so the verdict is that of `supersedes`
+    on every fact."""
+    p_new = _profile(new)
+    numbers, negated, label = p_new.numbers, p_new.negated, p_new.label_key
+    n_skeleton, n_unnegated = len(p_new.skeleton), len(p_new.unnegated)
     for fact in reversed(facts):
         if fact.raw is not None:
+            continue
+        old = _profile(fact.text)
+        if not (
+            (label is not None and old.label_key == label)
+            or (
+                numbers
+                and old.numbers
+                and old.numbers != numbers
+                and _sizes_allow(n_skeleton, len(old.skeleton), SKELETON_SIMILARITY)
+            )
+            or (old.negated != negated and _sizes_allow(n_unnegated, len(old.unnegated), NEGATION_SIMILARITY))
+        ):
             continue
         why = supersedes(new, fact.text)
         if why is not None:
             return fact, why
     return None
+
+
+def _sizes_allow(a: int, b: int, bar: float) -> bool:
+    """False when sets of sizes `a` and `b` cannot reach a Jaccard index of `bar`
+    (`_at_least`'s size bound; two empty sets do)."""
+    return a >= bar * b and b >= bar * a
+
+
+class Candidates:
+    """The facts of one list, indexed by what `supersedes` compares, so that finding the
+    fact a new one supersedes does not read every fact of a topic of thousands: by label,
+    by skeleton size (facts stating numbers) and by polarity and size without negation.
+    `find(new)` gives what `find_superseded(new, facts)` gives on the list in its order,
+    provided the list's changes are told: `add` (appended, or at a position: `seq`),
+    `remove` (returns the fact's position key, for the fact that takes its place)."""
+
+    def __init__(self, facts: list[Fact] | None = None) -> None:
+        self._seq: dict[int, tuple[int, Fact]] = {}  # id(fact) → (position key, fact)
+        self._label: dict[str, set[int]] = {}
+        self._skeleton: dict[int, set[int]] = {}  # skeleton size → facts stating numbers
+        self._unnegated: dict[tuple[bool, int], set[int]] = {}  # (negated, size) → facts
+        self._next = 0
+        for fact in facts or ():
+            self.add(fact)
+
+    def _keys(self, fact: Fact) -> list[tuple[dict, object]]:
+        p = _profile(fact.text)
+        keys: list[tuple[dict, object]] = [(self._unnegated, (p.negated, len(p.unnegated)))]
+        if p.label_key is not None:
+            keys.append((self._label, p.label_key))
+        if p.numbers:
+            keys.append((self._skeleton, len(p.skeleton)))
+        return keys
+
+    def add(self, fact: Fact, seq: int | None = None) -> None:
+        """Index `fact`: after every fact (`seq` None) or at position key `seq`."""
+        if seq is None:
+            seq = self._next
+        self._next = max(self._next, seq + 1)
+        self._seq[id(fact)] = (seq, fact)
+        for table, key in self._keys(fact):
+            table.setdefault(key, set()).add(id(fact))
+
+    def remove(self, fact: Fact) -> int:
+        """Unindex `fact` (its text as indexed); returns its position key."""
+        seq, _ = self._seq.pop(id(fact))
+        for table, key in self._keys(fact):
+            table[key].discard(id(fact))
+        return seq
+
+    def find(self, new: str) -> tuple[Fact, str] | None:
+        """The newest fact (raw human lines excepted) that `new` supersedes, with why."""
+        p = _profile(new)
+        found: set[int] = set()
+        if p.label_key is not None:
+            found |= self._label.get(p.label_key, set())
+        if p.numbers:
+            n = len(p.skeleton)
+            for size, ids in self._skeleton.items():
+                if _sizes_allow(n, size, SKELETON_SIMILARITY):
+                    found |= ids
+        n = len(p.unnegated)
+        for (negated, size), ids in self._unnegated.items():
+            if negated != p.negated and _sizes_allow(n, size, NEGATION_SIMILARITY):
+                found |= ids
+        for _, fact in sorted((self._seq[i] for i in found), reverse=True):  # newest first
+            if fact.raw is None:
+                why = supersedes(new, fact.text)
+                if why is not None:
+                    return fact, why
+        return None
 
 
 SUPERSEDED_TAIL = " — superseded {day} by: {by}"

@@ -714,21 +714,31 @@ class _Run:
 
     def _repeated(self) -> set[int]:
         """Positions of entries whose statement (same numbers) appears on another day of the
-        material, or is already a fact in memory."""
+        material, or is already a fact in memory.
+
+        The most similar earlier entry counts only when it states the same numbers on
+        another day, so the search is skipped when no earlier entry states them on another
+        day (it could find nothing that counts; most entries with numbers state their own)."""
         found: set[int] = set()
         index: ShingleIndex[int] = ShingleIndex(self.vocabulary, self.engine.threshold)
+        days: dict[tuple[str, ...], set[date | None]] = {}  # numbers → the days stating them
         for position, entry in enumerate(self.context.entries):
             text = self.cleaned[position]
             if not _has_content(text):
                 continue
             ids = self.vocabulary.ranks(self.codes[position])
-            if self.index_for("experience", _numbers(text)).best(text, ids) is not None:
+            numbers = _numbers(text)
+            known = self.indexes.get(("experience", numbers))  # absent: no fact states them
+            if known is not None and known.best(text, ids) is not None:
                 found.add(position)
-            match = index.best(text, ids)
-            if match is not None:
-                other = self.context.entries[match.key]
-                if other.date != entry.date and _numbers(text) == _numbers(self.cleaned[match.key]):
-                    found.update((position, match.key))
+            stated = days.setdefault(numbers, set())
+            if stated and stated != {entry.date}:
+                match = index.best(text, ids)
+                if match is not None:
+                    other = self.context.entries[match.key]
+                    if other.date != entry.date and numbers == _numbers(self.cleaned[match.key]):
+                        found.update((position, match.key))
+            stated.add(entry.date)
             index.add(position, text, ids)
         return found
 

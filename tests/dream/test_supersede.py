@@ -252,3 +252,78 @@ def test_the_size_bound_never_changes_a_verdict_of_the_similarity_bar() -> None:
             for bar in (0.5, 0.8):
                 expected = jaccard(a, b) >= bar
                 assert _at_least(frozenset(shingles(a)), frozenset(shingles(b)), bar) == expected, (a, b, bar)
+
+
+def test_the_prefilter_finds_what_comparing_with_every_fact_finds() -> None:
+    # find_superseded hands a fact to `supersedes` only when one of its rules can hold;
+    # the newest fact superseded must be the one a plain scan of every fact finds
+    from gitdream.dream.supersede import find_superseded
+
+    texts = [
+        "The registry keeps the last 10 image tags.",
+        "The registry keeps the last 20 image tags.",
+        "The registry keeps the last 10 image tags and prunes nightly at 02:00.",
+        "Uploads are time-limited.",
+        "Uploads are NOT time-limited.",
+        "Uploads are not time-limited for admins.",
+        "Deploy window: Tuesdays after 10:00.",
+        "Deploy window: never on Fridays, any weekday morning.",
+        "Deploy window: Tuesdays.",
+        "DB: 5 replicas.",
+        "DB: three replicas in two zones.",
+        "注册表只保留最近10个镜像标签。",
+        "注册表只保留最近20个镜像标签。",
+        "업로드는 시간 제한이 있다.",
+        "업로드는 시간 제한이 없다.",
+        "不",
+        "没",
+        "Rollbacks need the previous image tag.",
+    ]
+    facts = [factfmt.Fact(text=t, sources=[], seen=1) for t in texts]
+    facts[9].raw = "- DB: 5 replicas."  # a hand-edited line is never superseded
+    for new in [*texts, "The registry keeps the last 30 image tags.", "Deploy window: Mondays only."]:
+        for end in range(len(facts) + 1):
+            scan = next(
+                (
+                    (f, why)
+                    for f in reversed(facts[:end])
+                    if f.raw is None and (why := supersedes(new, f.text)) is not None
+                ),
+                None,
+            )
+            assert find_superseded(new, facts[:end]) == scan, (new, end)
+
+
+def test_the_candidate_index_finds_what_scanning_the_list_finds_as_the_list_changes() -> None:
+    # integration keeps a `Candidates` index in step with a topic's facts (added,
+    # superseded in place, refined, a raw line adopted); each lookup must give what
+    # find_superseded gives on the list as it is
+    import random
+
+    from gitdream.dream.integrate import _FactList
+    from gitdream.dream.supersede import find_superseded
+
+    rng = random.Random(7)
+    subjects = [
+        "The registry keeps the last {} image tags.",
+        "Deploy window: {}.",
+        "Uploads are {}time-limited.",
+    ]
+    values = ["10", "20", "Tuesdays", "never on Fridays", "NOT ", "", "3 and 4", "注册表只保留最近{}个"]
+    texts = [s.format(v) for s in subjects for v in values] + ["不", "Rollbacks need the previous tag."]
+    start = [factfmt.Fact(text=t, sources=[], seen=1) for t in rng.sample(texts, 6)]
+    start.append(factfmt.Fact(text="DB: 5 replicas.", sources=[], raw="- DB: 5 replicas."))
+    facts = _FactList(start)
+    for _ in range(300):
+        new = rng.choice(texts)
+        expected = find_superseded(new, facts.facts)
+        assert facts.candidates.find(new) == expected, new
+        action = rng.random()
+        if expected is not None and action < 0.5:
+            facts.supersede(expected[0], new, [], None)
+        elif action < 0.7 and facts.facts:
+            facts.touch(rng.choice(facts.facts), [], None, new_text=rng.choice(texts))
+        elif action < 0.75 and facts.facts:
+            facts.touch(rng.choice(facts.facts), [], None)  # adopts a raw line
+        elif facts.find(new) is None:
+            facts.add(new, [], None)

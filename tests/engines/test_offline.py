@@ -510,3 +510,48 @@ def test_a_lead_in_kept_alone_does_not_end_by_announcing_its_list() -> None:
     entries = read_markdown_log(LOG, text.encode(), fallback_date=DAY).entries
     result = run(entries, offline__salience_threshold=0.3)
     assert [u.body for u in result.units] == ["Suspension is NOT time-based."]
+
+
+def test_statements_repeated_on_another_day_are_those_a_search_of_every_entry_finds() -> None:
+    # `_Run._repeated` skips the search for an entry when no earlier entry states its
+    # numbers on another day; it must find what searching for every entry finds
+    from gitdream.dream import memoryfiles as mf
+    from gitdream.engines import offline
+    from gitdream.text.similarity import ShingleIndex
+
+    lines = [
+        "Smoke tests run on staging before every deploy.",
+        "Smoke tests run on staging before every deploy!",
+        "The registry keeps the last 10 image tags.",
+        "The registry keeps the last 10 image tags now.",
+        "The registry keeps the last 20 image tags.",
+        "Build 412 passed on the second try.",
+        "回滚需要上一个镜像标签（3）",
+        "回滚需要上一个镜像标签（3）",
+        "回滚需要上一个镜像标签（4）",
+    ]
+    entries = [
+        Entry(LOG, n + 1, n + 1, "- " + lines[(n * 7) % len(lines)], date(2026, 3, 1 + n // 4))
+        for n in range(60)
+    ]
+    cfg = defaults()
+    engine = OfflineEngine(cfg, slugify=simple_slugify, absolutize=simple_absolutize)
+    context = DistillContext(AGENT, entries, MemoryView({}), cfg, COMMIT, DAY)
+    memory = mf.read_memory(AGENT, {})
+    cleaned = [clean_text(e, simple_absolutize) for e in entries]
+    work = offline._Run(
+        engine, context, memory, offline._Known.load(context, memory), cleaned, simple_slugify
+    )
+
+    expected: set[int] = set()
+    index: ShingleIndex[int] = ShingleIndex(work.vocabulary, engine.threshold)
+    for position, item in enumerate(entries):
+        ids = work.vocabulary.ranks(work.codes[position])
+        match = index.best(cleaned[position], ids)
+        same = match is not None and offline._numbers(cleaned[position]) == offline._numbers(
+            cleaned[match.key]
+        )
+        if match is not None and same and entries[match.key].date != item.date:
+            expected.update((position, match.key))
+        index.add(position, cleaned[position], ids)
+    assert expected and work._repeated() == expected
