@@ -39,22 +39,7 @@ REAL_TOOL = Path(__file__).resolve().parent.parent.parent / "shared" / "tools" /
 
 
 def _synthetic(tmp: Path, entries: int, env: dict[str, str]) -> Path:
-    import random
-    from datetime import timedelta
-
-    rng = random.Random(entries)
-    history = [repos.Commit({**repos.agent_files("a000"), "gitdream.toml": b'agents = ["agents/*"]\n'})]
-    files = {}
-    for first in range(0, entries, PER_DAY):
-        day = repos.START_DAY + timedelta(days=first // PER_DAY)
-        files[repos.log_path("agents/a000", day)] = repos.daily_log(
-            day, min(PER_DAY, entries - first), rng, serial=first
-        )
-    history.append(repos.Commit(files, message="logs", when=repos.EPOCH + 3600))
-    repo = tmp / f"backlog-{entries}"
-    repos.fast_import(repo, history, env)
-    repos.checkout(repo, env)
-    return repo
+    return repos.one_agent_backlog(tmp, entries, env, "backlog", PER_DAY)
 
 
 def _real(tmp: Path) -> Path | None:

@@ -81,23 +81,7 @@ def _responder(record: Any) -> Any:
 
 
 def _repo(tmp: Path, entries: int, env: dict[str, str]) -> Path:
-    import random
-    from datetime import timedelta
-
-    rng = random.Random(entries)
-    history = [repos.Commit({**repos.agent_files("a000"), "gitdream.toml": b'agents = ["agents/*"]\n'})]
-    files = {}
-    for first in range(0, entries, PER_DAY):
-        day = repos.START_DAY + timedelta(days=first // PER_DAY)
-        files[repos.log_path("agents/a000", day)] = repos.daily_log(
-            day, min(PER_DAY, entries - first), rng, serial=first
-        )
-    if files:
-        history.append(repos.Commit(files, message="logs", when=repos.EPOCH + 3600))
-    repo = tmp / f"material-{entries}"
-    repos.fast_import(repo, history, env)
-    repos.checkout(repo, env)
-    return repo
+    return repos.one_agent_backlog(tmp, entries, env, "material", PER_DAY)
 
 
 def _purposes(fake: Any) -> dict[str, list[dict[str, Any]]]:

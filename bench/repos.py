@@ -169,6 +169,24 @@ def daily_log(day: date, entries: int, rng: random.Random, serial: int = 0) -> b
     return ("\n".join(lines) + "\n").encode()
 
 
+def one_agent_backlog(tmp: Path, entries: int, env: Mapping[str, str], name: str, per_day: int = 100) -> Path:
+    """A checked-out repository at `tmp/<name>-<entries>` with one agent (`agents/a000`)
+    whose daily logs hold `entries` raw entries, `per_day` a day, in one commit after the
+    agent's first (none when `entries` is 0). Deterministic: seeded by `entries`."""
+    rng = random.Random(entries)
+    history = [Commit({**agent_files("a000"), "gitdream.toml": b'agents = ["agents/*"]\n'})]
+    files = {}
+    for first in range(0, entries, per_day):
+        day = START_DAY + timedelta(days=first // per_day)
+        files[log_path("agents/a000", day)] = daily_log(day, min(per_day, entries - first), rng, serial=first)
+    if files:
+        history.append(Commit(files, message="logs", when=EPOCH + 3600))
+    repo = tmp / f"{name}-{entries}"
+    fast_import(repo, history, env)
+    checkout(repo, env)
+    return repo
+
+
 def agent_ids(count: int) -> list[str]:
     return [f"a{i:03d}" for i in range(count)]
 
