@@ -65,7 +65,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gitdream.contract import DistillContext, DistillResult, ScreenResult
-from gitdream.dream import grouping, lists, memoryfiles, salience, terminal
+from gitdream.dream import describe, grouping, lists, memoryfiles, salience, terminal
 from gitdream.dream.dates import absolutize
 from gitdream.dream.facts import one_line, parse
 from gitdream.dream.slugs import slugify
@@ -229,13 +229,14 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
         if not match or match.group(1).lower() not in tags:
             break
         text = text[: match.start()].rstrip()
-    text = salient_sentences(entry, one_line(salience.without_kind_label(strip_layout(text))))
+    text = salience.standing_sentences(one_line(salience.without_kind_label(strip_layout(text))))
+    text = salient_sentences(entry, text)
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))
     text = memoryfiles.neutral(text)
     if not _has_content(text):
         return ""
-    return clip(text, FACT_MAX_CHARS)
+    return describe.fit(text, FACT_MAX_CHARS)
 
 
 def clean_name(name: str) -> str:
@@ -702,7 +703,12 @@ class _Run:
                 cited = head + tuple(items[:count])
                 merged.append(
                     _Candidate(
-                        cited[0], entries[items[0]], clip(text, FACT_MAX_CHARS), score, "experience", cited
+                        cited[0],
+                        entries[items[0]],
+                        describe.fit(text, FACT_MAX_CHARS),
+                        score,
+                        "experience",
+                        cited,
                     )
                 )
                 for p in cited:
