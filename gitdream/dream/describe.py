@@ -8,15 +8,17 @@ the facts (`gitdream.dream.salience`, the sentence read under the topic's title)
 corroborated more often ranks higher (`SEEN_WEIGHT` × log of its count); a record of one
 moment ranks lower — `RECORD_PENALTY` for an activity, an id, a status, a clock time, a
 date, a deadline (the model's `activity`, `id`, `status`, `clock`, `date`, `time-bound` …
-features), half of it for past tense alone: "Created `x.py` — …" or "Generated keypair: kid
-…" say what happened once, not what the topic holds; a sentence that does not state itself
+features, an opening verb of activity, the speaker's own past doings), half of it for past
+tense alone: "Created `x.py` — …", "Generated keypair: kid …" or "I had to make one fix …"
+say what happened once, not what the topic holds; a sentence that does not state itself
 ranks lower still (`DEPENDENT_PENALTY`: it points at what was just said — "These changes
 should…" —, narrates, asks, offers a next step, is a fragment or a request for one session);
 and one that would have to be cut to fit ranks lower (`CUT_PENALTY`), so a whole statement
 wins over a longer one of similar weight. Of equals the newest wins. These penalties are
 design choices, not fitted: the labels judge entries, not index lines.
 
-The chosen sentence is then **shortened at a boundary of its meaning**, never inside a word:
+A leading label that repeats the topic's title ("Moltbook: …" in Moltbook) is dropped. The
+chosen sentence is then **shortened at a boundary of its meaning**, never inside a word:
 its first sentence (without a one-word label such as "IMPORTANT:" when only that makes it
 too long); when that is still over the limit, its first clauses up to the last
 "; " or " — " that fits, or the last ", " before a reason or a caveat (", because …", ", but
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import date
 
 from gitdream.dream import salience
@@ -117,25 +120,41 @@ def shorten(text: str, limit: int) -> str:
 _CLAUSE_SEPARATOR = re.compile(r"; |；")
 
 
-def fit(text: str, limit: int) -> str:
+def fit(text: str, limit: int, rank: Callable[[str], float] | None = None) -> str:
     """Fact `text` on one line, at most `limit` characters, ending where a statement ends:
     its whole sentences (or "; "-separated clauses, the items of a list) that fit — at
     least a quarter of `limit` —, else `shorten`'s cut of its first sentence. A fact states
-    itself in whole sentences; a cut mid-sentence ("… alone won't…") reads as a fragment."""
+    itself in whole sentences; a cut mid-sentence ("… alone won't…") reads as a fragment.
+    With `rank` (a sentence → its salience), the key sentence is kept rather than the
+    first ones: when the sentences that fit from the start leave out the sentence `rank`
+    scores highest and that one fits alone, it is the fact."""
     text = one_line(text)
     if len(text) <= limit:
         return text
-    ends: list[int] = []
+    parts = sentences.split(text)
+    if rank is not None and len(parts) > 1:
+        key = max(parts, key=lambda part: (rank(part), -parts.index(part)))
+        head = _whole(text, limit)
+        if key not in head and len(key) <= limit:
+            return key
+        return head
+    return _whole(text, limit)
+
+
+def _whole(text: str, limit: int) -> str:
+    """The longest run of `text`'s whole sentences, or of its "; "-separated clauses, from
+    its start that fits `limit` (at least a quarter of it); else `shorten`."""
+    fitting: list[str] = []
     joined = ""
     for part in sentences.split(text):
         joined = sentences.join([joined, part]) if joined else part
         if len(joined) > limit:
             break
-        ends.append(len(joined))
-    ends += [m.start() for m in _CLAUSE_SEPARATOR.finditer(text, 0, limit + 1)]
-    fitting = [end for end in ends if limit // 4 <= end <= limit]
+        fitting.append(joined)
+    fitting += [text[: m.start()] for m in _CLAUSE_SEPARATOR.finditer(text, 0, limit + 1)]
+    fitting = [run.rstrip(" ;；,，") for run in fitting if limit // 4 <= len(run) <= limit]
     if fitting:
-        return text[: max(fitting)].rstrip(" ;；,，")
+        return max(fitting, key=len)
     return shorten(text, limit)
 
 
@@ -156,7 +175,8 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
         judged = _judge(text, title)
         fired = {name for name, value in judged.cues.items() if value}
         score = judged.score + SEEN_WEIGHT * math.log(max(1, fact.seen))
-        if RECORD_FEATURES & fired or _CUES.activity.starts(text):  # "Added `x`: …" was done once
+        # "Added `x`: …" was done once; "I had to make one fix …" is the speaker's own doings
+        if RECORD_FEATURES & fired or _CUES.activity.starts(text) or {"past", "first-person"} <= fired:
             score -= RECORD_PENALTY
         elif "past" in fired:
             score -= RECORD_PENALTY / 2
@@ -167,4 +187,12 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
         return (round(score, 6), fact.last or date.min, position)
 
     best = max(candidates, key=rank)[2]
+    for separator in (": ", "：", ":"):  # "Moltbook: Can read but not post." under "Moltbook"
+        if (
+            title
+            and best.casefold().startswith((title + separator).casefold())
+            and best[len(title) + 1 :].strip()
+        ):
+            best = best[len(title) + len(separator) :].strip()
+            break
     return shorten(best, limit)

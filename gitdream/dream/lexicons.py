@@ -219,7 +219,7 @@ ADDRESS_WORDS = _words(
 )
 """Words that address the listener — a request made to the one being spoken to."""
 POINTER_WORDS = _words(
-    "it|this|that|these|those|the same|here|now|right now|at this time|for now|this time|this session",
+    "this|these|the same|here|now|right now|at this time|for now|this time|this session|today",
     "这个|这些|这里|现在|此时|这次|暂时",
     "이것|이거|그것|그거|여기|지금|이번|당분간",
     "これ|それ|ここ|今|今回|当面",

@@ -720,6 +720,22 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
     return Judgement(score, chance, contributions, min(against, key=lambda r: (against[r], r)))
 
 
+def without_moment_marks(text: str) -> str:
+    """`text` without what dates it: a span bounded by a moment ("until Feb 27"), clock
+    times, dates."""
+    text = _UNTIL.sub(" ", _norm(text))
+    text = _DATE.sub(" ", _CLOCK.sub(" ", text))
+    return " ".join(text.split())
+
+
+def names_a_thing(text: str) -> bool:
+    """True when `text` names its own subject: a file or code name, a path, a URL, an
+    address, or (Latin script) a capitalised name after its first word."""
+    if _CODE_NAME.search(text) or _REFERENCE.search(text):
+        return True
+    return bool(re.search(r"(?<=[\w,;:] )[A-Z][a-z]{2,}", text))
+
+
 def standing_sentences(text: str, cues: Cues | None = None) -> str:
     """`text` (one line) without the sentences that hold only for the moment: one bounded
     by a clock time or a date ("Hit the 30-min cooldown. Need to wait until ~23:45 to
@@ -763,7 +779,8 @@ def is_lesson_heading(heading: str, cues: Cues | None = None) -> bool:
     ("Lessons learned", "Notes", "교훈"): it says what kind, not what about."""
     cues = cues or _DEFAULT_CUES
     words = re.sub(r"[\W\d_]+", " ", _norm(heading)).split()
-    return bool(words) and all(cues.lesson.search(w) or len(w) < 3 for w in words)
+    # a Latin word under three letters is a joint ("of", "to"); two CJK characters are a word
+    return bool(words) and all(cues.lesson.search(w) or (len(w) < 3 and w.isascii()) for w in words)
 
 
 _DEFAULT_CUES = Cues()

@@ -236,7 +236,7 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     text = memoryfiles.neutral(text)
     if not _has_content(text):
         return ""
-    return describe.fit(text, FACT_MAX_CHARS)
+    return describe.fit(text, FACT_MAX_CHARS, lambda part: salience.prior_score(entry, part, _CUES))
 
 
 def clean_name(name: str) -> str:
@@ -625,6 +625,7 @@ class _Run:
                         jaccard(text, f.text) >= self.engine.threshold
                         or text.rstrip(".;。") in f.text  # an item of a list the fact holds
                         or f.text.rstrip(".;。") in text  # the fact is part of the entry
+                        or lists.without_subject(f.text, entry).rstrip(".;。") in text  # led by its heading
                     )
                 ),
                 None,
@@ -653,6 +654,9 @@ class _Run:
             rank = verdict.score + (salience.REPEATED_BONUS if position in repeated else 0.0)
             out.append(_Candidate(position, entry, text, rank, target))
         out = self._lists(out)
+        for candidate in out:  # an item that names nothing carries its heading's subject
+            if not candidate.members and candidate.target == "experience":
+                candidate.text = lists.with_subject(candidate.text, candidate.entry)
         out.sort(key=lambda c: (-c.score, c.position))
         return out
 

@@ -134,3 +134,31 @@ def test_a_long_fact_ends_where_a_sentence_or_a_listed_clause_ends() -> None:
     cut = fit(chinese, 50)
     assert len(cut) <= 50 and cut.endswith("。")
     assert fit("Short enough.", 50) == "Short enough."
+
+
+def test_a_long_fact_keeps_its_key_sentence_rather_than_its_first_ones() -> None:
+    opening = "I suspect the trouble came from what I asked towards the end of the last session, " * 3
+    key = "Always explain the purpose of a file you add."
+    text = opening.strip(" ,") + ". " + key
+    ranked = fit(text, 120, rank=lambda part: 1.0 if "Always" in part else 0.0)
+    assert ranked == key
+    chinese = "我怀疑问题出在上次会话结束时我给的指示上，" * 4 + "。每次新增文件都必须说明它的用途。"
+    assert (
+        fit(chinese, 40, rank=lambda part: 1.0 if "必须" in part else 0.0)
+        == "每次新增文件都必须说明它的用途。"
+    )
+
+
+def test_a_description_does_not_repeat_the_topics_title_as_a_label() -> None:
+    facts = [fact("Forum: Posts with an id are stored server-side; never retry them.")]
+    assert summary_of(facts, "Forum") == "Posts with an id are stored server-side; never retry them."
+    facts = [fact("论坛：返回了 id 的帖子已经保存在服务器上，永远不要重试。")]
+    assert summary_of(facts, "论坛") == "返回了 id 的帖子已经保存在服务器上，永远不要重试。"
+
+
+def test_the_speakers_account_of_their_own_work_does_not_describe_a_topic() -> None:
+    facts = [
+        fact("The package list in pyproject.toml keeps specs out of the build.", day=1),
+        fact("I had to make one fix to the pyproject.toml file and removed the classifiers.", day=5),
+    ]
+    assert summary_of(facts, "Packaging").startswith("The package list")
