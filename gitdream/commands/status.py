@@ -25,7 +25,7 @@ from gitdream import clock
 from gitdream.agents import Agent, list_agents
 from gitdream.dream import material
 from gitdream.errors import BlockError, GitdreamError
-from gitdream.git import lockfiles
+from gitdream.git import lockfiles, subtrees
 from gitdream.text import blocks
 from gitdream.trigger import dreamlock, gates, hooklog, hookscripts
 from gitdream.trigger import state as state_mod
@@ -358,6 +358,9 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     elif result.lock is not None and not result.lock.stale:
         blocked = "the running dream"
     state = state_mod.load(repo.common_dir)
+    # Counting remembers watermark trees it had to find (`git.subtrees`); disabled, a
+    # status writes nothing.
+    subtrees.for_repo(repo).writable = result.enabled
     agents = list_agents(repo.workdir, cfg, result.warnings)
     changed: set[str] | None = set()
     if agents:

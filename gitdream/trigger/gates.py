@@ -121,6 +121,9 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             pending = entry.last_pending
             note = f" (counted {(now - counted).total_seconds() / 60:.0f} min ago; nothing committed since)"
         else:
+            from gitdream.git import subtrees  # idle path: not before the time gate
+
+            subtrees.for_repo(repo).writable = True  # the gate writes its state anyway
             try:  # one agent's broken ref or receipt closes only that agent's gate
                 sessions = _sessions(repo, agent, head.oid)
                 pending = pending_paths(repo, agent)
