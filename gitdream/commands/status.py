@@ -285,8 +285,7 @@ def _agent_status(
     try:
         mark = material.read_watermark(repo, agent)
         if head is not None:
-            base = gates.count_base(repo, agent, head)
-            sessions = material.count_sessions(repo, agent, base, head)
+            sessions = gates.count(repo, agent, head, entry)
             pending = gates.pending_paths(repo, agent)
     except GitdreamError as exc:
         uncountable = isinstance(exc, gates.Uncountable)  # run --auto's sessions gate stays closed
