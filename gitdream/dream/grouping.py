@@ -722,9 +722,14 @@ class TopicMatcher:
         self._norms: dict[str, float] = {}
         self.own_names: dict[str, set[str]] = {}
         self.mentioned: dict[str, set[str]] = {}
+        self._idf: dict[str, float] = {}  # `df` and `n` are fixed once built
 
     def idf(self, term: str) -> float:
-        return math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1.0
+        """The rarity weight of `term`: ln((n + 1) / (df + 1)) + 1, computed once a term."""
+        value = self._idf.get(term)
+        if value is None:
+            value = self._idf[term] = math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1.0
+        return value
 
     def add_topic(self, slug: str, name: str, texts: Iterable[str]) -> None:
         self._norms.pop(slug, None)
@@ -850,6 +855,7 @@ class Restatements(Generic[K]):
     def __init__(self, idf: Callable[[str], float]) -> None:
         self.idf = idf
         self._items: list[tuple[K, frozenset[str]]] = []
+        self._weights: list[float] = []  # each item's summed idf, as `containment` sums it
         self._postings: dict[str, list[int]] = {}
 
     def add(self, key: K, text: str) -> None:
@@ -859,6 +865,7 @@ class Restatements(Generic[K]):
             return
         number = len(self._items)
         self._items.append((key, own))
+        self._weights.append(sum(map(self.idf, own)))
         for term in own:
             self._postings.setdefault(term, []).append(number)
 
@@ -875,11 +882,18 @@ class Restatements(Generic[K]):
             if len(posting) <= RESTATE_POSTING_MAX:
                 shared.update(posting)
         best: tuple[float, int] | None = None
+        idf = self.idf
+        own_weight = sum(map(idf, own))
         for number, count in shared.items():
             if count < RESTATE_MIN_TERMS:
                 continue
             key, other = self._items[number]
-            score = containment(own, other, self.idf)
+            # `containment(own, other, idf)`, with both sums of idf made once per text
+            other_weight = self._weights[number]
+            small, large, total = (
+                (own, other, own_weight) if own_weight <= other_weight else (other, own, other_weight)
+            )
+            score = sum(idf(t) for t in small if t in large) / total if total else 0.0
             better = best is None or (-score, number) < (-best[0], best[1])
             if score >= RESTATE_CONTAINMENT and better and accept(key):
                 best = (score, number)
