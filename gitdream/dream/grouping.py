@@ -855,7 +855,7 @@ class Restatements(Generic[K]):
     def __init__(self, idf: Callable[[str], float]) -> None:
         self.idf = idf
         self._items: list[tuple[K, frozenset[str]]] = []
-        self._weights: list[float] = []  # each item's summed idf, as `containment` sums it
+        self._weights: list[tuple[float, tuple[tuple[str, float], ...]]] = []  # summed idf, (term, idf)s
         self._postings: dict[str, list[int]] = {}
 
     def add(self, key: K, text: str) -> None:
@@ -865,7 +865,8 @@ class Restatements(Generic[K]):
             return
         number = len(self._items)
         self._items.append((key, own))
-        self._weights.append(sum(map(self.idf, own)))
+        pairs = tuple((t, self.idf(t)) for t in own)  # in the set's order, as `containment` sums
+        self._weights.append((sum(w for _, w in pairs), pairs))
         for term in own:
             self._postings.setdefault(term, []).append(number)
 
@@ -882,18 +883,19 @@ class Restatements(Generic[K]):
             if len(posting) <= RESTATE_POSTING_MAX:
                 shared.update(posting)
         best: tuple[float, int] | None = None
-        idf = self.idf
-        own_weight = sum(map(idf, own))
+        own_pairs = tuple((t, self.idf(t)) for t in own)
+        own_weight = sum(w for _, w in own_pairs)
         for number, count in shared.items():
             if count < RESTATE_MIN_TERMS:
                 continue
             key, other = self._items[number]
-            # `containment(own, other, idf)`, with both sums of idf made once per text
-            other_weight = self._weights[number]
-            small, large, total = (
-                (own, other, own_weight) if own_weight <= other_weight else (other, own, other_weight)
-            )
-            score = sum(idf(t) for t in small if t in large) / total if total else 0.0
+            # `containment(own, other, idf)`, each text's terms weighed once, summed in the same order
+            other_weight, other_pairs = self._weights[number]
+            if own_weight <= other_weight:
+                small, large, total = own_pairs, other, own_weight
+            else:
+                small, large, total = other_pairs, own, other_weight
+            score = sum(w for t, w in small if t in large) / total if total else 0.0
             better = best is None or (-score, number) < (-best[0], best[1])
             if score >= RESTATE_CONTAINMENT and better and accept(key):
                 best = (score, number)

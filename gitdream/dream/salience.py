@@ -373,6 +373,17 @@ _UNTIL = re.compile(
     re.I,
 )
 """A statement bounded by a moment: "until" and a clock time or date (or the time, then 까지/まで/之前)."""
+# Every match of `_UNTIL` holds one of its words, and every match of `_CLOCK`, `_DURATION`,
+# `_DATE` and `_COUNT` a digit: a text without them is not searched with the long patterns.
+_UNTIL_WORD = re.compile("|".join(re.escape(w) for w in UNTIL_WORDS), re.I)
+_DIGIT = re.compile(r"\d")
+
+
+def _bounded(text: str) -> bool:
+    """True when `text` holds a span bounded by a moment (`_UNTIL`)."""
+    return _UNTIL_WORD.search(text) is not None and _UNTIL.search(text) is not None
+
+
 # Tense, per language: English verb forms; Chinese aspect particles; Korean and Japanese
 # past endings. A sentence of "present" form states what holds; of "past" form, what happened.
 # Irregular past forms, and a regular one where it is a verb: opening the entry ("Fixed the
@@ -591,14 +602,15 @@ class _Reading:
             fire("status", min(2.0, float(status_hits)) / 2)
         if cues.moment.search(self.said):
             fire("momentary")
-        counted = _COUNT.findall(body)
+        digit = _DIGIT.search(body) is not None
+        counted = _COUNT.findall(body) if digit else []
         if len(counted) >= 2 and "limit" not in self.values:
             fire("counts", min(2.0, (len(counted) - 1) / 2) / 2)
-        if _CLOCK.search(body) or _DURATION.search(body):
+        if digit and (_CLOCK.search(body) or _DURATION.search(body)):
             fire("clock")
-        if _UNTIL.search(body):
+        if _bounded(body):
             fire("time-bound")  # "wait until ~23:45": true until then, stale after
-        if _DATE.search(body):
+        if digit and _DATE.search(body):
             fire("date")
         ids = len(_OPAQUE_ID.findall(self.raw)) + len(_PAREN_ID.findall(self.raw))  # the fact text lost them
         if ids:
@@ -731,8 +743,11 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
 def without_moment_marks(text: str) -> str:
     """`text` without what dates it: a span bounded by a moment ("until Feb 27"), clock
     times, dates."""
-    text = _UNTIL.sub(" ", _norm(text))
-    text = _DATE.sub(" ", _CLOCK.sub(" ", text))
+    text = _norm(text)
+    if _UNTIL_WORD.search(text):
+        text = _UNTIL.sub(" ", text)
+    if _DIGIT.search(text):
+        text = _DATE.sub(" ", _CLOCK.sub(" ", text))
     return " ".join(text.split())
 
 
@@ -756,7 +771,7 @@ def standing_sentences(text: str, cues: Cues | None = None) -> str:
     standing = [
         part
         for part in parts
-        if not _UNTIL.search(_norm(part)) and not (cues.future.starts(part) and not cues.rule.search(part))
+        if not _bounded(_norm(part)) and not (cues.future.starts(part) and not cues.rule.search(part))
     ]
     return sentences.join(standing) if standing and len(standing) < len(parts) else text
 

@@ -607,10 +607,14 @@ class _Run:
         for fact in known.facts["experience"]:
             self.restatements.add(fact, fact.text)
         self.mentions: Counter[str] = Counter()
+        families: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # read once per text and tags
         for entry, text in zip(context.entries, cleaned, strict=True):
             if text:
-                found = grouping.names(_written(entry), entry.tags, self.proper)
-                self.mentions.update(grouping.family(n) for n in found)
+                key = (_written(entry), entry.tags)
+                found = families.get(key)
+                if found is None:
+                    found = families[key] = [grouping.family(n) for n in grouping.names(*key, self.proper)]
+                self.mentions.update(found)
         self.new_topics: set[str] = set()
         self.below: list[tuple[int, str]] = []  # (position, reason) of entries below the bar
         self.chance: dict[int, float] = {}  # position → probability of being durable
