@@ -289,6 +289,8 @@ class Lexicon:
                 dense.append(unicodedata.normalize("NFKC", word))
         self._sizes = {first: tuple(sorted(n)) for first, n in sizes.items()}
         self._dense = tuple(dense)
+        # Whether a text holds any of them: one scan of the text, not one per word.
+        self._dense_any = re.compile("|".join(map(re.escape, self._dense))) if self._dense else None
         # A text of ASCII alone cannot hold a word that is not ASCII: skip the substring scan.
         self._dense_ascii = any(w.isascii() for w in self._dense)
         self._dense_tails = tuple(t for t in (w.rstrip("。") for w in self._dense) if t)
@@ -298,6 +300,8 @@ class Lexicon:
         `first_only`: position 0 alone; `stop`: at the first hit."""
         found = 0
         sizes_of = self._sizes
+        if not first_only and sizes_of.keys().isdisjoint(tokens):
+            return 0  # no token opens a phrase of the list (one scan in C)
         count = len(tokens)
         for i in range(min(1, count) if first_only else count):
             sizes = sizes_of.get(tokens[i])
@@ -325,9 +329,9 @@ class Lexicon:
         """True when `text` holds at least one of the words."""
         if self._phrases and self._hits(_tokens(text), stop=True):
             return True
-        if self._no_dense(text):
+        if self._no_dense(text) or self._dense_any is None:
             return False
-        return any(w in text for w in self._dense)
+        return self._dense_any.search(text) is not None
 
     def ends(self, text: str) -> bool:
         """True when `text`, a sentence of a language that puts its verb last (Korean,
