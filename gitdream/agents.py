@@ -47,7 +47,7 @@ def join(*parts: str) -> str:
     return "/".join(k for k in kept if k)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # eq=False: never compared; less to build at import
 class Agent:
     """One agent. Paths are repository-relative POSIX strings; `dir` is "" for the root."""
 

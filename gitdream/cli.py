@@ -18,10 +18,10 @@ from typing import Any, TypeVar
 
 import click
 
+import gitdream
 from gitdream import config, errors, output, render
 from gitdream.agents import list_agents, select
 from gitdream.errors import RepoStateError
-from gitdream.git.repo import Repo, index_format_error
 from gitdream.trigger import HOOK_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -106,6 +106,7 @@ class GitdreamGroup(click.Group):
             ctx.exit(errors.EXIT_INTERRUPTED)
         except Exception as exc:
             from gitdream.git.environment import translate  # idle path: only after an unexpected error
+            from gitdream.git.repo import index_format_error  # idle path: --help and --version load no pygit2
 
             # an index libgit2 cannot read; a full disk, a read-only file system, a
             # partial clone: the environment's problem, said so (exit 1), not a bug
@@ -118,11 +119,28 @@ class GitdreamGroup(click.Group):
             ctx.exit(_crash(exc))
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """`--version`: click's eager-option recipe rather than `click.version_option`, which
+    asks gettext for its help text when this module is imported (loading `locale` on every
+    command's idle path); the version is looked up only when asked for."""
+    if not value or ctx.resilient_parsing:
+        return
+    output.out(f"gitdream {gitdream.__version__}")
+    ctx.exit()
+
+
 @click.group(
     cls=GitdreamGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(package_name="gitdream", message="gitdream %(version)s")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @click.option(
     "-C",
     "directory",
@@ -157,6 +175,8 @@ def open_repo(ctx: click.Context) -> Any:
     """Open the repository for the current command (see gitdream.git.repo.Repo.open), and
     finish a dream commit a killed gitdream left half-done (its journal, or its
     index.lock: `commitbuilder.repair`), whichever command this is."""
+
+    from gitdream.git.repo import Repo  # idle path: --help and --version load no pygit2
 
     repo = Repo.open(_start(ctx))
     journals = repo.common_dir / "gitdream" / "journal"

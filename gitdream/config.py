@@ -31,7 +31,7 @@ REPO_FILE = "gitdream.toml"
 ENV_PREFIX = "GITDREAM_"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # eq=False: never compared; less to build at import
 class Key:
     """One configuration key: dotted name, type, default and validation rules.
 
@@ -395,7 +395,7 @@ KEY_BY_NAME: dict[str, Key] = {k.name: k for k in KEYS}
 SECTIONS = sorted({k.name.split(".")[0] for k in KEYS if "." in k.name})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # eq=False: never compared; less to build at import
 class Setting:
     """An effective value and the layer it came from ("default", "user config <path>",
     "gitdream.toml", "env GITDREAM_X", "flag --x")."""
@@ -404,7 +404,7 @@ class Setting:
     source: str
 
 
-@dataclass
+@dataclass(eq=False)  # eq=False: never compared; less to build at import
 class Config:
     """The effective configuration, read through typed accessors.
 

@@ -96,6 +96,15 @@ def test_status_and_check_never_import_the_pipeline_or_an_engine(agent_repo: Pat
     assert _heavy(_loaded(agent_repo, args), NEVER_IDLE) == []
 
 
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "--help"]])
+def test_help_and_version_never_import_pygit2(agent_repo: Path, args: list[str]) -> None:
+    """`--help` and `--version` open no repository, so they do not pay for libgit2
+    (issue 12: importing pygit2 cost them about 20 ms)."""
+    loaded = _loaded(agent_repo, args)
+    assert "gitdream.cli" in loaded  # it did run the command line
+    assert _heavy(loaded, ("pygit2", "gitdream.git", *NEVER_IDLE)) == []
+
+
 def _module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -146,6 +155,8 @@ def test_every_import_inside_a_function_says_why(agent_repo: Path) -> None:
         _loaded(agent_repo, ["status"]),
         _loaded(agent_repo, ["check"]),
         _loaded(agent_repo, ["check", "--staged"]),
+        _loaded(agent_repo, ["--help"]),
+        _loaded(agent_repo, ["--version"]),
     ]
     assert run_gitdream(agent_repo, "run").returncode == 0  # a dream: watermark and state
     idle.append(_loaded(agent_repo, ["run"]))  # a run with nothing new: no engine, no scanner

@@ -32,7 +32,7 @@ _SPARSE_AGENTS = (
 )
 
 
-@dataclass
+@dataclass(eq=False)  # eq=False: never compared; less to build at import
 class RunResult:
     """Outcomes per agent, warnings of the invocation, and whether gitdream was disabled
     (`disabled` names the setting's source)."""

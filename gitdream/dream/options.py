@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 
-@dataclass
+@dataclass(eq=False)  # eq=False: never compared; less to build at import
 class RunOptions:
     """How to run: `trigger` (manual, post-merge, schedule), `engine` (None: config),
     `dry_run`, review `branch`, `since` (revision) or `full`, `estimate` (count model

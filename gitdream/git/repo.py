@@ -69,7 +69,7 @@ _IN_PROGRESS_HINTS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # eq=False: never compared; less to build at import
 class Head:
     """Where HEAD points: `branch` is a full ref name (None when detached), `oid` the
     commit id as hex (None when the branch is unborn)."""
