@@ -469,7 +469,7 @@ def test_an_index_only_change_after_the_gate_refuses(
 ) -> None:
     """The working tree and HEAD stay as the gate saw them; only the index changes (a bit
     set, an entry removed) between the gate and index.lock. The re-check must see it:
-    the index is no longer the file the gate read (`indexfile.identity`)."""
+    the index is no longer the file the gate read (`indexmodel.identity`)."""
     folder = _pause_at(monkeypatch, tmp_path, "after-commit-object")
     before_head = head(agent_repo)
     thread, box = _in_thread(lambda: _commit(agent_repo, [Change(f"{MEM}/MEMORY.md", b"dream\n")]))
@@ -486,20 +486,20 @@ def test_an_index_only_change_after_the_gate_refuses(
 
 
 def test_index_identity_follows_every_write_of_the_index(agent_repo: Path) -> None:
-    from gitdream.git import indexfile
+    from gitdream.git import indexmodel
 
     repo = Repo.open(agent_repo)
-    first = indexfile.identity(repo)
-    assert first is not None and first == indexfile.identity(repo)
+    first = indexmodel.identity(repo)
+    assert first is not None and first == indexmodel.identity(repo)
     git(agent_repo, "update-index", "--skip-worktree", f"{MEM}/MEMORY.md")  # a flag only
-    second = indexfile.identity(repo)
+    second = indexmodel.identity(repo)
     assert second not in (None, first)
     git(agent_repo, "update-index", "--no-skip-worktree", f"{MEM}/MEMORY.md")  # same content again
-    assert indexfile.identity(repo) not in (None, first, second)
+    assert indexmodel.identity(repo) not in (None, first, second)
     # git >= 2.40 with index.skipHash writes zeros where the checksum goes: no identity,
     # the index is always read again
     index = agent_repo / ".git" / "index"
     index.write_bytes(index.read_bytes()[:-20] + bytes(20))
-    assert indexfile.identity(repo) is None
+    assert indexmodel.identity(repo) is None
     (agent_repo / ".git" / "index").unlink()
-    assert indexfile.identity(repo) == ("absent",)
+    assert indexmodel.identity(repo) == ("absent",)

@@ -61,7 +61,17 @@ import pygit2
 from gitdream import clock, faults, paths, processes
 from gitdream.config import Config
 from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
-from gitdream.git import convert, indexfile, indexlock, lockfiles, refs, signing, worktree, writegate
+from gitdream.git import (
+    convert,
+    indexfile,
+    indexlock,
+    indexmodel,
+    lockfiles,
+    refs,
+    signing,
+    worktree,
+    writegate,
+)
 from gitdream.git.refs import RefMoved, compare_and_swap_all
 from gitdream.git.repo import write_object
 
@@ -577,10 +587,10 @@ def _recheck(
     """Right before the branch moves, with index.lock held: every path must still be what
     the gate saw — its working-tree bytes reached through no link, its index entry (read
     by git: flags included) — or WriteRefused, nothing written. When the index is still
-    the very file the gate read (`seen_index`, see `indexfile.identity`), its entries are
+    the very file the gate read (`seen_index`, see `indexmodel.identity`), its entries are
     what the gate allowed and are not read again: the re-check then costs what the dream's
     paths cost, not what the index does."""
-    if seen_index is not None and indexfile.identity(repo) == seen_index:
+    if seen_index is not None and indexmodel.identity(repo) == seen_index:
         found = _as_gated(verdicts)
     else:
         found = indexfile.entries(repo, list(verdicts))
@@ -822,9 +832,9 @@ def commit(
     # below then moves them onto the branch's tip only if their paths are unchanged.
     base = dest.start or head.oid
 
-    seen_index = indexfile.identity(repo)
+    seen_index = indexmodel.identity(repo)
     verdicts = writegate.require(repo, agent, paths_, kind)
-    if indexfile.identity(repo) != seen_index:
+    if indexmodel.identity(repo) != seen_index:
         seen_index = None  # the index changed while the gate read it: re-read it under the lock
     prepared = _prepare(repo, changes, verdicts)
     faults.point("after-blobs")
@@ -861,7 +871,7 @@ def _land(
 ) -> tuple[Journal, bool]:
     """Steps 4-6 of the module docstring, with index.lock held: re-check, stage the new
     index and the journal, compare-and-swap the branch (rebuilding on a tip that moved
-    without touching the paths). `seen_index` is the `indexfile.identity` of the index
+    without touching the paths). `seen_index` is the `indexmodel.identity` of the index
     the write gate read (None: unknown). Returns the journal of the commit that landed and
     whether it was rebuilt. Raises WriteRefused/HeadMoved (nothing moved)."""
     expected = base

@@ -18,6 +18,7 @@ from pathlib import Path
 import pygit2
 
 from gitdream.errors import RepoStateError
+from gitdream.git import indexmodel
 from gitdream.git.repo import Repo, index_format_error
 from gitdream.git.trees import blob_data
 
@@ -137,11 +138,19 @@ class Entry:
 
 
 def entries(repo: Repo, paths: list[str] | set[str]) -> dict[str, list[Entry]]:
-    """`{path: [entries]}` of `paths` in this worktree's own index, read by git itself
-    (`git ls-files -s -v`: flags libgit2 does not expose), one call for all of them; a
-    path not in the index has no key. Raises GitCommandError when git cannot read it."""
+    """`{path: [entries]}` of `paths` in this worktree's own index; a path not in the
+    index has no key. From the index this process keeps in memory (`indexmodel`) when it
+    has one that is current, else read by git itself (`git ls-files -s -v`: flags libgit2
+    does not expose), one call for all of them. Raises GitCommandError when git cannot
+    read it."""
     if not paths:
         return {}
+    try:
+        snapshot = indexmodel.current(repo)
+    except indexmodel.Unsupported:
+        pass
+    else:
+        return {p: [_entry(e) for e in listed] for p in paths if (listed := snapshot.entries(p))}
     out = repo.git("ls-files", "-s", "-v", "-z", "--", *(f":(literal){p}" for p in sorted(paths))).stdout
     found: dict[str, list[Entry]] = {}
     for record in out.split(b"\0"):
@@ -151,6 +160,12 @@ def entries(repo: Repo, paths: list[str] | set[str]) -> dict[str, list[Entry]]:
         tag, mode, oid, stage = meta.decode("ascii").split(" ")
         found.setdefault(os.fsdecode(name), []).append(Entry(oid, int(mode, 8), int(stage), tag))
     return found
+
+
+def _entry(entry: indexmodel.Entry) -> Entry:
+    """An entry of `indexmodel` as `git ls-files -s -v` shows it (its tag)."""
+    tag = "S" if entry.skip_worktree else "H"
+    return Entry(entry.oid, entry.mode, entry.stage, tag.lower() if entry.assume_unchanged else tag)
 
 
 @dataclass(frozen=True)
@@ -165,14 +180,22 @@ class Listing:
 
 
 def listing(repo: Repo, paths: list[str] | set[str]) -> Listing:
-    """The index entries of `paths` and which of them differ in the working tree, one
-    `git ls-files -c -m -d -s -v` call limited to those paths — git reads the index once
-    and compares only them (a whole-tree status per commit made a run over 10 000 agents
-    quadratic, issue 16). Entries with the skip-worktree or assume-unchanged bit are never
-    reported modified (git does not look). Raises GitCommandError when git cannot read
-    the index."""
+    """The index entries of `paths` and which of them differ in the working tree, limited
+    to those paths (a whole-tree status per commit made a run over 10 000 agents
+    quadratic, issue 16): from the index this process keeps in memory when it has a
+    current one (`indexmodel.look`, no git process), else one `git ls-files -c -m -d -s
+    -v` call — git reads the index once and compares only them. Entries with the
+    skip-worktree or assume-unchanged bit are never reported modified (git does not
+    look). Raises GitCommandError when git cannot read the index."""
     if not paths:
         return Listing({}, frozenset(), frozenset())
+    try:
+        looked = indexmodel.look(repo, paths)
+    except indexmodel.Unsupported:
+        pass
+    else:
+        seen = {p: [_entry(e) for e in entries] for p, entries in looked.entries.items()}
+        return Listing(seen, looked.modified, looked.deleted)
     specs = (f":(literal){p}" for p in sorted(paths))
     out = repo.git("ls-files", "-c", "-m", "-d", "-s", "-v", "-z", "--", *specs).stdout
     found: dict[str, list[Entry]] = {}
@@ -191,38 +214,3 @@ def listing(repo: Repo, paths: list[str] | set[str]) -> Listing:
         else:
             found.setdefault(name, []).append(Entry(oid, int(mode, 8), int(stage), tag))
     return Listing(found, frozenset(modified), frozenset(deleted))
-
-
-TRAILER_BYTES = 32
-"""How much of the index file's end `identity` reads: its checksum trailer (SHA-1, 20
-bytes; SHA-256 repositories, 32)."""
-
-
-def identity(repo: Repo) -> tuple[object, ...] | None:
-    """What identifies this worktree's index file as one version of it: its stat data
-    (device, inode, size, modification and change times in ns) and its checksum trailer,
-    `("absent",)` when there is no index, or None when it cannot be told (unreadable, or
-    written with `index.skipHash`, whose trailer is zeros).
-
-    Every writer of the index (git, libgit2, gitdream) writes a new file and renames it
-    over the old one, and the trailer is a hash of the content before it: two equal
-    identities read at two moments mean the index did not change in between (the inode
-    of a replaced file could be reused, but not with the same size, times and content
-    hash). The commit builder uses it to know, under index.lock, that the index is still
-    the one its write gate read — one `git` process per commit fewer, whatever the
-    repository's size (issue 16, case 14)."""
-    path = repo.index_path()
-    try:
-        with path.open("rb") as handle:
-            st = os.fstat(handle.fileno())
-            if st.st_size < TRAILER_BYTES:
-                return None
-            handle.seek(st.st_size - TRAILER_BYTES)
-            trailer = handle.read(TRAILER_BYTES)
-    except FileNotFoundError:
-        return ("absent",)
-    except OSError:
-        return None
-    if not trailer[-20:].strip(b"\0"):
-        return None  # index.skipHash: no checksum to go by
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, trailer)
