@@ -26,6 +26,11 @@ sit above them:
    "lessons-learned", "lessons-learned-today") fold into one topic: the first significant
    word, singular, is the family key (`family`).
 
+6. **One fact, many sources.** A new text that restates a fact of *any* topic of the agent
+   (`containment`: the rarer-weighted share of the shorter text's terms the other holds,
+   at least `RESTATE_CONTAINMENT`; `Restatements` finds the candidates) corroborates that
+   fact instead of becoming a copy of it in another topic.
+
 `related(profiles)` lists, for each topic, the topics it shares the most rare terms with (a
 `Related:` line, the relation completion of the seed documents).
 """
@@ -36,8 +41,8 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, TypeVar
 
 from gitdream.dream.lexicons import LESSON_WORDS, Lexicon
 
@@ -52,6 +57,13 @@ RELATED_MIN_SCORE = 3.0
 """Summed rarity (idf) of the terms two topics share, for one to be related to the other."""
 MIN_MENTIONS = 3
 """A name founds a topic only when at least this many entries of the material mention it."""
+RESTATE_CONTAINMENT = 0.8
+"""A text restates a fact when the rarer-weighted share of the shorter one's terms that the
+other holds is at least this (`containment`)."""
+RESTATE_MIN_TERMS = 3
+"""Both texts must have, and share, at least this many terms for one to restate the other."""
+RESTATE_POSTING_MAX = 400
+"""A term held by more facts than this is too common to find restatement candidates by."""
 
 _STOP = frozenset(
     [
@@ -541,12 +553,21 @@ def _bare_word(word: str) -> str:
     return _POSSESSIVE.sub("", word.strip("*_\"'“”‘’()[]{},.;:!?")).strip("'’")
 
 
+def _shouted(line: str) -> bool:
+    """True when `line` is written in capitals only, three words or more (a heading or
+    a warning in capitals): its capitalised words are emphasis, not names."""
+    words = [w for w in re.findall(r"[^\W\d_]+", line) if w.isascii()]
+    return len(words) >= 3 and all(w.isupper() for w in words)
+
+
 def proper_names(texts: Iterable[str]) -> set[str]:
     """Case-folded words written with a capital somewhere in `texts` other than at the
     start of a sentence: proper names, which a sentence may also start with."""
     out: set[str] = set()
     for text in texts:
         for line in _CODE_SPAN.sub(" ", text).split("\n"):
+            if _shouted(line):
+                continue
             sentence_start = True
             for match in _NON_SPACE.finditer(_LINE_HEAD.sub("", line)):
                 word = match.group(0)
@@ -577,6 +598,8 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
         if 1 <= len(label.split()) <= 3 and not _LESSON.search(label):
             found.append(label)
     for line in _CODE_SPAN.sub(" ", text).split("\n"):
+        if _shouted(line):
+            continue  # "FIRST CROSS-AGENT ATTESTATION": capitals for emphasis, not names
         sentence_start = True
         for match in _NON_SPACE.finditer(_LINE_HEAD.sub("", line)):
             word = match.group(0)
@@ -738,7 +761,10 @@ class TopicMatcher:
         target.setdefault(slug, set()).update(f for f in map(family, found) if f and f not in _GENERIC_NAME)
 
     def best(
-        self, text: str, entry_names: Iterable[str] = (), threshold: float = MATCH_THRESHOLD
+        self,
+        text: str,
+        entry_names: Iterable[str] = (),
+        threshold: float = MATCH_THRESHOLD,
     ) -> tuple[str, float] | None:
         """`(slug, score)` of the topic the entry is about (module docstring, step 3): the
         topic whose own name is one of the entry's names (`entry_names`), else the one whose
@@ -749,7 +775,9 @@ class TopicMatcher:
         own = set(terms(text))
         if not own and not families:
             return None
-        families |= own & self._own_families()  # a topic's name, written in lower case (lobchan)
+        # A topic's name written in lower case (lobchan), or a compound of its family
+        # (isnad-rfc for a topic isnad-sign: the name family, step 5).
+        families |= (own | {family(t) for t in own if "-" in t}) & self._own_families()
         artifacts = {f for f in map(family, artifact_names(text)) if f}  # one file name is subject enough
         own_norm = math.sqrt(sum(self.idf(t) ** 2 for t in own)) or 1.0
         best: tuple[str, float] | None = None
@@ -793,3 +821,66 @@ def related(
         if score >= RELATED_MIN_SCORE:
             scored.append((-score, other))
     return [other for _, other in sorted(scored)[:limit]]
+
+
+def containment(
+    a: set[str] | frozenset[str], b: set[str] | frozenset[str], idf: Callable[[str], float]
+) -> float:
+    """How much of the smaller of the term sets `a` and `b` the other holds, each term
+    weighed by its rarity (`idf`): 1.0 when one text's terms all occur in the other, 0.0
+    when they share none (module docstring, step 6). Terms of two texts in any language
+    (`terms`); 0.0 when either is empty."""
+    if not a or not b:
+        return 0.0
+    small, large = (a, b) if sum(map(idf, a)) <= sum(map(idf, b)) else (b, a)
+    total = sum(idf(t) for t in small)
+    return sum(idf(t) for t in small if t in large) / total if total else 0.0
+
+
+K = TypeVar("K")
+
+
+class Restatements(Generic[K]):
+    """Facts by their terms, to find the one a new text restates (module docstring, step 6).
+
+    `idf(term)` weighs terms (rare ones more: `TopicMatcher.idf`). Candidates are the facts
+    sharing at least `RESTATE_MIN_TERMS` terms that are not too common
+    (`RESTATE_POSTING_MAX`), so no text is compared with every fact."""
+
+    def __init__(self, idf: Callable[[str], float]) -> None:
+        self.idf = idf
+        self._items: list[tuple[K, frozenset[str]]] = []
+        self._postings: dict[str, list[int]] = {}
+
+    def add(self, key: K, text: str) -> None:
+        """Index fact `key` whose text is `text`."""
+        own = frozenset(terms(text))
+        if len(own) < RESTATE_MIN_TERMS:
+            return
+        number = len(self._items)
+        self._items.append((key, own))
+        for term in own:
+            self._postings.setdefault(term, []).append(number)
+
+    def find(self, text: str, accept: Callable[[K], bool] = lambda _key: True) -> K | None:
+        """The fact `text` restates — most contained first, the earliest on a tie — among
+        those `accept` allows (the caller's checks: same numbers, same polarity); None
+        when there is none."""
+        own = frozenset(terms(text))
+        if len(own) < RESTATE_MIN_TERMS:
+            return None
+        shared: Counter[int] = Counter()
+        for term in own:
+            posting = self._postings.get(term, ())
+            if len(posting) <= RESTATE_POSTING_MAX:
+                shared.update(posting)
+        best: tuple[float, int] | None = None
+        for number, count in shared.items():
+            if count < RESTATE_MIN_TERMS:
+                continue
+            key, other = self._items[number]
+            score = containment(own, other, self.idf)
+            better = best is None or (-score, number) < (-best[0], best[1])
+            if score >= RESTATE_CONTAINMENT and better and accept(key):
+                best = (score, number)
+        return None if best is None else self._items[best[1]][0]

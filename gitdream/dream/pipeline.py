@@ -292,6 +292,16 @@ class DreamRun:
         distilled = self.engine.distill(self.context(entries, waiting=len(carried)))
         for _entry, reason in distilled.skipped:
             self.receipt.skipped[reason] = self.receipt.skipped.get(reason, 0) + 1
+        # Every entry read is counted once in the summary: entries a list fact cites beside
+        # its first are "folded" into it; skips that are neither "not kept" nor deferred
+        # (already consolidated, empty) are "skipped".
+        left = set(distilled.failed_entries) | {entry_id for entry_id, _ in distilled.deferred}
+        self.receipt.counts["folded"] = int(distilled.stats.get("folded", 0) or 0)
+        self.receipt.counts["skipped"] = sum(
+            1
+            for entry_id, why in distilled.skipped
+            if not why.startswith("not kept: ") and entry_id not in left
+        )
         record = self.receipt.phase(
             "distill", units=len(distilled.units), stats=distilled.stats, errors=distilled.errors
         )
@@ -370,6 +380,7 @@ class DreamRun:
             )
             runjournal.record(self.repo, plan)
         self.receipt.counts = {
+            **{k: v for k, v in self.receipt.counts.items() if k in ("folded", "skipped")},
             "entries": len(self.entries),
             "units": len(kept),
             "created": 0,
@@ -678,15 +689,20 @@ def _memories(count: int) -> str:
 
 def _summary(agent: Agent, receipt: Receipt) -> str:
     """The one line a run prints: what improved (experience facts created, corroborated,
-    refined or superseded, facts written into definitions), what was archived, rejected,
-    read and not kept (the engine's "not kept: <reason>" skips) or left pending, and the
-    commits."""
+    refined or superseded, facts written into definitions), the entries folded into them (a
+    list's items beside its first: one fact cites them all), what was archived, rejected,
+    read and not kept (the engine's "not kept: <reason>" skips), already consolidated or
+    empty, or left pending, and the commits: each entry read is counted once."""
     counts = receipt.counts
     improved = sum(
         counts.get(k, 0) for k in ("created", "corroborated", "refined", "superseded", "definition")
     )
     parts = [f"{kind} {oid[:7]}" for kind, oid in receipt.commits.items() if oid]
     detail = f"{counts.get('created', 0)} new, {counts.get('corroborated', 0)} corroborated"
+    if counts.get("folded"):
+        detail += (
+            f", {counts['folded']:,} more {'entry' if counts['folded'] == 1 else 'entries'} folded into them"
+        )
     if counts.get("definition"):
         detail += f", {counts['definition']} to definitions"
     if counts.get("demoted"):
@@ -698,6 +714,8 @@ def _summary(agent: Agent, receipt: Receipt) -> str:
     not_kept = sum(n for reason, n in (receipt.skipped or {}).items() if reason.startswith("not kept: "))
     if not_kept:
         detail += f", {not_kept:,} read and not kept"
+    if counts.get("skipped"):
+        detail += f", {counts['skipped']:,} already consolidated or empty"
     pending = sum(int(p.get("count") or len(p.get("entries") or [])) or 1 for p in receipt.pending)
     if pending:
         detail += f", {pending:,} {'entry' if pending == 1 else 'entries'} left for the next run"

@@ -60,6 +60,12 @@ def _negated(text: str) -> bool:
     return bool(_LATIN_NEG.search(norm)) or any(w in norm for w in _DENSE_NEG)
 
 
+def is_negated(text: str) -> bool:
+    """True when `text` holds a negation word of any language in `NEGATIONS` ("not",
+    "never", "不", "없", "ない" …)."""
+    return _negated(text)
+
+
 # The positive half of a pair whose other half is a negation: 있다/없다, ある/ない.
 _AFFIRMATIONS = ("있", "ある")
 

@@ -30,7 +30,10 @@ words it was written in. Per run and agent:
 5. **Corroborate or create**, highest salience first: an entry as similar as
    `offline.similarity` to an existing fact, or to one created earlier in the run (only
    facts stating the same numbers are compared: "disk 80%" never corroborates "disk 95%"),
-   corroborates it; otherwise it creates a fact in the topic of its subject
+   corroborates it; so does an entry that restates a fact of any topic of the agent — the
+   fact holds most of its rare words, with the same polarity and numbers
+   (`grouping.Restatements`) — so one fact gathers its sources instead of a copy of it
+   appearing in a second topic; otherwise it creates a fact in the topic of its subject
    (`gitdream.dream.grouping`): the existing topic — human-written or gitdream's — whose
    name, description and facts share most of its rare terms, else a new topic named after
    its most-mentioned fit name (a file, a product, a person, a bold label), its tag or its
@@ -45,7 +48,9 @@ words it was written in. Per run and agent:
 Experience units have `title` = the topic's display name and `body` = the fact text;
 definition units have `title` = the fact text clipped to DEFINITION_TITLE_MAX_CHARS. Stats:
 `entries`, `created`, `corroborated`, `definition`, `skipped`, `not_kept`, `deferred`,
-`new_topics`.
+`folded` (entries a unit cites beside its first: a list's items), `new_topics`; every entry
+is counted once: `entries` = `created` + `corroborated` + `definition` + `skipped` +
+`not_kept` + `deferred` + `folded`.
 
 Scale: near-duplicates through one prefix-filter index (`gitdream.text.similarity`), topic
 matching against topic profiles — no pairwise comparison of entries; see
@@ -54,6 +59,7 @@ matching against topic profiles — no pairwise comparison of entries; see
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -65,7 +71,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gitdream.contract import DistillContext, DistillResult, ScreenResult
-from gitdream.dream import grouping, lists, memoryfiles, salience, terminal
+from gitdream.dream import grouping, lists, memoryfiles, salience, supersede, terminal
 from gitdream.dream.dates import absolutize
 from gitdream.dream.facts import one_line, parse
 from gitdream.dream.slugs import slugify
@@ -337,6 +343,20 @@ def _numbers(text: str) -> tuple[str, ...]:
     return tuple(sorted(_NUMBER.findall(text)))
 
 
+def _compatible(new: str, old: str) -> bool:
+    """True when `new` may restate `old` (grouping, step 6): both negated or neither ("X is
+    NOT time-based" never corroborates "X is time-based": superseding decides that), and
+    the numbers of the shorter all stated by the longer (a list fact holding the item)."""
+    if supersede.is_negated(new) != supersede.is_negated(old):
+        return False
+    short, long_ = sorted((new, old), key=len)
+    return set(_numbers(short)) <= set(_numbers(long_))
+
+
+def _may_restate(new: str, fact: _Fact) -> bool:
+    return _compatible(new, fact.text)
+
+
 def _cited(sources: list[str]) -> set[str]:
     """Entry ids cited by source references."""
     out = set()
@@ -558,7 +578,7 @@ class _Run:
         self.topics = _Topics(memory, slugify)
         self.result = DistillResult()
         self.stats = {"entries": len(context.entries), "created": 0, "corroborated": 0, "definition": 0}
-        self.stats |= {"skipped": 0, "not_kept": 0, "deferred": 0, "new_topics": 0}
+        self.stats |= {"skipped": 0, "not_kept": 0, "deferred": 0, "folded": 0, "new_topics": 0}
         self.vocabulary = Vocabulary()
         self.codes = [self.vocabulary.count(t) if t else _NO_CODES for t in cleaned]
         known_codes = {g: [self.vocabulary.count(f.text) for f in group] for g, group in known.facts.items()}
@@ -580,6 +600,11 @@ class _Run:
             self.matcher.add_topic(slug, name, texts)
             self.matcher.add_names(slug, [name, slug.replace("_", " ")], own=True)
             self.matcher.add_names(slug, [n for t in texts for n in grouping.names(t, (), self.proper)])
+        # Facts of every topic of the agent, by their terms: a new entry restating one of
+        # them corroborates it, whichever topic it is in (grouping, step 6).
+        self.restatements: grouping.Restatements[_Fact] = grouping.Restatements(self.matcher.idf)
+        for fact in known.facts["experience"]:
+            self.restatements.add(fact, fact.text)
         self.mentions: Counter[str] = Counter()
         for entry, text in zip(context.entries, cleaned, strict=True):
             if text:
@@ -769,6 +794,10 @@ class _Run:
                 self._corroborate(candidate, match.key)
                 continue
             if target == "experience":
+                restated = self.restatements.find(text, functools.partial(_may_restate, text))
+                if restated is not None:
+                    self._corroborate(candidate, restated)
+                    continue
                 placed = self._topic_of(entry, text)
                 if placed is None:
                     waiting.append(candidate)
@@ -778,6 +807,8 @@ class _Run:
                 where, title = target, clip(text, DEFINITION_TITLE_MAX_CHARS)
             fact = _Fact(target, where, title, text)
             index.add(fact, text, ids)
+            if target == "experience":
+                self.restatements.add(fact, text)
             self.matcher.add_text(where, text)
             self.result.units.append(
                 Unit(
@@ -791,6 +822,7 @@ class _Run:
                 )
             )
             self.stats["definition" if target != "experience" else "created"] += 1
+            self.stats["folded"] += len(candidate.positions()) - 1
         if waiting:
             self.defer(
                 waiting,
@@ -820,6 +852,7 @@ class _Run:
             )
         )
         self.stats["definition" if target != "experience" else "corroborated"] += 1
+        self.stats["folded"] += len(candidate.positions()) - 1
 
     def _topic_of(self, entry: Entry, text: str) -> tuple[str, str] | None:
         """`(slug, title)` of the entry's topic (module docstring, step 5), or None when it

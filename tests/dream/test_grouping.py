@@ -237,3 +237,69 @@ def test_facts_naming_nothing_else_group_by_the_compound_term_they_share(term: s
         grouping.keyword("the deploy step runs before every merge", {"deploy": 5}, grouping.TopicMatcher([]))
         is None
     )
+
+
+@pytest.mark.parametrize(
+    ("fact", "restated", "other"),
+    [
+        (
+            "NEVER retry a post that returned an ID, even if it appears ghost.",
+            "Never retry a post that returned an ID",
+            "Retry a failed upload after the rate limit resets.",
+        ),
+        (
+            "部署前必须先备份数据库，否则无法回滚。",
+            "部署前必须先备份数据库",
+            "周五不要在生产环境发布新版本。",
+        ),
+        (
+            "배포 전에 데이터베이스를 반드시 백업해야 롤백할 수 있다.",
+            "배포 전에 데이터베이스를 반드시 백업해야 한다",
+            "금요일에는 운영 환경에 새 버전을 배포하지 않는다.",
+        ),
+    ],
+)
+def test_a_shorter_statement_held_by_a_fact_restates_it_in_any_language(
+    fact: str, restated: str, other: str
+) -> None:
+    """Issue 14, one fact many sources: a text whose terms the fact holds restates it,
+    whatever else the fact says; a text about something else does not."""
+    index: grouping.Restatements[str] = grouping.Restatements(lambda _term: 1.0)
+    index.add("fact", fact)
+    index.add("other", other)
+    assert grouping.containment(set(grouping.terms(restated)), set(grouping.terms(fact)), lambda _t: 1.0) >= (
+        grouping.RESTATE_CONTAINMENT
+    )
+    assert index.find(restated) == "fact"
+    assert index.find(other) == "other"
+    assert index.find(restated, accept=lambda key: key != "fact") is None
+
+
+def test_restatement_weighs_rare_terms_more() -> None:
+    """Sharing only common words is not restating: the rarer-weighted share decides."""
+    rare = {"captcha", "solver"}
+    idf = {"captcha": 5.0, "solver": 5.0}.get
+    fact = {"captcha", "solver", "always", "use", "the"}
+    assert grouping.containment({"captcha", "solver", "always"}, fact, lambda t: idf(t) or 0.5) > 0.9
+    assert grouping.containment({"always", "use", "moon", "rocket"}, fact, lambda t: idf(t) or 0.5) < 0.6
+    assert rare <= fact
+
+
+def test_words_of_a_line_in_capitals_are_emphasis_not_names() -> None:
+    """Regression test: the heading "FIRST CROSS-AGENT ATTESTATION ON ISNAD" made "FIRST"
+    a name mentioned on many days, and a topic first.md."""
+    assert grouping.names("FIRST CROSS-AGENT ATTESTATION ON ISNAD") == []
+    assert "first" not in grouping.proper_names(["Notes: FIRST LIVE TEST OF THE API"])
+    assert "Stripe" in grouping.names("Deploy with the API of Stripe")
+
+
+def test_a_compound_of_a_topic_name_family_is_about_that_topic() -> None:
+    """A lower-case compound of a topic's family ("isnad-rfc" for topic isnad-sign) names
+    that topic, as "lessons-learned" folds into "lessons"."""
+    matcher = grouping.TopicMatcher([grouping.terms("isnad-sign keygen"), grouping.terms("deploy notes")])
+    matcher.add_topic("isnad-sign", "isnad-sign", ["Commands: keygen, sign, verify"])
+    matcher.add_names("isnad-sign", ["isnad-sign"], own=True)
+    matcher.add_topic("deploys", "Deploys", ["Rollbacks need the previous image tag"])
+    matcher.add_names("deploys", ["Deploys"], own=True)
+    match = matcher.best("created an appendix in the isnad-rfc repo")
+    assert match is not None and match[0] == "isnad-sign"

@@ -554,3 +554,38 @@ def test_idle_agents_share_one_line_and_json_keeps_every_run(agent_repo: Path) -
     assert sorted(r["agent"] for r in runs if r["status"] == "noop") == sorted(["ops", *idle[1:]])
     single = cli(agent_repo, "run", "--agent", "ops").stdout
     assert single.startswith("Nothing new for agent ops since ")
+
+
+def test_the_run_summary_accounts_for_every_entry_read_once(agent_repo: Path) -> None:
+    """Regression test (issue 14): a list folded into one fact made the summary's figures
+    miss entries — 489 read, but kept, read and not kept and pending summed to 469. Each
+    entry read is now counted once: the list's other entries as "folded into them"."""
+    _log(
+        agent_repo,
+        1,
+        "## Deploys",
+        "Deploy rules we follow:",
+        "- never deploy on Fridays because nobody is around to roll back",
+        "- always keep the previous image tag so that a rollback takes one command",
+        "- run the smoke test before you switch traffic to the new version",
+        "",
+        "- Let me check the logs now",
+    )
+    commit_all(agent_repo, "a list and a line of narration")
+    summary = cli(agent_repo, "run", "--dry-run").stdout
+    assert "folded into them" in summary, summary
+    receipt = _run(agent_repo)["runs"][0]
+    counts = receipt["counts"]
+    not_kept = sum(n for why, n in receipt["skipped"].items() if why.startswith("not kept: "))
+    pending = sum(len(p["entries"]) for p in receipt["pending"])
+    improved = sum(counts[k] for k in ("created", "corroborated", "refined", "superseded", "definition"))
+    assert counts["folded"] >= 1
+    assert (
+        improved + counts["rejected"] + counts["folded"] + counts["skipped"] + not_kept + pending
+        == (counts["entries"])
+    )
+    numbers = [
+        int(n.replace(",", ""))
+        for n in re.findall(r"(\d[\d,]*) (?:new|corroborated|more|read|already|entr)", summary)
+    ]
+    assert sum(numbers) == counts["entries"], (summary, counts)

@@ -555,3 +555,71 @@ def test_statements_repeated_on_another_day_are_those_a_search_of_every_entry_fi
             expected.update((position, match.key))
         index.add(position, cleaned[position], ids)
     assert expected and work._repeated() == expected
+
+
+@pytest.mark.parametrize(
+    ("held", "restated"),
+    [
+        (
+            "NEVER retry a Moltbook post that returned an ID, even if it appears ghost.",
+            "- NEVER retry a Moltbook post that returned an ID",
+        ),
+        ("发布前必须先备份 Postgres 数据库，这样才能回滚。", "- 发布前必须先备份 Postgres 数据库"),
+        (
+            "배포 전에 Postgres 데이터베이스를 반드시 백업해야 롤백할 수 있다.",
+            "- 배포 전에 Postgres 데이터베이스를 반드시 백업해야 한다",
+        ),
+    ],
+)
+def test_an_entry_restating_a_fact_of_another_topic_corroborates_it(held: str, restated: str) -> None:
+    """Issue 14 (the same fact in two topics): an entry under another heading, whose
+    words the fact of another topic holds, corroborates that fact where it is instead of
+    becoming its copy in a second topic."""
+    files = {f"{MEM}/moltbook.md": topic_file("moltbook", fact_lines(held, f"{LOG}#L1-L1@{COMMIT[:12]}"))}
+    result = run([entry(9, restated, context=("Heartbeat Checklist",))], files)
+    (unit,) = result.units
+    assert (unit.action, unit.topic, unit.corroborates) == ("corroborate", "moltbook", held)
+
+
+def test_a_negated_restatement_is_not_a_corroboration() -> None:
+    """ "Suspension is NOT time-based" never adds a source to "Suspension is time-based":
+    one contradicts the other (superseding decides which stays)."""
+    held = "Moltbook suspension is time-based and lifts after a day."
+    files = {f"{MEM}/moltbook.md": topic_file("moltbook", fact_lines(held, f"{LOG}#L1-L1@{COMMIT[:12]}"))}
+    result = run([entry(9, "- Moltbook suspension is not time-based", context=("Checklist",))], files)
+    assert [u.action for u in result.units] != ["corroborate"]
+    assert all(u.corroborates != held for u in result.units)
+
+
+def test_entries_folded_into_a_list_fact_are_counted_once() -> None:
+    """Issue 14: a run's stats account for every entry exactly once — a list folded into
+    one fact counts its other entries as `folded` (489 entries were read, but created,
+    not kept and deferred summed to 469)."""
+    entries = [
+        entry(1, "Deploy rules we follow:", context=("Deploys",)),
+        entry(
+            2,
+            "- never deploy on Fridays because nobody is around",
+            context=("Deploys",),
+            lead_in="Deploy rules we follow:",
+        ),
+        entry(
+            3,
+            "- always keep the previous image tag for rollbacks",
+            context=("Deploys",),
+            lead_in="Deploy rules we follow:",
+        ),
+        entry(
+            4,
+            "- run the smoke test before you switch traffic",
+            context=("Deploys",),
+            lead_in="Deploy rules we follow:",
+        ),
+        entry(5, "- Let me check the logs now", context=("Deploys",)),
+    ]
+    result = run(entries, offline__salience_threshold=0.3)
+    stats = result.stats
+    cited = [s for u in result.units for s in u.sources]
+    assert stats["folded"] == len(cited) - len(result.units) >= 1
+    accounted = ("created", "corroborated", "definition", "skipped", "not_kept", "deferred", "folded")
+    assert sum(stats[k] for k in accounted) == stats["entries"] == len(entries)
