@@ -17,6 +17,10 @@ baseline to interleave with (the old code is gone); the target is the issue's: `
 well under 15 minutes, `status` in seconds, both roughly linear in the number of agents.
 
     python -m bench --only agent_scale
+    GITDREAM_BENCH_AGENTS=1000,3000 python -m bench --only agent_scale   # other sizes
+
+The run's CPU per agent at two sizes shows whether it is linear (flat per agent) without
+waiting 20 minutes for the 10 000-agent run.
 """
 
 from __future__ import annotations
@@ -90,6 +94,8 @@ def _status(repo: Path, env: dict[str, str], repeats: int) -> float:
 def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
     """Build each repository, time `status`, one `run`, `status` again."""
     sizes = settings.pick((1000, 10000), (5,))
+    if os.environ.get("GITDREAM_BENCH_AGENTS"):
+        sizes = tuple(int(n) for n in os.environ["GITDREAM_BENCH_AGENTS"].split(","))
     repeats = settings.reps(3, 1)
     table = Table(
         "Child processes, offline engine; `status`: median of "
