@@ -489,10 +489,13 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
     """Show, per agent, the last dream and when the next one can start.
 
     Per agent: last run (time, run id, status), NEXT — when `run --auto` (a hook, a
-    schedule) will dream it: "in 3.5 h" (time gate), "at 5 sessions", "now" — new
-    sessions since the watermark against min_sessions, raw files not committed yet (the
-    next dream ignores them), back-off; for the repository: the lock holder, installed
-    hooks, the hooks log and its last decision, the engine and whether it is usable.
+    schedule) will dream it: "in 3.5 h" (time gate), "at 5 sessions", "now", "after the
+    running dream" (lock held), "after the repository is fixed" (merge, rebase or
+    detached HEAD), "after fetching gitdream's refs" (a clone without the watermark),
+    "never (disabled)" — new sessions since the watermark against min_sessions, raw
+    files not committed yet (the next dream ignores them), back-off; for the repository:
+    the lock holder, installed hooks, the hooks log and its last decision, the engine
+    and whether it is usable.
     Changes nothing in the repository; when gitdream is enabled it rewrites the
     machine-local stamp the hooks read (the time the next dream may start).
 

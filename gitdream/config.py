@@ -572,10 +572,31 @@ def _from_env(key: Key, raw: str, var: str) -> Any:
                 hint=f"fix or unset {var}",
             ) from None
     elif key.type == "list":
-        value = [part.strip() for part in raw.split(",") if part.strip()]
+        value = _env_list(key, text, var, where)
     else:
         value = raw
     return _check(key, value, where)
+
+
+def _env_list(key: Key, text: str, var: str, where: str) -> list[Any]:
+    """A list from an environment string: comma-separated (`a/*, b/*`), or a TOML array
+    (`["a/*", "b/*"]`) when it starts with `[`, so a value copied from gitdream.toml means
+    the same here and passes the same validation. Raises ConfigError for a malformed array."""
+    if not text.startswith("["):
+        return [part.strip() for part in text.split(",") if part.strip()]
+    import tomllib  # idle path: only for a list given as a TOML array
+
+    try:
+        value = tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"{where}: key '{key.name}' has the value {text!r}, which starts with '[' but is not "
+            f"a TOML array ({exc})",
+            hint=f'write it comma-separated ({var}=a/*,b/*) or as a TOML array ({var}=\'["a/*", "b/*"]\')',
+        ) from None
+    if not isinstance(value, list):  # pragma: no cover - tomllib returns a list for "[...]"
+        raise ConfigError(f"{where}: key '{key.name}' must be {key.allowed()}", hint=f"fix or unset {var}")
+    return value
 
 
 def _flatten(data: Mapping[str, Any], where: str) -> dict[str, Any]:

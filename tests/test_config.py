@@ -122,6 +122,19 @@ def test_env_lists_are_comma_separated(tmp_path: Path) -> None:
     assert cfg.list("agents") == ["a/*", "b/*"]
 
 
+def test_env_lists_may_be_toml_arrays_and_are_validated_like_the_file(tmp_path: Path) -> None:
+    """A value copied from gitdream.toml means the same in the environment, and an absolute
+    glob is refused there exactly as in the file (it was once taken as one odd relative glob)."""
+    cfg = config.load(tmp_path, env={"GITDREAM_LOG_GLOBS": '["notes/*.md", "logs/**/*.md"]'})
+    assert cfg.list("log_globs") == ["notes/*.md", "logs/**/*.md"]
+    with pytest.raises(ConfigError) as info:
+        config.load(tmp_path, env={"GITDREAM_LOG_GLOBS": '["/etc/*.md"]'})
+    assert "GITDREAM_LOG_GLOBS" in info.value.message and "not absolute" in info.value.message
+    with pytest.raises(ConfigError) as info:
+        config.load(tmp_path, env={"GITDREAM_LOG_GLOBS": '["a/*.md", '})
+    assert "not a TOML array" in info.value.message
+
+
 def test_rendered_default_toml_sets_nothing_but_documents_every_key() -> None:
     """`gitdream init`'s file leaves every key to the user config and the defaults: each is
     documented and commented out, and uncommenting it gives its default."""
