@@ -17,6 +17,7 @@ baseline to interleave with (the old code is gone); the target is the issue's: `
 well under 15 minutes, `status` in seconds, both roughly linear in the number of agents.
 
     python -m bench --only agent_scale
+    GITDREAM_BENCH_AGENTS=1000,3000 python -m bench --only agent_scale   # other sizes
 """
 
 from __future__ import annotations
@@ -87,9 +88,25 @@ def _status(repo: Path, env: dict[str, str], repeats: int) -> float:
     return median([run_child(gitdream_cmd("status"), repo, env).seconds for _ in range(repeats)])
 
 
+SIZES_ENV = "GITDREAM_BENCH_AGENTS"
+"""Comma-separated agent counts to build instead of 1 000 and 10 000 (e.g. `1000,3000`:
+minutes instead of half an hour, to see whether the cost per agent stays flat)."""
+
+
+def _sizes() -> tuple[int, ...]:
+    raw = os.environ.get(SIZES_ENV, "")
+    try:
+        picked = tuple(int(part) for part in raw.split(",") if part.strip())
+    except ValueError:
+        raise SystemExit(
+            f"{SIZES_ENV}={raw!r}: give agent counts separated by commas, e.g. 1000,3000"
+        ) from None
+    return picked or (1000, 10000)
+
+
 def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
     """Build each repository, time `status`, one `run`, `status` again."""
-    sizes = settings.pick((1000, 10000), (5,))
+    sizes = settings.pick(_sizes(), (5,))
     repeats = settings.reps(3, 1)
     table = Table(
         "Child processes, offline engine; `status`: median of "

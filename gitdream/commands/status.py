@@ -25,7 +25,7 @@ from gitdream import clock
 from gitdream.agents import Agent, list_agents
 from gitdream.dream import material
 from gitdream.errors import BlockError, GitdreamError
-from gitdream.git import lockfiles
+from gitdream.git import lockfiles, subtrees
 from gitdream.text import blocks
 from gitdream.trigger import dreamlock, gates, hooklog, hookscripts
 from gitdream.trigger import state as state_mod
@@ -285,8 +285,7 @@ def _agent_status(
     try:
         mark = material.read_watermark(repo, agent)
         if head is not None:
-            base = gates.count_base(repo, agent, head)
-            sessions = material.count_sessions(repo, agent, base, head)
+            sessions = gates.count(repo, agent, head, entry)
             pending = gates.pending_paths(repo, agent)
     except GitdreamError as exc:
         uncountable = isinstance(exc, gates.Uncountable)  # run --auto's sessions gate stays closed
@@ -358,6 +357,9 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     elif result.lock is not None and not result.lock.stale:
         blocked = "the running dream"
     state = state_mod.load(repo.common_dir)
+    # Counting remembers watermark trees it had to find (`git.subtrees`); disabled, a
+    # status writes nothing.
+    subtrees.for_repo(repo).writable = result.enabled
     agents = list_agents(repo.workdir, cfg, result.warnings)
     changed: set[str] | None = set()
     if agents:

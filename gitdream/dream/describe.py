@@ -1,18 +1,24 @@
 """What a topic holds, in one line: its front matter `description` and its index line.
 
 A maintainer (and an agent loading MEMORY.md) reads the index line to decide whether to
-open the topic, so it states the topic's **most salient current fact, whole, as a standing
-statement**: each fact of the topic is judged by the same salience model that chose it
-(`gitdream.dream.salience`, the fact's text read under the topic's title); a fact
+open the topic, so it states **what the topic holds now — its most salient standing
+statement, whole**: every sentence of the topic's current facts (the first
+`SENTENCES_PER_FACT` of each) is a candidate, judged by the same salience model that chose
+the facts (`gitdream.dream.salience`, the sentence read under the topic's title); a fact
 corroborated more often ranks higher (`SEEN_WEIGHT` × log of its count); a record of one
-moment — past tense, an id, a clock time or a date (the model's `past`, `activity`, `id`,
-`clock`, `date` features) — ranks lower (`RECORD_PENALTY`): "Generated keypair: kid …" says
-what happened once, not what the topic holds; and a fact that would have to be cut to fit
-ranks lower (`CUT_PENALTY`), so a whole statement wins over a longer one of similar weight.
-Of equals the newest wins. These two penalties are design choices, not fitted: the labels
-judge entries, not index lines.
+moment ranks lower — `RECORD_PENALTY` for an activity, an id, a status, a clock time, a
+date, a deadline (the model's `activity`, `id`, `status`, `clock`, `date`, `time-bound` …
+features, an opening verb of activity, the speaker's own past doings), half of it for past
+tense alone: "Created `x.py` — …", "Generated keypair: kid …" or "I had to make one fix …"
+say what happened once, not what the topic holds; a sentence that does not state itself
+ranks lower still (`DEPENDENT_PENALTY`: it points at what was just said — "These changes
+should…" —, narrates, asks, offers a next step, is a fragment or a request for one session);
+and one that would have to be cut to fit ranks lower (`CUT_PENALTY`), so a whole statement
+wins over a longer one of similar weight. Of equals the newest wins. These penalties are
+design choices, not fitted: the labels judge entries, not index lines.
 
-The chosen fact is then **shortened at a boundary of its meaning**, never inside a word:
+A leading label that repeats the topic's title ("Moltbook: …" in Moltbook) is dropped. The
+chosen sentence is then **shortened at a boundary of its meaning**, never inside a word:
 its first sentence (without a one-word label such as "IMPORTANT:" when only that makes it
 too long); when that is still over the limit, its first clauses up to the last
 "; " or " — " that fits, or the last ", " before a reason or a caveat (", because …", ", but
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import date
 
 from gitdream.dream import salience
@@ -36,11 +43,42 @@ from gitdream.units import Entry
 
 SEEN_WEIGHT = 0.5
 """Log-odds added per e-fold of a fact's `seen` count: what keeps being restated ranks higher."""
-RECORD_PENALTY = 1.0
-"""Log-odds taken from a fact that records one moment (past tense, an id, a time, a date)."""
+RECORD_PENALTY = 2.0
+"""Log-odds taken from a sentence that records one moment (an activity, an id, a status, a
+time, a date, a deadline); half of it for past tense alone."""
+DEPENDENT_PENALTY = 3.0
+"""Log-odds taken from a sentence that does not state itself (module docstring)."""
 CUT_PENALTY = 1.0
-"""Log-odds taken from a fact that does not fit the line whole (it would end in "…")."""
-RECORD_FEATURES = frozenset({"past", "activity", "id", "clock", "date"})
+"""Log-odds taken from a sentence that does not fit the line whole (it would end in "…")."""
+SENTENCES_PER_FACT = 3
+"""Of each fact, its first this many sentences are candidates."""
+RECORD_FEATURES = frozenset(
+    {
+        "activity",
+        "id",
+        "clock",
+        "date",
+        "time-bound",
+        "status",
+        "counts",
+        "momentary",
+        "status-mark",
+        "recount",
+    }
+)
+DEPENDENT_FEATURES = frozenset(
+    {
+        "deictic",
+        "expectation",
+        "narration",
+        "narration-weak",
+        "session-request",
+        "question",
+        "fragment",
+        "plan",
+        "plan-heading",
+    }
+)
 _WHOLE_CLAUSE_END = re.compile(r"(?:; | — | – |；)")
 _CLAUSE_END = re.compile(r"(?:: |： |, |、|，)")
 _ADDED_CLAUSE = Lexicon(REASON_WORDS + CONTRAST_WORDS)
@@ -79,22 +117,82 @@ def shorten(text: str, limit: int) -> str:
     return clip(first, limit)
 
 
+_CLAUSE_SEPARATOR = re.compile(r"; |；")
+
+
+def fit(text: str, limit: int, rank: Callable[[str], float] | None = None) -> str:
+    """Fact `text` on one line, at most `limit` characters, ending where a statement ends:
+    its whole sentences (or "; "-separated clauses, the items of a list) that fit — at
+    least a quarter of `limit` —, else `shorten`'s cut of its first sentence. A fact states
+    itself in whole sentences; a cut mid-sentence ("… alone won't…") reads as a fragment.
+    With `rank` (a sentence → its salience), the key sentence is kept rather than the
+    first ones: when the sentences that fit from the start leave out the sentence `rank`
+    scores highest and that one fits alone, it is the fact."""
+    text = one_line(text)
+    if len(text) <= limit:
+        return text
+    parts = sentences.split(text)
+    if rank is not None and len(parts) > 1:
+        key = max(parts, key=lambda part: (rank(part), -parts.index(part)))
+        head = _whole(text, limit)
+        if key not in head and len(key) <= limit:
+            return key
+        return head
+    return _whole(text, limit)
+
+
+def _whole(text: str, limit: int) -> str:
+    """The longest run of `text`'s whole sentences, or of its "; "-separated clauses, from
+    its start that fits `limit` (at least a quarter of it); else `shorten`."""
+    fitting: list[str] = []
+    joined = ""
+    for part in sentences.split(text):
+        joined = sentences.join([joined, part]) if joined else part
+        if len(joined) > limit:
+            break
+        fitting.append(joined)
+    fitting += [text[: m.start()] for m in _CLAUSE_SEPARATOR.finditer(text, 0, limit + 1)]
+    fitting = [run.rstrip(" ;；,，") for run in fitting if limit // 4 <= len(run) <= limit]
+    if fitting:
+        return max(fitting, key=len)
+    return shorten(text, limit)
+
+
 def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
-    """What a topic holds now: its most salient current fact (module docstring), shortened
-    to `limit` characters; "" when it has none."""
-    current = [f for f in facts if f.raw is None and f.text.strip()]
-    if not current:
+    """What a topic holds now: its most salient standing sentence (module docstring),
+    shortened to `limit` characters; "" when it has none."""
+    candidates: list[tuple[tuple[int, int], Fact, str]] = []
+    for order, fact in enumerate(facts):
+        if fact.raw is not None or not fact.text.strip():
+            continue
+        parts = sentences.split(one_line(fact.text)) or [one_line(fact.text)]
+        candidates += [((order, -i), fact, part) for i, part in enumerate(parts[:SENTENCES_PER_FACT])]
+    if not candidates:
         return ""
 
-    def rank(item: tuple[int, Fact]) -> tuple[float, date, int]:
-        position, fact = item
-        judged = _judge(fact.text, title)
+    def rank(item: tuple[tuple[int, int], Fact, str]) -> tuple[float, date, tuple[int, int]]:
+        position, fact, text = item
+        judged = _judge(text, title)
+        fired = {name for name, value in judged.cues.items() if value}
         score = judged.score + SEEN_WEIGHT * math.log(max(1, fact.seen))
-        if RECORD_FEATURES & {name for name, value in judged.cues.items() if value}:
+        # "Added `x`: …" was done once; "I had to make one fix …" is the speaker's own doings
+        if RECORD_FEATURES & fired or _CUES.activity.starts(text) or {"past", "first-person"} <= fired:
             score -= RECORD_PENALTY
-        if shorten(fact.text, limit).endswith("…"):
+        elif "past" in fired:
+            score -= RECORD_PENALTY / 2
+        if DEPENDENT_FEATURES & fired:
+            score -= DEPENDENT_PENALTY
+        if shorten(text, limit).endswith("…"):
             score -= CUT_PENALTY
         return (round(score, 6), fact.last or date.min, position)
 
-    best = max(enumerate(current), key=rank)[1]
-    return shorten(best.text, limit)
+    best = max(candidates, key=rank)[2]
+    for separator in (": ", "：", ":"):  # "Moltbook: Can read but not post." under "Moltbook"
+        if (
+            title
+            and best.casefold().startswith((title + separator).casefold())
+            and best[len(title) + 1 :].strip()
+        ):
+            best = best[len(title) + len(separator) :].strip()
+            break
+    return shorten(best, limit)

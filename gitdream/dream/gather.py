@@ -104,7 +104,12 @@ def gather(
     last = _last(repo, agent, opts, watermark)
     pending_in = [p for p in last.pending if isinstance(p, dict) and "path" in p] if last else []
     material = material_mod.changed_sources(
-        repo, agent, base, input_commit, [(p["path"], p.get("since")) for p in pending_in]
+        repo,
+        agent,
+        base,
+        input_commit,
+        [(p["path"], p.get("since")) for p in pending_in],
+        remember=not opts.dry_run,  # the watermark may move there: counting will ask
     )
     found = Gathered(material, watermark, warnings=[*warnings, *material.warnings])
     found.carried = list(last.unjudged) if last else []

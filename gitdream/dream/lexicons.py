@@ -151,8 +151,8 @@ PLAN_WORDS = _words(
     "todo|to-do|next|next step|next steps|plan|plans|planning|will|going to|gonna|tomorrow|"
     "later|soon|need to|needs to|should try|try to|want to|intend|for then|queued|upcoming",
     "计划|打算|准备|将要|待办|下一步|明天|稍后|之后|要去",
-    "계획|예정|할 예정|하려고|할 것이다|할게|다음에|내일|나중에|곧",
-    "予定|つもり|するつもり|次に|明日|後で|これから|しよう",
+    "계획|예정|할 예정|하려고|할 것이다|할게|다음에|다음 단계|내일|나중에|곧",
+    "予定|つもり|するつもり|次に|次のステップ|明日|後で|これから|しよう",
 )
 NARRATION_WORDS = _words(
     "let me|let's|let us|i'll|i will|i'm going to|i am going to|now i|now let|now i'll|"
@@ -210,6 +210,43 @@ FIRST_PERSON_WORDS = _words(
     "私|僕|俺|我々",
 )
 """The speaker themself: an account of one's own doings."""
+
+ADDRESS_WORDS = _words(
+    "you|your|you're|you've|you'll|let's|let us|please",
+    "你|您|请|咱们",
+    "당신|너는|네가|해 주세요|해주세요|해 줘|해줘|하세요|합시다|하자",
+    "あなた|君|ください|してほしい|しましょう",
+)
+"""Words that address the listener — a request made to the one being spoken to."""
+POINTER_WORDS = _words(
+    "this|these|the same|here|now|right now|at this time|for now|this time|this session|today",
+    "这个|这些|这里|现在|此时|这次|暂时",
+    "이것|이거|그것|그거|여기|지금|이번|당분간",
+    "これ|それ|ここ|今|今回|当面",
+)
+"""Words that point at what is in front of the speaker now: a request bound to the session."""
+EXPECTATION_WORDS = _words(
+    "should|will|would|ought to|is expected to|are expected to|is likely to|are likely to",
+    "应该会|将会|会让|会使|应能|有望",
+    "것입니다|것이다|겁니다|될 것|할 것으로|예상",
+    "はず|でしょう|だろう|見込み",
+)
+"""Modals of an expected effect ("These changes should make it clearer"): a forecast, not a fact."""
+STANDING_WORDS = _words(
+    "always|never|every time|each time|whenever|from now on|going forward|in future|in the future|"
+    "by default|every session|in every",
+    "总是|永远|每次|以后|今后|始终|默认",
+    "항상|절대|매번|앞으로|언제나|기본적으로",
+    "常に|いつも|毎回|今後|必ず",
+)
+"""Words that make a request standing ("always", "from now on", 今后, 앞으로, 今後)."""
+UNTIL_WORDS = _words(
+    "until|till|wait until|wait till|not before|back at|resets at|expires at|retry at|retry after",
+    "直到|等到|之前|为止|以前",
+    "까지|이후에|후에",
+    "まで|以降|以後",
+)
+"""Words that bound a statement by a moment ("wait until 23:45", "23:45까지", "23時まで")."""
 
 # A word, and a compound joined by "-", "." or "/" as one token ("claude-dev-log", "notes.md"):
 # a cue word inside a name is not that word.
@@ -328,6 +365,10 @@ class Cues:
     contrast: Lexicon = field(default_factory=lambda: Lexicon(CONTRAST_WORDS))
     behaviour: Lexicon = field(default_factory=lambda: Lexicon(BEHAVIOUR_WORDS))
     first_person: Lexicon = field(default_factory=lambda: Lexicon(FIRST_PERSON_WORDS))
+    address: Lexicon = field(default_factory=lambda: Lexicon(ADDRESS_WORDS))
+    pointer: Lexicon = field(default_factory=lambda: Lexicon(POINTER_WORDS))
+    expectation: Lexicon = field(default_factory=lambda: Lexicon(EXPECTATION_WORDS))
+    standing: Lexicon = field(default_factory=lambda: Lexicon(STANDING_WORDS))
 
     @classmethod
     def configured(cls, keep: Iterable[str] = (), skip: Iterable[str] = ()) -> Cues:

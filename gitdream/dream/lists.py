@@ -6,6 +6,10 @@ ran into were:"). So when the offline engine keeps any item of such a list, the 
 writes is the whole list — the lead-in, then every item of the material in order, as
 "; "-separated clauses — citing the lead-in paragraph and each item it holds.
 
+An item under a heading, short and naming nothing itself ("Suspension is NOT time-based."
+under "Moltbook captcha problem"), means little alone too: `with_subject` gives it the
+heading's subject ("Moltbook captcha problem: Suspension is NOT time-based.").
+
 `groups(entries)` finds the lists of a run's material: consecutive entries of one file,
 under the same headings, with the same `Entry.lead_in`, and the paragraph right before the
 first of them when its text is that lead-in. `statement(lead, items, limit)` is the text,
@@ -19,8 +23,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gitdream.dream import salience
 from gitdream.text import sentences
 from gitdream.units import Entry
+
+SUBJECT_MAX_WORDS = 4
+"""A heading of at most this many words (CJK: two characters a word) names a subject."""
+DEPENDENT_MAX_WORDS = 12
+"""An item of at most this many words may depend on its heading for its subject."""
+_HEADING_MARKUP = re.compile(r"[^\w\s.+#/-]")
 
 _FULL_WIDTH = ("：", "。", "；", "，")
 _HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")  # Korean writes Latin marks
@@ -104,3 +115,51 @@ def statement(lead: str, items: Sequence[str], limit: int) -> tuple[str, int]:
             break
         text, count = joined, count + 1
     return text, count
+
+
+def subject_of(heading: str) -> str:
+    """The subject a heading names, for `with_subject`: without emoji and markup, and
+    without what dates it ("MOLTBOOK SUSPENDED UNTIL FEB 27" → "MOLTBOOK SUSPENDED"); ""
+    when it names none — an event or a tally, a kind of knowledge ("Lessons"), a plan, or
+    more than `SUBJECT_MAX_WORDS` words (a sentence, not a name)."""
+    if salience.is_event_heading(heading) or salience.is_plan(heading):
+        return ""
+    text = salience.without_moment_marks(heading)
+    text = " ".join(_HEADING_MARKUP.sub(" ", text).split()).strip(" .-/")
+    if not text or salience.is_lesson_heading(text) or not any(ch.isalpha() for ch in text):
+        return ""
+    if salience.content_words(text) > SUBJECT_MAX_WORDS or len(text.split()) > SUBJECT_MAX_WORDS:
+        return ""
+    return text
+
+
+def with_subject(text: str, entry: Entry) -> str:
+    """Fact `text` of `entry`, led by its heading's subject when it depends on it: a short
+    statement (`DEPENDENT_MAX_WORDS` words or fewer) of an entry under a heading, with no
+    label of its own, naming no file, path or name, and sharing no word with the heading
+    ("Each failed attempt EXTENDS the ban" under "⚠️ MOLTBOOK SUSPENDED UNTIL FEB 27" →
+    "MOLTBOOK SUSPENDED: Each failed attempt EXTENDS the ban"; "必须先跑迁移。" under "部署" →
+    "部署：必须先跑迁移。"). A list item states itself only with its parent's subject. `text`
+    itself otherwise; pure."""
+    if not entry.context or entry.lead_in or not text.strip():
+        return text
+    subject = subject_of(entry.context[-1])
+    if not subject or salience.content_words(text) > DEPENDENT_MAX_WORDS:
+        return text
+    if salience.label_of(text)[0] is not None or salience.names_a_thing(text):
+        return text
+    folded = text.casefold()
+    words = [w for w in re.split(r"[\W_]+", subject.casefold()) if len(w) >= 3 or _HAN_KANA.search(w)]
+    if any(w in folded for w in words) or subject.casefold() in folded:
+        return text
+    return subject + ("：" if _HAN_KANA.search(subject[-1:]) else ": ") + text  # Korean writes ": "
+
+
+def without_subject(text: str, entry: Entry) -> str:
+    """Fact `text` without the heading's subject `with_subject` gave it (`text` itself
+    when it has none): what the entry said, to recognise it when it is read again."""
+    subject = subject_of(entry.context[-1]) if entry.context else ""
+    for separator in ("：", ": "):
+        if subject and text.startswith(subject + separator):
+            return text[len(subject) + len(separator) :]
+    return text

@@ -260,11 +260,15 @@ def changed_sources(
     base: str | None,
     input_commit: str,
     pending: Iterable[tuple[str, str | None]] = (),
+    *,
+    remember: bool = False,
 ) -> Material:
     """The new material of `agent` between `base` and `input_commit` (see module doc).
 
     `pending` holds `(path, base)` pairs that a previous run failed to process: each is
-    diffed again from its own base and merged in. Returns a Material; reads objects only.
+    diffed again from its own base and merged in. Returns a Material; reads objects only,
+    and with `remember` (a dream that may move the watermark to `input_commit`) records
+    the agent folder's tree there in gitdream's cache (`git.subtrees`), for counting.
     """
     material = Material(base, input_commit)
     found: dict[str, SourceFile] = {}
@@ -273,7 +277,9 @@ def changed_sources(
         def source(path: str) -> bool:
             return (wanted is None or path in wanted) and _kind(agent, path) is not None
 
-        for change in treediff.changes(repo, from_commit, input_commit, agent.dir, source):
+        for change in treediff.changes(
+            repo, from_commit, input_commit, agent.dir, source, remember_new=remember
+        ):
             path = change.path
             kind = _kind(agent, path)
             assert kind is not None
@@ -339,4 +345,6 @@ def count_sessions(repo: Repo, agent: Agent, base: str | None, input_commit: str
     def source(path: str) -> bool:
         return _kind(agent, path) is not None
 
-    return len(treediff.changes(repo, base, input_commit, agent.dir, source, lines=False))
+    # The watermark's tree of the folder comes from gitdream's cache (`git.subtrees`):
+    # one lookup, not a load of the parent folder's tree (one entry per agent) per agent.
+    return len(treediff.changes(repo, base, input_commit, agent.dir, source, lines=False, cached_old=True))

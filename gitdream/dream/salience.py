@@ -64,8 +64,9 @@ import unicodedata
 from dataclasses import dataclass
 
 from gitdream.dream import terminal
-from gitdream.dream.lexicons import Cues
+from gitdream.dream.lexicons import UNTIL_WORDS, Cues
 from gitdream.dream.salience_weights import BIAS, THRESHOLD, WEIGHTS
+from gitdream.text import sentences
 from gitdream.units import Entry
 
 DEFAULT_THRESHOLD = THRESHOLD
@@ -113,6 +114,14 @@ FEATURES: dict[str, tuple[float, str]] = {
         -0.5,
         "opens with a pointer to what was just said or done (This…, These changes…, 这些, 이, この)",
     ),
+    "expectation": (
+        -2.0,
+        "expects an effect of what was just done (These changes should make…, 这些修改会让…): a forecast",
+    ),
+    "session-request": (
+        -1.5,
+        "a request to the listener bound to the session (…you… at this time, …the same commit): not standing",
+    ),
     # what it says
     "rule": (1.0, "modal or imperative form: a rule, a limit, an instruction"),
     "rule-weak": (0.5, "a weaker modal (should, ensure, fails, 应, 권장, 推奨)"),
@@ -135,6 +144,10 @@ FEATURES: dict[str, tuple[float, str]] = {
     "momentary": (-1.0, "bound to the moment: for now, at this time, today, 暂时, 당분간, 今回は"),
     "counts": (-1.0, "several counts of things (11 matches, 0 unread)"),
     "clock": (-0.5, "a clock time or time left (12:24, 23h remaining)"),
+    "time-bound": (
+        -1.5,
+        "bounded by a moment: until a clock time or a date, a countdown (wait until ~23:45)",
+    ),
     "date": (-0.5, "a calendar date (2026-02-20, Feb 27)"),
     "status-mark": (-0.5, "opens with an emoji status mark"),
     "id": (-0.5, "opaque ids of posts, messages, commits"),
@@ -152,6 +165,9 @@ PRIOR_BIAS = -2.2
 REASONS = {
     "status": "status snapshot",
     "momentary": "status snapshot",
+    "time-bound": "status snapshot",
+    "expectation": "narration",
+    "session-request": "a request for one session",
     "counts": "status snapshot",
     "clock": "status snapshot",
     "date": "status snapshot",
@@ -248,6 +264,12 @@ _RECOUNT = re.compile(
     r"사용자가\s?(?:요청|물|언급)|ユーザーが(?:求め|尋ね|言及)",
     re.I,
 )
+_RECOUNT_POSSESSIVE = re.compile(
+    r"\b(?:the\s+)?user(?:'s|s'|’s)\s+(?:\w+\s+)?(?:request|requests|goal|goals|intent|intention|concern|concerns)\b"
+    r"|用户的(?:要求|请求|目标|意图)|사용자의\s?(?:요청|목표|의도)|ユーザーの(?:要望|依頼|目的|意図)",
+    re.I,
+)
+"""A session summed up in the third person: "The user's main request was …"."""
 _DEICTIC = re.compile(
     r"^\W*(?:this|these|that|those|it)(?:\s+\w+)?\s+(?:is|are|was|were|should|will|would|can|could|may|"
     r"makes?|means?|ensures?|maintains?|helps?|provides?|keeps?)\b|^\W*(?:这些|这个|这样|那些|那个)|"
@@ -331,6 +353,21 @@ _DATE = re.compile(
     r"|\d{1,2}\s*月\s*\d{1,2}\s*日|\d{1,2}\s*월\s*\d{1,2}\s*일",
     re.I,
 )
+_TIME_POINT = (
+    _CLOCK.pattern.replace("(?<![\\d:])", "")  # a clock time …
+    + r"|(?:19|20)\d\d-\d\d-\d\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
+    + r"|\d{1,2}\s*(?:月\s*\d{1,2}\s*日|월\s*\d{1,2}\s*일|시|時|点|點)|\d{1,2}:\d\d"
+    + r"|tomorrow|tonight|明天|明日|내일|오늘 밤"
+)
+_LATIN_UNTIL = "|".join(re.escape(w) for w in UNTIL_WORDS if w.isascii())
+_DENSE_UNTIL = "|".join(re.escape(w) for w in UNTIL_WORDS if not w.isascii())
+_UNTIL = re.compile(
+    rf"\b(?:{_LATIN_UNTIL})\s+(?:about\s+|around\s+|~\s?)?(?:{_TIME_POINT})"  # "wait until ~23:45"
+    rf"|(?:{_TIME_POINT})\s*(?:UTC|KST|JST|CST)?\s*(?:{_DENSE_UNTIL})"  # "23:45까지", "2月27日まで"
+    rf"|(?:直到|等到)\s*(?:{_TIME_POINT})",  # "等到 23:45"
+    re.I,
+)
+"""A statement bounded by a moment: "until" and a clock time or date (or the time, then 까지/まで/之前)."""
 # Tense, per language: English verb forms; Chinese aspect particles; Korean and Japanese
 # past endings. A sentence of "present" form states what holds; of "past" form, what happened.
 # Irregular past forms, and a regular one where it is a verb: opening the entry ("Fixed the
@@ -399,6 +436,8 @@ class _Reading:
             fire("lesson-label-weak")
         elif label is not None and cues.plan_heading.search(label):
             fire("plan-heading")
+            if cues.plan.search(label):
+                fire("plan")  # "Next step: …", "下一步：…": what may be done, offered, not what is
         elif label is not None and cues.status_heading.search(label):
             fire("status-label")
         if any(is_event_heading(h, cues) for h in self.headings[-1:]):
@@ -457,10 +496,19 @@ class _Reading:
             fire("user-statement")
         if words <= 4:
             fire("short")
-        if _RECOUNT.search(body):
+        if _RECOUNT.search(body) or _RECOUNT_POSSESSIVE.search(body):
             fire("recount")
         if _DEICTIC.match(body):
             fire("deictic")  # it does not state itself: its subject is outside the entry
+            if cues.expectation.search(self.said):
+                fire("expectation")  # "These changes should make it clearer": the effect hoped for
+        if (
+            user
+            and cues.address.search(self.said)
+            and (cues.pointer.search(self.said) or cues.moment.search(self.said))
+            and not cues.standing.search(self.said)
+        ):
+            fire("session-request")  # "don't change any code at this time": for this session only
 
     def knowledge(self) -> None:
         """Rules, reasons, procedures, corrections, limits, preferences, definitions,
@@ -540,6 +588,8 @@ class _Reading:
             fire("counts", min(2.0, (len(counted) - 1) / 2) / 2)
         if _CLOCK.search(body) or _DURATION.search(body):
             fire("clock")
+        if _UNTIL.search(body):
+            fire("time-bound")  # "wait until ~23:45": true until then, stale after
         if _DATE.search(body):
             fire("date")
         ids = len(_OPAQUE_ID.findall(self.raw)) + len(_PAREN_ID.findall(self.raw))  # the fact text lost them
@@ -612,7 +662,14 @@ def is_record(lead_in: str, cues: Cues | None = None) -> bool:
     ("The commit includes:", "All tests pass:", "The user asked about:"), not as knowledge."""
     cues = cues or _DEFAULT_CUES
     body = _NARRATION_GLYPH.sub("", _norm(lead_in)).strip()
-    if not body or cues.lesson.search(body):
+    if not body or cues.strong_lesson.search(body):
+        return False
+    own_past = bool(_PAST_EN.search(body) or _PAST_HANGUL.search(body)) or any(w in body for w in _PAST_DENSE)
+    if cues.narration.starts(body) or (cues.first_person.starts(body) and own_past):
+        return (
+            True  # "I've cleaned up the project as requested:", "I had to make one fix:": own work summed up
+        )
+    if cues.lesson.search(body):
         return False
     return bool(
         cues.status.search(body)
@@ -663,6 +720,39 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
     return Judgement(score, chance, contributions, min(against, key=lambda r: (against[r], r)))
 
 
+def without_moment_marks(text: str) -> str:
+    """`text` without what dates it: a span bounded by a moment ("until Feb 27"), clock
+    times, dates."""
+    text = _UNTIL.sub(" ", _norm(text))
+    text = _DATE.sub(" ", _CLOCK.sub(" ", text))
+    return " ".join(text.split())
+
+
+def names_a_thing(text: str) -> bool:
+    """True when `text` names its own subject: a file or code name, a path, a URL, an
+    address, or (Latin script) a capitalised name after its first word."""
+    if _CODE_NAME.search(text) or _REFERENCE.search(text):
+        return True
+    return bool(re.search(r"(?<=[\w,;:] )[A-Z][a-z]{2,}", text))
+
+
+def standing_sentences(text: str, cues: Cues | None = None) -> str:
+    """`text` (one line) without the sentences that hold only for the moment: one bounded
+    by a clock time or a date ("Hit the 30-min cooldown. Need to wait until ~23:45 to
+    retry." → "Hit the 30-min cooldown."): status, stale once it passes; and one that
+    announces the speaker's own next step ("… Let me update the documentation:", "我来改一下。",
+    "수정하겠습니다."): narration, done by the next turn. `text` itself when no sentence
+    would be left (the entry is then judged, and usually not kept, whole)."""
+    cues = cues or _DEFAULT_CUES
+    parts = sentences.split(text)
+    standing = [
+        part
+        for part in parts
+        if not _UNTIL.search(_norm(part)) and not (cues.future.starts(part) and not cues.rule.search(part))
+    ]
+    return sentences.join(standing) if standing and len(standing) < len(parts) else text
+
+
 def content_words(text: str) -> int:
     """A rough count of words: Latin-script words of two letters or more, plus one per
     two CJK characters."""
@@ -689,7 +779,8 @@ def is_lesson_heading(heading: str, cues: Cues | None = None) -> bool:
     ("Lessons learned", "Notes", "교훈"): it says what kind, not what about."""
     cues = cues or _DEFAULT_CUES
     words = re.sub(r"[\W\d_]+", " ", _norm(heading)).split()
-    return bool(words) and all(cues.lesson.search(w) or len(w) < 3 for w in words)
+    # a Latin word under three letters is a joint ("of", "to"); two CJK characters are a word
+    return bool(words) and all(cues.lesson.search(w) or (len(w) < 3 and w.isascii()) for w in words)
 
 
 _DEFAULT_CUES = Cues()

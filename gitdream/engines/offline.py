@@ -75,7 +75,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gitdream.contract import DistillContext, DistillResult, ScreenResult
-from gitdream.dream import grouping, lists, memoryfiles, salience, supersede, terminal
+from gitdream.dream import describe, grouping, lists, memoryfiles, salience, supersede, terminal
 from gitdream.dream.dates import absolutize
 from gitdream.dream.facts import one_line, parse
 from gitdream.dream.slugs import slugify
@@ -239,13 +239,14 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
         if not match or match.group(1).lower() not in tags:
             break
         text = text[: match.start()].rstrip()
-    text = salient_sentences(entry, one_line(salience.without_kind_label(strip_layout(text))))
+    text = salience.standing_sentences(one_line(salience.without_kind_label(strip_layout(text))))
+    text = salient_sentences(entry, text)
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))
     text = memoryfiles.neutral(text)
     if not _has_content(text):
         return ""
-    return clip(text, FACT_MAX_CHARS)
+    return describe.fit(text, FACT_MAX_CHARS, lambda part: salience.prior_score(entry, part, _CUES))
 
 
 def clean_name(name: str) -> str:
@@ -686,6 +687,7 @@ class _Run:
                         jaccard(text, f.text) >= self.engine.threshold
                         or text.rstrip(".;。") in f.text  # an item of a list the fact holds
                         or f.text.rstrip(".;。") in text  # the fact is part of the entry
+                        or lists.without_subject(f.text, entry).rstrip(".;。") in text  # led by its heading
                     )
                 ),
                 None,
@@ -714,6 +716,9 @@ class _Run:
             rank = verdict.score + (salience.REPEATED_BONUS if position in repeated else 0.0)
             out.append(_Candidate(position, entry, text, rank, target))
         out = self._lists(out)
+        for candidate in out:  # an item that names nothing carries its heading's subject
+            if not candidate.members and candidate.target == "experience":
+                candidate.text = lists.with_subject(candidate.text, candidate.entry)
         out.sort(key=lambda c: (-c.score, c.position))
         return out
 
@@ -764,7 +769,12 @@ class _Run:
                 cited = head + tuple(items[:count])
                 merged.append(
                     _Candidate(
-                        cited[0], entries[items[0]], clip(text, FACT_MAX_CHARS), score, "experience", cited
+                        cited[0],
+                        entries[items[0]],
+                        describe.fit(text, FACT_MAX_CHARS),
+                        score,
+                        "experience",
+                        cited,
                     )
                 )
                 for p in cited:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind
 
+from gitdream.git import subtrees
+
 if TYPE_CHECKING:
     import pygit2
 
@@ -43,18 +45,14 @@ class TreeChange:
         self.added_lines, self.binary = added_lines, binary
 
 
-def _subtree(repo: Repo, commit: str | None, folder: str) -> pygit2.Tree | None:
-
+def _subtree(
+    repo: Repo, commit: str | None, folder: str, *, cached: bool = False, remember: bool = False
+) -> pygit2.Tree | None:
+    """`folder`'s tree at `commit` (None: no commit, or no such folder), through
+    `gitdream.git.subtrees` (its parent folder's tree is loaded once per commit)."""
     if commit is None:
         return None
-    tree = repo.raw[commit].peel(pygit2.Tree)
-    if not folder:
-        return tree
-    try:
-        sub = tree[folder]
-    except KeyError:
-        return None
-    return sub if isinstance(sub, pygit2.Tree) else None
+    return subtrees.for_repo(repo).tree(commit, folder, cached=cached, remember=remember)
 
 
 def _diff(old: pygit2.Tree | None, new: pygit2.Tree) -> pygit2.Diff:
@@ -77,16 +75,24 @@ def changes(
     wanted: Callable[[str], bool],
     *,
     lines: bool = True,
+    cached_old: bool = False,
+    remember_new: bool = False,
 ) -> list[TreeChange]:
     """The paths under `folder` ("" for the root) added or changed from commit `old`
     (None: from nothing) to `new`, for which `wanted(path)` holds, in diff order. With
     `lines`, a modified regular file carries its added line numbers (no patch is computed
-    without). A folder missing at `new` has no changes."""
+    without). A folder missing at `new` has no changes. `cached_old`: find the folder's
+    tree at `old` through the disk cache of `gitdream.git.subtrees` (counting only);
+    `remember_new`: record it at `new` there (a dream's input commit, the next watermark).
+    Equal trees at both commits have no changes, and are not diffed."""
 
-    new_tree = _subtree(repo, new, folder)
+    new_tree = _subtree(repo, new, folder, remember=remember_new)
     if new_tree is None:
         return []
-    diff = _diff(_subtree(repo, old, folder), new_tree)
+    old_tree = _subtree(repo, old, folder, cached=cached_old)
+    if old_tree is not None and old_tree.id == new_tree.id:
+        return []
+    diff = _diff(old_tree, new_tree)
     out: list[TreeChange] = []
     for index, delta in enumerate(diff.deltas):
         status = delta.status

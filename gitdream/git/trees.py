@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
+from gitdream.git import subtrees
+
 if TYPE_CHECKING:
     import pygit2
 
@@ -25,12 +27,8 @@ def files_under(repo: Repo, commit: str, folder: str, keep: Callable[[str], bool
     replaced). A missing folder, or one that is a file, gives nothing."""
 
     out: dict[str, str] = {}
-    tree = repo.raw[commit].peel(pygit2.Tree)
-    try:
-        top = tree[folder] if folder else tree
-    except KeyError:
-        return out
-    if not isinstance(top, pygit2.Tree):
+    top = subtrees.for_repo(repo).tree(commit, folder)
+    if top is None:
         return out
     stack: list[tuple[str, pygit2.Tree]] = [(folder, top)]
     while stack:
@@ -67,8 +65,10 @@ def blob_data(repo: Repo, oid: str) -> bytes:
 def blob_at(repo: Repo, commit: str, path: str) -> bytes | None:
     """The bytes of the file at `path` in `commit`, or None when it is not a file there."""
 
+    folder, _, name = path.rpartition("/")
+    tree = subtrees.for_repo(repo).tree(commit, folder)
     try:
-        blob = repo.raw[commit].peel(pygit2.Tree)[path]
+        blob = tree[name] if tree is not None and name else None
     except KeyError:
         return None
     return bytes(blob.data) if isinstance(blob, pygit2.Blob) else None

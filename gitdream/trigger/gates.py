@@ -121,8 +121,11 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             pending = entry.last_pending
             note = f" (counted {(now - counted).total_seconds() / 60:.0f} min ago; nothing committed since)"
         else:
+            from gitdream.git import subtrees  # idle path: not before the time gate
+
+            subtrees.for_repo(repo).writable = True  # the gate writes its state anyway
             try:  # one agent's broken ref or receipt closes only that agent's gate
-                sessions = _sessions(repo, agent, head.oid)
+                sessions = count(repo, agent, head.oid, entry, unreadable=True)
                 pending = pending_paths(repo, agent)
             except Uncountable as exc:
                 result.agents.append(AgentGate(agent.id, "sessions", exc.reason))
@@ -244,13 +247,49 @@ def count_base(repo: Repo, agent: Agent, head: str) -> str | None:
     return base
 
 
-def _sessions(repo: Repo, agent: Agent, head: str) -> int | None:
-    """New sessions since the watermark (None when the diff cannot be read; the run then
-    goes ahead and reports the problem itself). Raises Uncountable (see `count_base`)."""
+COUNT_RULES = 1
+"""The version of what counts as a session (`material.count_sessions`), part of every
+count's key: a state file written by a gitdream that counted otherwise is not reused."""
+
+
+def count(
+    repo: Repo, agent: Agent, head: str, entry: state_mod.AgentState, *, unreadable: bool = False
+) -> int | None:
+    """New sessions of `agent` since its watermark, at commit `head`. Raises Uncountable
+    (see `count_base`), or GitdreamError for a broken watermark or, unless `unreadable`
+    (then None: the run goes ahead and reports the problem itself), a diff that cannot
+    be read.
+
+    A count is a function of the agent folder's trees at the base and at `head` and of
+    its rules (`state.count_key`): when `entry` holds a count for the same key it is the
+    answer, with no diff (a commit that touched only other agents' folders, a closed
+    gate asked again); else the folders are diffed and `entry` records the count
+    (`last_count`, `last_count_key`)."""
     from gitdream.dream import material  # idle path: only where it is used
+    from gitdream.git import subtrees  # idle path: only where it is used
 
     base = count_base(repo, agent, head)
+    found = subtrees.for_repo(repo)
+    old = found.tree(base, agent.dir, cached=True) if base is not None else None
+    new = found.tree(head, agent.dir)
+    rules = (
+        COUNT_RULES,
+        agent.dir,
+        agent.memory_dir,
+        agent.definition_files,
+        agent.log_globs,
+        agent.session_globs,
+    )
+    key = state_mod.count_key(
+        str(old.id) if old is not None else None, str(new.id) if new is not None else None, rules
+    )
+    if entry.last_count_key == key and isinstance(entry.last_count, int):
+        return entry.last_count
     try:
-        return material.count_sessions(repo, agent, base, head)
+        sessions = material.count_sessions(repo, agent, base, head)
     except GitdreamError:
+        if not unreadable:
+            raise
         return None
+    entry.last_count_key, entry.last_count = key, sessions
+    return sessions

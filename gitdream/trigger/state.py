@@ -5,7 +5,10 @@ and status; when the last run that consolidated material started (`last_dream`: 
 `ok`, the time gate counts from it); the number of consecutive failed runs (`failures`,
 the back-off counter) and when the last of them started (`last_failed`); and the last
 count of new sessions (`last_scan`, `last_sessions`, `last_pending`) with what it was
-counted at (`last_scan_key`: HEAD and the watermark), which the scan throttle reuses. It
+counted at (`last_scan_key`: HEAD and the watermark), which the scan throttle reuses, and
+the last count a diff made (`last_count`) with what it is a function of (`last_count_key`:
+the agent folder's trees it was counted between and the agent's source rules,
+`count_key`), reused exactly after commits that did not touch the agent's folder. It
 is never tracked and can be rebuilt (a missing agent has simply never run here).
 
 `stamp` lets the `post-merge`/`post-rewrite`/`post-commit` hooks decide in `sh`, without
@@ -73,6 +76,8 @@ class AgentState:
     last_failed: str | None = None
     last_scan_key: str | None = None
     last_pending: int = 0
+    last_count_key: str | None = None
+    last_count: int | None = None
 
 
 @dataclass
@@ -290,6 +295,17 @@ def scan_key(head: str, watermark: str | None) -> str:
     """What a count of new sessions depends on: the commit it was counted at and the
     agent's watermark. The throttle reuses a count only while this is unchanged."""
     return f"{head}:{watermark or '-'}"
+
+
+def count_key(old_tree: str | None, new_tree: str | None, rules: object) -> str:
+    """What a count of new sessions is a function of: the agent folder's tree at the
+    base (None: counted from nothing) and at HEAD (tree ids, hex), and `rules` (the
+    agent's folder, memory folder, definition files and globs, any `repr`-stable value),
+    hashed. Equal keys, equal counts, whatever the commits or the time."""
+    from gitdream.git.subtrees import blake2b  # idle path: only where sessions are counted
+
+    digest = blake2b(repr(rules).encode(), digest_size=8).hexdigest()
+    return f"{old_tree or '-'}:{new_tree or '-'}:{digest}"
 
 
 def _literal(text: str) -> str:

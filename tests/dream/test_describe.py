@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from gitdream.dream.describe import shorten, summary_of
+import pytest
+
+from gitdream.dream.describe import fit, shorten, summary_of
 from gitdream.dream.facts import Fact
 
 
@@ -80,3 +82,83 @@ def test_a_fact_that_fits_whole_is_preferred_to_one_that_must_be_cut() -> None:
 
 def test_no_current_fact_no_description() -> None:
     assert summary_of([], "x") == ""
+
+
+def test_a_record_of_one_activity_never_describes_a_topic_that_holds_a_standing_fact() -> None:
+    facts = [
+        fact("`attest` creates signed attestations in JWK format.", day=1),
+        fact("Added `envelope` command: JSON envelope with a detached Ed25519 signature.", day=5),
+    ]
+    assert summary_of(facts, "attestation-signer").startswith("`attest` creates")
+    facts = [
+        fact("`attest` 명령은 JWK 형식의 서명된 증명을 만든다.", day=1),
+        fact("`envelope` 명령을 추가했다.", day=5),
+    ]
+    assert summary_of(facts, "attestation-signer").startswith("`attest` 명령은")
+
+
+@pytest.mark.parametrize(
+    ("remark", "rule"),
+    [
+        (
+            "These changes should make it much clearer that the environment is required.",
+            "Activate the virtual environment before running any command.",
+        ),
+        ("这些修改应该会让文档更清楚。", "运行任何命令之前必须先激活虚拟环境。"),
+        (
+            "이 변경으로 문서가 더 명확해질 것입니다.",
+            "명령을 실행하기 전에 반드시 가상 환경을 활성화해야 한다.",
+        ),
+    ],
+)
+def test_a_sentence_that_does_not_state_itself_never_describes_a_topic(remark: str, rule: str) -> None:
+    facts = [fact(rule, day=1), fact(remark, day=5)]
+    assert summary_of(facts, "Setup") == rule
+
+
+def test_the_standing_sentence_of_a_fact_describes_the_topic_not_its_first_one() -> None:
+    facts = [fact("Replied to the thread on provenance. Signatures prove custody, not intent.")]
+    assert summary_of(facts, "Clawk") == "Signatures prove custody, not intent."
+    facts = [fact("回复了关于溯源的帖子。签名证明的是保管，不是意图。")]
+    assert summary_of(facts, "Clawk") == "签名证明的是保管，不是意图。"
+
+
+def test_a_long_fact_ends_where_a_sentence_or_a_listed_clause_ends() -> None:
+    text = "Jevons: efficiency gains spur more use. " + "Cheaper inference means more calls. " * 20
+    cut = fit(text, 120)
+    assert len(cut) <= 120 and cut.endswith(".") and not cut.endswith("…")
+    listed = "Key findings: " + "; ".join(f"finding number {i} holds in general" for i in range(30))
+    cut = fit(listed, 150)
+    assert len(cut) <= 150 and cut.endswith("holds in general") and "…" not in cut
+    chinese = "效率提升会带来更多使用。" * 40
+    cut = fit(chinese, 50)
+    assert len(cut) <= 50 and cut.endswith("。")
+    assert fit("Short enough.", 50) == "Short enough."
+
+
+def test_a_long_fact_keeps_its_key_sentence_rather_than_its_first_ones() -> None:
+    opening = "I suspect the trouble came from what I asked towards the end of the last session, " * 3
+    key = "Always explain the purpose of a file you add."
+    text = opening.strip(" ,") + ". " + key
+    ranked = fit(text, 120, rank=lambda part: 1.0 if "Always" in part else 0.0)
+    assert ranked == key
+    chinese = "我怀疑问题出在上次会话结束时我给的指示上，" * 4 + "。每次新增文件都必须说明它的用途。"
+    assert (
+        fit(chinese, 40, rank=lambda part: 1.0 if "必须" in part else 0.0)
+        == "每次新增文件都必须说明它的用途。"
+    )
+
+
+def test_a_description_does_not_repeat_the_topics_title_as_a_label() -> None:
+    facts = [fact("Forum: Posts with an id are stored server-side; never retry them.")]
+    assert summary_of(facts, "Forum") == "Posts with an id are stored server-side; never retry them."
+    facts = [fact("论坛：返回了 id 的帖子已经保存在服务器上，永远不要重试。")]
+    assert summary_of(facts, "论坛") == "返回了 id 的帖子已经保存在服务器上，永远不要重试。"
+
+
+def test_the_speakers_account_of_their_own_work_does_not_describe_a_topic() -> None:
+    facts = [
+        fact("The package list in pyproject.toml keeps specs out of the build.", day=1),
+        fact("I had to make one fix to the pyproject.toml file and removed the classifiers.", day=5),
+    ]
+    assert summary_of(facts, "Packaging").startswith("The package list")

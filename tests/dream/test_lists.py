@@ -14,6 +14,7 @@ from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream import lists, salience
 from gitdream.dream.readers import read_markdown_log
 from gitdream.engines.offline import FACT_MAX_CHARS, OfflineEngine, clean_text
+from gitdream.units import Entry
 from tests.standins import simple_absolutize, simple_slugify
 
 AGENT = make_agent("agents/ops", defaults())
@@ -147,3 +148,57 @@ def test_a_list_too_long_for_one_fact_continues_in_the_next_under_the_same_lead_
     assert all(len(b) <= FACT_MAX_CHARS for b in bodies)
     cited = [s for u in result.units for s in u.sources]
     assert sorted(cited) == sorted(e.id for e in entries) and len(cited) == len(set(cited))
+
+
+def _under(text: str, *headings: str, lead_in: str = "") -> Entry:
+    return Entry("agents/ops/memory/logs/2026/03/2026-03-02.md", 4, 4, text, None, headings, lead_in=lead_in)
+
+
+@pytest.mark.parametrize(
+    ("text", "heading", "fact"),
+    [
+        (
+            "Suspension is NOT time-based.",
+            "⚠️ Forum Captcha Problem",
+            "Forum Captcha Problem: Suspension is NOT time-based.",
+        ),
+        (
+            "Each failed comment attempt EXTENDS the ban",
+            "⚠️ FORUM SUSPENDED UNTIL FEB 27",
+            "FORUM SUSPENDED: Each failed comment attempt EXTENDS the ban",
+        ),
+        ("必须先跑迁移脚本。", "部署", "部署：必须先跑迁移脚本。"),
+        ("반드시 먼저 마이그레이션을 실행한다.", "배포", "배포: 반드시 먼저 마이그레이션을 실행한다."),
+        (
+            "必ず先にマイグレーションを実行する。",
+            "デプロイ",
+            "デプロイ：必ず先にマイグレーションを実行する。",
+        ),
+    ],
+)
+def test_an_item_that_names_nothing_carries_its_headings_subject(text: str, heading: str, fact: str) -> None:
+    assert lists.with_subject(text, _under(text, "2026-03-02", heading)) == fact
+
+
+@pytest.mark.parametrize(
+    ("text", "heading"),
+    [
+        ("The forum-comment.sh script handles captchas.", "Forum"),  # it names a file
+        ("Never retry a Forum post that returned an id.", "Forum rules"),  # it names the subject
+        ("Retry after the cooldown.", "Heartbeat 12:24 UTC"),  # an event names no subject
+        ("Retry after the cooldown.", "Lessons learned"),  # a kind of knowledge names none
+        ("Keep it short.", "Stage only the files that passed the hooks"),  # a sentence, not a name
+        ("Root cause: the challenges are never answered.", "Forum"),  # it has a subject of its own
+        ("必须先跑迁移脚本。", "教训"),
+    ],
+)
+def test_an_item_that_states_itself_keeps_its_words(text: str, heading: str) -> None:
+    assert lists.with_subject(text, _under(text, heading)) == text
+    assert lists.with_subject(text, _under(text, heading, lead_in="The fixes were:")) == text
+
+
+def test_an_item_given_its_headings_subject_is_recognised_without_it() -> None:
+    item = _under("Suspension is NOT time-based.", "2026-03-02", "⚠️ Forum Captcha Problem")
+    fact = lists.with_subject(item.text, item)
+    assert fact != item.text and lists.without_subject(fact, item) == item.text
+    assert lists.without_subject("Other text.", item) == "Other text."

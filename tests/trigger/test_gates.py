@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -305,3 +306,56 @@ def test_status_next_follows_the_gates_the_hooks_apply(agent_repo: Path) -> None
     git(agent_repo, "checkout", "-q", "--detach")
     assert next_of(GITDREAM_MIN_HOURS="0") == "after the repository is fixed"
     assert next_of(GITDREAM_ENABLED="0") == "never (disabled)"
+
+
+def _two_agents(root: Path) -> None:
+    write(root, "agents/dev/agent.md", "# dev\n")
+    write(root, "agents/dev/memory/MEMORY.md", "# dev — memory index\n")
+    commit_all(root, "add agent dev")
+
+
+def test_a_count_is_reused_exactly_while_the_agents_folder_trees_are_unchanged(agent_repo: Path) -> None:
+    """DESIGN §11: a commit costs the counting of the agents it touched, not of every
+    agent. The planted counts show which agents were diffed again and which were not."""
+    _two_agents(agent_repo)
+    _sessions(agent_repo, 2)
+    st = state_mod.State()
+    first = _evaluate(agent_repo, st, scan_interval_minutes=0)
+    assert [(a.agent, a.sessions) for a in first.agents] == [("dev", 0), ("ops", 2)]
+    st.agent("ops").last_count = 4  # planted: reused only while ops's folder is unchanged
+    st.agent("dev").last_count = 3
+    write(agent_repo, "agents/dev/memory/logs/2026/03/2026-03-01.md", "- dev's first\n")
+    commit_all(agent_repo, "a session of dev only")
+    again = _evaluate(agent_repo, st, scan_interval_minutes=0)  # no throttle: HEAD moved anyway
+    assert [(a.agent, a.sessions) for a in again.agents] == [("dev", 1), ("ops", 4)]
+    assert again.reason == (
+        "dev: 1 new session since the watermark, 5 needed; ops: 4 new sessions since the watermark, 5 needed"
+    )
+
+
+def test_an_exact_count_is_not_reused_once_the_rules_or_the_base_change(agent_repo: Path) -> None:
+    _sessions(agent_repo, 2)
+    st = state_mod.State()
+    assert _evaluate(agent_repo, st, scan_interval_minutes=0).agents[0].sessions == 2
+    st.agent("ops").last_count = 7
+    assert _evaluate(agent_repo, st, scan_interval_minutes=0).agents[0].sessions == 7  # same trees
+    write(agent_repo, "gitdream.toml", 'log_globs = ["memory/logs/2026/03/2026-03-01.md"]\n')
+    commit_all(agent_repo, "fewer log globs")  # ops's folder unchanged, its rules not
+    assert _evaluate(agent_repo, st, scan_interval_minutes=0).agents[0].sessions == 1
+    st.agent("ops").last_count = 7
+    head = git(agent_repo, "rev-parse", "HEAD").strip()
+    git(agent_repo, "update-ref", "refs/gitdream/watermark/ops", head)  # the base moved
+    assert _evaluate(agent_repo, st, scan_interval_minutes=0).agents[0].sessions == 0
+
+
+def test_a_state_file_keeps_the_exact_count_and_status_uses_it(agent_repo: Path) -> None:
+    _sessions(agent_repo, 2)
+    common = Repo.open(agent_repo).common_dir
+    st = state_mod.State()
+    _evaluate(agent_repo, st, scan_interval_minutes=0)
+    st.agent("ops").last_count = 6  # planted, so that status shows where its count came from
+    state_mod.save(common, st)
+    assert state_mod.load(common).agents["ops"].last_count_key == st.agents["ops"].last_count_key
+    result = cli(agent_repo, "status", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["agents"][0]["sessions"]["new"] == 6
