@@ -44,7 +44,6 @@ sit above them:
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import unicodedata
@@ -526,11 +525,6 @@ def _strip_particle(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The terms of `text` (module docstring, step 1), in order, with repeats."""
-    return list(_terms(text))
-
-
-@functools.lru_cache(maxsize=1 << 17)  # one fact text is read by the matcher, the index and the caps
-def _terms(text: str) -> tuple[str, ...]:
     norm = _norm(text)
     out: list[str] = []
     for match in _FILE.finditer(text):
@@ -548,7 +542,7 @@ def _terms(text: str) -> tuple[str, ...]:
         if len(word) < 2 or word in _STOP or word.isdigit():
             continue
         out.append(_stem(word))
-    return tuple(out)
+    return out
 
 
 def _stem(word: str) -> str:
@@ -565,7 +559,6 @@ _CODE_SPAN = re.compile(r"`[^`]*`")
 _NON_SPACE = re.compile(r"\S+")
 
 
-@functools.lru_cache(maxsize=1 << 16)  # pure; the same words recur across entries
 def _bare_word(word: str) -> str:
     """A word without the punctuation around it and a possessive ("Gendolf's," → "Gendolf")."""
     return _POSSESSIVE.sub("", word.strip("*_\"'“”‘’()[]{},.;:!?")).strip("'’")
@@ -683,7 +676,6 @@ def keyword(text: str, shared: Counter[str], matcher: TopicMatcher) -> str | Non
     return term
 
 
-@functools.lru_cache(maxsize=1 << 14)  # pure; the same words recur across entries
 def unfit_name(name: str) -> bool:
     """True when `name` must not name a topic (module docstring, step 4)."""
     text = _norm(name)
@@ -699,7 +691,6 @@ def unfit_name(name: str) -> bool:
     return all(t in _GENERIC_NAME or t in _STOP or len(t) < 2 or _LESSON.search(t) for t in tokens)
 
 
-@functools.lru_cache(maxsize=1 << 14)  # pure; the same words recur across entries
 def family(name: str) -> str:
     """The family key of a topic name (module docstring, step 5): its first significant
     word, case-folded, a plural -s dropped ("Lessons learned today" → "lesson")."""

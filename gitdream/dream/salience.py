@@ -375,7 +375,7 @@ _UNTIL = re.compile(
 """A statement bounded by a moment: "until" and a clock time or date (or the time, then 까지/まで/之前)."""
 # Every match of `_UNTIL` holds one of its words, and every match of `_CLOCK`, `_DURATION`,
 # `_DATE` and `_COUNT` a digit: a text without them is not searched with the long patterns.
-_UNTIL_WORD = re.compile(rf"\b(?:{_LATIN_UNTIL})|{_DENSE_UNTIL}", re.I)
+_UNTIL_WORD = re.compile("|".join(re.escape(w) for w in UNTIL_WORDS), re.I)
 _DIGIT = re.compile(r"\d")
 
 
@@ -569,14 +569,13 @@ class _Reading:
         ):
             if lexicon.search(said):
                 fire(name)
-        dense = not said.isascii()  # the Chinese, Japanese and Korean forms are not ASCII
-        past = len(_PAST_EN.findall(said))
-        if dense:
-            past += sum(said.count(w) for w in _PAST_DENSE) + len(_PAST_HANGUL.findall(said))
-        perfect = len(_PERFECT.findall(said))  # "has been removed" is done, not a present state
-        present = (
-            len(_PRESENT_EN.findall(said)) - perfect + (1 if dense and _PRESENT_DENSE.search(said) else 0)
+        past = (
+            len(_PAST_EN.findall(said))
+            + sum(said.count(w) for w in _PAST_DENSE)
+            + len(_PAST_HANGUL.findall(said))
         )
+        perfect = len(_PERFECT.findall(said))  # "has been removed" is done, not a present state
+        present = len(_PRESENT_EN.findall(said)) - perfect + (1 if _PRESENT_DENSE.search(said) else 0)
         if present and not past:
             fire("present")
         elif past and not present:

@@ -105,18 +105,12 @@ class Vocabulary:
         self._code: dict[str, int] = {}
         self._df: list[int] = []
         self._rank: list[int] | None = None
-        self._counted: dict[str, array] = {}  # text → its codes: a repeated text is not shingled again
 
     def count(self, text: str) -> array:
         """Count the shingles of `text`; returns their codes (pass them to `ranks`)."""
         if self._rank is not None:
             raise RuntimeError("vocabulary is frozen")
         code_of, df = self._code, self._df
-        known = self._counted.get(text)
-        if known is not None:
-            for code in known:
-                df[code] += 1
-            return array("i", known)
         codes = array("i")
         for shingle in shingles(text):
             code = code_of.get(shingle)
@@ -125,7 +119,6 @@ class Vocabulary:
                 df.append(0)
             df[code] += 1
             codes.append(code)
-        self._counted[text] = array("i", codes)
         return codes
 
     def freeze(self) -> None:
@@ -136,7 +129,6 @@ class Vocabulary:
             rank[code] = position
         self._rank = rank
         self._df = []
-        self._counted = {}
 
     def ranks(self, codes: Iterable[int]) -> list[int]:
         """Sorted ranks of shingle codes returned by `count`."""
