@@ -33,6 +33,7 @@ from tests.reliability.support import (
     leftovers,
     material,
     memory_tree,
+    named,
     prepared,
     ref,
     run_json,
@@ -284,11 +285,14 @@ def test_kill_at_random_moments(tmp_path_factory: pytest.TempPathFactory, tmp_pa
                 break
             delay /= 2
         assert killed(proc), f"{where}: the command always finished before its kill"
-        _after_kill(root, before, old, expected["tree"])
-        retry = run_gitdream(root, *command)
-        assert retry.returncode == 0 or "already undone" in retry.stderr, (where, retry.stderr)
-        assert memory_tree(root) == expected["tree"], where
-        _finally(root, before)
+        with named(
+            f"{where} (GITDREAM_TEST_SEED={seed}): {' '.join(command)} killed after {delay * 1000:.0f} ms"
+        ):
+            _after_kill(root, before, old, expected["tree"])
+            retry = run_gitdream(root, *command)
+            assert retry.returncode == 0 or "already undone" in retry.stderr, retry.stderr
+            assert memory_tree(root) == expected["tree"]
+            _finally(root, before)
 
 
 def test_revert_finishes_the_update_a_killed_dream_left(

@@ -35,6 +35,7 @@ from tests.reliability.support import (
     fsck,
     leftovers,
     material,
+    named,
     prepared,
     ref,
     run_json,
@@ -103,12 +104,21 @@ class User:
         self.count = 0
         self.failures: list[str] = []
         self.aborted_rebase = False
+        self.start = time.monotonic()
+        self.history: list[str] = []
+        """What the person did, in order, each line with its time in ms since `start`
+        (reset it when the dream starts): the replay of a failure."""
+
+    def note(self, text: str) -> None:
+        """Add `text` to the history, with the time since `start`."""
+        self.history.append(f"{(time.monotonic() - self.start) * 1000:8.1f} ms  {text}")
 
     def write(self, path: str, text: str | None = None) -> bytes:
         self.count += 1
         data = (text or f"written by the user, #{self.count} at {time.monotonic_ns()}\n").encode()
         target = self.root / path
         target.parent.mkdir(parents=True, exist_ok=True)
+        self.note(f"write {path} #{self.count}")
         target.write_bytes(data)
         self.last[path] = data
         return data
@@ -116,7 +126,9 @@ class User:
     def git(self, *args: str) -> bool:
         """Run git as a person would; a failure (e.g. index.lock held by the dream's
         update) is recorded, not raised: the person would simply try again."""
+        self.note(f"git {' '.join(args)}")
         proc = subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True)
+        self.note(f"  -> {'ok' if proc.returncode == 0 else 'failed: ' + proc.stderr.strip()}")
         if proc.returncode != 0:
             self.failures.append(f"git {' '.join(args)}: {proc.stderr.strip()}")
         return proc.returncode == 0
@@ -663,12 +675,17 @@ def test_user_actions_in_a_loop_during_dreams(
         _RUN_SECONDS.append(time.monotonic() - start)
     outcomes = []
     for attempt in range(dreams):
-        where = f"seed {seed}, attempt {attempt}"
+        delay = rng.uniform(0, 0.9) * _RUN_SECONDS[0]
+        where = (
+            f"seed {seed}, attempt {attempt} (GITDREAM_TEST_SEED={seed}); plan: wait {delay * 1000:.0f} ms "
+            f"(of a {_RUN_SECONDS[0] * 1000:.0f} ms dream), then {action.__name__[6:]} in a loop until it ends"
+        )
         fixture = ("race-clean", _fresh_clean) if action is _loop_rebase else ("race", _fresh)
         root, _meta = prepared(tmp_path_factory, *fixture, tmp_path / f"repo{attempt}")
         user = User(root)
         proc = popen(root, "run", "--json")
-        time.sleep(rng.uniform(0, 0.9) * _RUN_SECONDS[0])
+        user.start = time.monotonic()
+        time.sleep(delay)
         deadline = time.monotonic() + 30
         while proc.poll() is None and time.monotonic() < deadline:
             action(user, rng)
@@ -676,16 +693,19 @@ def test_user_actions_in_a_loop_during_dreams(
         if action is _loop_checkout:
             user.git("checkout", "-q", "main")
         out, err = proc.communicate(timeout=60)
-        if action is _loop_rebase:
-            _finish_rebase(user)
-        outcomes.append(check_outcome(root, proc.returncode, out, err))
-        check_user_kept(root, user)
-        if outcomes[-1] == "ok":
-            dream_kept(root, user)
-        if agree:
-            status = git(root, "status", "--porcelain", "--untracked-files=all", "--", "agents").splitlines()
-            touched = {p for p in user.last if p.startswith("agents/")}
-            assert all(line[3:] in touched for line in status), (where, status)
+        with named(where, user.history, err):
+            if action is _loop_rebase:
+                _finish_rebase(user)
+            outcomes.append(check_outcome(root, proc.returncode, out, err))
+            check_user_kept(root, user)
+            if outcomes[-1] == "ok":
+                dream_kept(root, user)
+            if agree:
+                status = git(
+                    root, "status", "--porcelain", "--untracked-files=all", "--", "agents"
+                ).splitlines()
+                touched = {p for p in user.last if p.startswith("agents/")}
+                assert all(line[3:] in touched for line in status), status
     # The repository stays usable: once the user's changes are out of the way, the next
     # dream completes.
     if (root / ".git" / "rebase-merge").exists() or (root / ".git" / "rebase-apply").exists():
