@@ -104,6 +104,9 @@ class User:
         self.count = 0
         self.failures: list[str] = []
         self.aborted_rebase = False
+        self.during_rebase: set[str] = set()
+        """Paths written while a rebase stood stopped midway: the person's own `git rebase
+        --abort` (`_finish_rebase`) resets them to where the rebase began."""
         self.start = time.monotonic()
         self.history: list[str] = []
         """What the person did, in order, each line with its time in ms since `start`
@@ -119,6 +122,8 @@ class User:
         target = self.root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         self.note(f"write {path} #{self.count}")
+        if (self.root / ".git" / "rebase-merge").is_dir():
+            self.during_rebase.add(path)
         target.write_bytes(data)
         self.last[path] = data
         return data
@@ -513,6 +518,24 @@ def test_a_checkout_while_the_dream_holds_the_index_fails_and_leaves_both_branch
     )
 
 
+@pytest.mark.parametrize(("point", "path"), [("after-gate-look@1", INDEX), ("after-gate-look@2", AGENT)])
+def test_an_edit_right_after_the_gates_look_is_never_taken_for_the_old_bytes(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, point: str, path: str
+) -> None:
+    """Regression test (the interleaving fuzz, under load: "the user's bytes of
+    agents/ops/agent.md are lost"): the write gate asked git whether each path differs
+    from the index, then read the working-tree bytes it would later re-check against; an
+    edit in between (for MEMORY.md in the experience commit, agent.md in the definition
+    commit) was read as the pre-dream bytes, passed the re-check under index.lock, and the
+    working-tree update replaced it with the dream's version. The bytes are now read
+    before git's look: the edit is seen as a change, the commit refused, the edit kept."""
+    root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "repo")
+    user, out, err, code = _window(root, tmp_path, point, lambda u: bool(u.write(path)), "run", "--json")
+    assert code == 1 and f"{path} changed while the dream ran" in err, err
+    check_outcome(root, code, out, err)
+    check_user_kept(root, user)
+
+
 def test_a_commit_to_a_definition_file_meanwhile_is_never_undone(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
@@ -628,10 +651,32 @@ def _loop_gc(user: User, rng: random.Random) -> None:
 def _finish_rebase(user: User) -> None:
     """What the person does with a rebase the dream's index.lock interrupted midway (git
     stops it, as against any concurrent git command; a continued pick may then meet
-    itself): abort it, which puts the branch back where the rebase found it."""
-    if (user.root / ".git" / "rebase-merge").is_dir():
-        assert user.git("rebase", "--abort"), user.failures[-1]
-        user.aborted_rebase = True
+    itself): abort it, which puts the branch back where the rebase found it.
+
+    The abort resets the branch, the index and the working tree to that commit
+    (`orig-head`), so what the person wrote, staged or committed while the rebase stood
+    stopped — the fuzz's person carries on with their plan meanwhile — is discarded by
+    their own command, as git documents: a `user-0.txt` committed on the stopped rebase's
+    detached HEAD (or on the branch, checked out again meanwhile) is gone after the abort,
+    which the fuzz under load reported as "the user's bytes of user-0.txt are lost", a file
+    gitdream never writes. The model expects exactly that: each such path holds its bytes
+    at `orig-head` (or is absent), nothing else is excused."""
+    if not (user.root / ".git" / "rebase-merge").is_dir():
+        return
+    orig = (user.root / ".git" / "rebase-merge" / "orig-head").read_text().strip()
+    assert user.git("rebase", "--abort"), user.failures[-1]
+    user.aborted_rebase = True
+    for path in user.during_rebase:
+        found = subprocess.run(
+            ["git", "cat-file", "blob", f"{orig}:{path}"], cwd=user.root, capture_output=True
+        )
+        if found.returncode == 0:
+            user.last[path] = found.stdout
+        else:
+            user.last.pop(path, None)
+        user.staged.pop(path, None)
+        user.committed.pop(path, None)
+    user.during_rebase.clear()
 
 
 def _loop_rebase(user: User, rng: random.Random) -> None:
