@@ -12,7 +12,10 @@ memory/), so the cost should not grow with the repository's size: target ≤ 1.5
 10 000 and 100 000 files. For reference, in the same loop: the same commit onto a new
 review branch (`Destination.review`: no index or working-tree update), libgit2 reading the
 index (what the write gate's status and attribute lookups make it do), and git itself
-doing the same (`git add` of 5 files, then `git commit`, two processes).
+doing the same (`git add` of 5 files, then `git commit`, two processes). And "in a run":
+the same commit on a repository opened once and kept, as `gitdream run` does over many
+agents, in a copy of its own (so the other cases' index writes do not make its index
+in memory stale): the index is parsed in the warm-up, then updated in memory.
 
     python -m bench --only commit_scale
 """
@@ -81,7 +84,17 @@ def _cases(repo: Path, counter: itertools.count):
         assert entries >= 100
         return seconds
 
-    return {"dream": case, "review": review, "index": index}
+    kept: list[Repo] = []
+
+    def in_run() -> float:
+        n = next(counter)
+        if not kept:
+            kept.append(Repo.open(repo, env={}))
+        start = time.perf_counter()
+        commitbuilder.commit(kept[0], agent, "experience", changes(n), f"dream {n}\n", ident)
+        return time.perf_counter() - start
+
+    return {"dream": case, "review": review, "index": index, "run": in_run}
 
 
 def _git_case(repo: Path, env: dict[str, str], counter: itertools.count):
@@ -108,7 +121,10 @@ def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
     for size in sizes:
         repo = build(tmp, size, env)
         for kind, case in _cases(repo, counter).items():
-            cases[f"{kind} {size}"] = case
+            if kind != "run":
+                cases[f"{kind} {size}"] = case
+        (tmp / "run").mkdir(exist_ok=True)
+        cases[f"run {size}"] = _cases(build(tmp / "run", size, env), counter)["run"]
         cases[f"git {size}"] = _git_case(repo, env, counter)
     runs = settings.reps(30, 1)
     samples = interleave(cases, runs, warmup=settings.pick(3, 0))
@@ -121,6 +137,7 @@ def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
     )
     for kind, label, target in (
         ("dream", "`commitbuilder.commit()` onto the checked-out branch", f"≤ {TARGET}×"),
+        ("run", "the same in a run (repository kept open, index in memory)", f"≤ {TARGET}×"),
         ("review", "(reference) the same onto a new review branch (no index, no working tree)", ""),
         ("index", "(reference) libgit2 reading the index", ""),
         ("git", "(reference) `git add` + `git commit` of 5 files", ""),

@@ -450,3 +450,56 @@ def test_changes_computed_from_an_older_base_never_undo_later_commits(agent_repo
     result = _commit(agent_repo, [Change(f"{MEM}/t.md", b"t\n")], dest=Destination.head(base))
     assert result.rebuilt and result.parent == user
     assert (agent_repo / MEM / "MEMORY.md").read_text() == "a human commit after the base\n"
+
+
+# --- the re-check under index.lock reads the index again only when it changed ----------
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ["update-index", "--skip-worktree", f"{MEM}/MEMORY.md"],
+        ["update-index", "--assume-unchanged", f"{MEM}/MEMORY.md"],
+        ["rm", "-q", "--cached", f"{MEM}/MEMORY.md"],
+    ],
+    ids=["skip-worktree", "assume-unchanged", "rm-cached"],
+)
+def test_an_index_only_change_after_the_gate_refuses(
+    agent_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: list[str]
+) -> None:
+    """The working tree and HEAD stay as the gate saw them; only the index changes (a bit
+    set, an entry removed) between the gate and index.lock. The re-check must see it:
+    the index is no longer the file the gate read (`indexmodel.identity`)."""
+    folder = _pause_at(monkeypatch, tmp_path, "after-commit-object")
+    before_head = head(agent_repo)
+    thread, box = _in_thread(lambda: _commit(agent_repo, [Change(f"{MEM}/MEMORY.md", b"dream\n")]))
+    _wait_for(folder / "after-commit-object.reached")
+    git(agent_repo, *change)
+    staged = git(agent_repo, "ls-files", "-s", "-v", "--", f"{MEM}/MEMORY.md")
+    worktree_bytes = (agent_repo / MEM / "MEMORY.md").read_bytes()
+    (folder / "after-commit-object.continue").write_text("")
+    thread.join(30)
+    assert isinstance(box.get("error"), WriteRefused), box
+    assert head(agent_repo) == before_head
+    assert git(agent_repo, "ls-files", "-s", "-v", "--", f"{MEM}/MEMORY.md") == staged
+    assert (agent_repo / MEM / "MEMORY.md").read_bytes() == worktree_bytes
+
+
+def test_index_identity_follows_every_write_of_the_index(agent_repo: Path) -> None:
+    from gitdream.git import indexmodel
+
+    repo = Repo.open(agent_repo)
+    first = indexmodel.identity(repo)
+    assert first is not None and first == indexmodel.identity(repo)
+    git(agent_repo, "update-index", "--skip-worktree", f"{MEM}/MEMORY.md")  # a flag only
+    second = indexmodel.identity(repo)
+    assert second not in (None, first)
+    git(agent_repo, "update-index", "--no-skip-worktree", f"{MEM}/MEMORY.md")  # same content again
+    assert indexmodel.identity(repo) not in (None, first, second)
+    # git >= 2.40 with index.skipHash writes zeros where the checksum goes: no identity,
+    # the index is always read again
+    index = agent_repo / ".git" / "index"
+    index.write_bytes(index.read_bytes()[:-20] + bytes(20))
+    assert indexmodel.identity(repo) is None
+    (agent_repo / ".git" / "index").unlink()
+    assert indexmodel.identity(repo) == ("absent",)

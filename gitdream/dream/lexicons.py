@@ -232,6 +232,15 @@ EXPECTATION_WORDS = _words(
     "はず|でしょう|だろう|見込み",
 )
 """Modals of an expected effect ("These changes should make it clearer"): a forecast, not a fact."""
+AGREEMENT_WORDS = _words(
+    "you're right|you are right|you're absolutely right|you are absolutely right|good point|good catch|"
+    "fair point|great point|great question|good question",
+    "你说得对|您说得对|说得对|你是对的|好问题|好建议",
+    "맞습니다|맞아요|말씀이 맞|좋은 지적|좋은 질문|말씀하신 대로",
+    "おっしゃる通り|その通りです|ご指摘の通り|良い質問|いい質問",
+)
+"""How an assistant opens a reply that agrees with the listener ("You're right - …"): what
+follows answers this turn, restating the listener's point for the session."""
 STANDING_WORDS = _words(
     "always|never|every time|each time|whenever|from now on|going forward|in future|in the future|"
     "by default|every session|in every",
@@ -369,6 +378,7 @@ class Cues:
     pointer: Lexicon = field(default_factory=lambda: Lexicon(POINTER_WORDS))
     expectation: Lexicon = field(default_factory=lambda: Lexicon(EXPECTATION_WORDS))
     standing: Lexicon = field(default_factory=lambda: Lexicon(STANDING_WORDS))
+    agreement: Lexicon = field(default_factory=lambda: Lexicon(AGREEMENT_WORDS))
 
     @classmethod
     def configured(cls, keep: Iterable[str] = (), skip: Iterable[str] = ()) -> Cues:

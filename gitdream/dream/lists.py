@@ -108,7 +108,7 @@ def statement(lead: str, items: Sequence[str], limit: int) -> tuple[str, int]:
         if not clause:
             continue
         if count == 0:
-            joined = text + ("" if text.endswith(_FULL_WIDTH) else " ") + clause
+            joined = text + ("" if not text or text.endswith(_FULL_WIDTH) else " ") + clause
         else:  # Chinese and Japanese separate clauses with a full-width semicolon
             joined = text + ("；" if _HAN_KANA.match(text[-1:]) else "; ") + clause
         if count and len(joined) > limit:

@@ -118,6 +118,10 @@ FEATURES: dict[str, tuple[float, str]] = {
         -2.0,
         "expects an effect of what was just done (These changes should make…, 这些修改会让…): a forecast",
     ),
+    "acknowledgement": (
+        -1.0,
+        "an assistant's reply opening by agreeing with the listener (You're right - …, 你说得对, 맞습니다)",
+    ),
     "session-request": (
         -1.5,
         "a request to the listener bound to the session (…you… at this time, …the same commit): not standing",
@@ -167,6 +171,7 @@ REASONS = {
     "momentary": "status snapshot",
     "time-bound": "status snapshot",
     "expectation": "narration",
+    "acknowledgement": "narration",
     "session-request": "a request for one session",
     "counts": "status snapshot",
     "clock": "status snapshot",
@@ -502,6 +507,9 @@ class _Reading:
             fire("deictic")  # it does not state itself: its subject is outside the entry
             if cues.expectation.search(self.said):
                 fire("expectation")  # "These changes should make it clearer": the effect hoped for
+        assistant = not user and (self.entry.role == "assistant" or bool(_NARRATION_GLYPH.match(first)))
+        if assistant and cues.agreement.starts(_NARRATION_GLYPH.sub("", body)):
+            fire("acknowledgement")  # "You're right - …": this turn's answer to the listener
         if (
             user
             and cues.address.search(self.said)

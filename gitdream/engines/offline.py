@@ -727,6 +727,9 @@ class _Run:
                 lead = lists.lead_sentence(one_line(strip_layout(memoryfiles.neutral(first.lead_in))))
             score = max(salience.logit(self.chance[p]) for p in items)
             head = (group.lead,) if group.lead in usable else ()
+            if salience.is_record(first.lead_in, self.engine.cues):
+                # "I've cleaned up the project as requested:" says who did it, not what holds
+                lead, head = "", ()
             while items:  # a list too long for one fact continues in the next, under the same lead-in
                 text, count = lists.statement(lead, [self.cleaned[p] for p in items], FACT_MAX_CHARS)
                 cited = head + tuple(items[:count])

@@ -61,7 +61,17 @@ import pygit2
 from gitdream import clock, faults, paths, processes
 from gitdream.config import Config
 from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
-from gitdream.git import convert, indexfile, indexlock, lockfiles, refs, signing, worktree, writegate
+from gitdream.git import (
+    convert,
+    indexfile,
+    indexlock,
+    indexmodel,
+    lockfiles,
+    refs,
+    signing,
+    worktree,
+    writegate,
+)
 from gitdream.git.refs import RefMoved, compare_and_swap_all
 from gitdream.git.repo import write_object
 
@@ -571,11 +581,19 @@ def _remove_leftovers(repo: Repo, journal: Journal) -> None:
 # --- the whole commit ----------------------------------------------------------------
 
 
-def _recheck(repo: Repo, verdicts: dict[str, writegate.Verdict]) -> None:
+def _recheck(
+    repo: Repo, verdicts: dict[str, writegate.Verdict], seen_index: tuple[object, ...] | None
+) -> None:
     """Right before the branch moves, with index.lock held: every path must still be what
     the gate saw — its working-tree bytes reached through no link, its index entry (read
-    by git: flags included) — or WriteRefused, nothing written."""
-    found = indexfile.entries(repo, list(verdicts))
+    by git: flags included) — or WriteRefused, nothing written. When the index is still
+    the very file the gate read (`seen_index`, see `indexmodel.identity`), its entries are
+    what the gate allowed and are not read again: the re-check then costs what the dream's
+    paths cost, not what the index does."""
+    if seen_index is not None and indexmodel.identity(repo) == seen_index:
+        found = _as_gated(verdicts)
+    else:
+        found = indexfile.entries(repo, list(verdicts))
     changed = []
     for path, verdict in verdicts.items():
         seen = verdict.seen
@@ -599,6 +617,17 @@ def _recheck(repo: Repo, verdicts: dict[str, writegate.Verdict]) -> None:
             hint="nothing was written; commit or stash your change, then run again",
             paths=changed,
         )
+
+
+def _as_gated(verdicts: dict[str, writegate.Verdict]) -> dict[str, list[indexfile.Entry]]:
+    """The index entries the write gate allowed: stage 0 at HEAD's blob and mode, no
+    hiding bit, for a clean path; none for an absent one."""
+    out = {}
+    for path, verdict in verdicts.items():
+        seen = verdict.seen
+        if seen is not None and seen.status != "absent" and seen.head_oid and seen.head_mode:
+            out[path] = [indexfile.Entry(seen.head_oid, seen.head_mode, 0, "H")]
+    return out
 
 
 def _changed_between(repo: Repo, old: str, new: str, wanted: Sequence[str]) -> list[str]:
@@ -803,7 +832,10 @@ def commit(
     # below then moves them onto the branch's tip only if their paths are unchanged.
     base = dest.start or head.oid
 
+    seen_index = indexmodel.identity(repo)
     verdicts = writegate.require(repo, agent, paths_, kind)
+    if indexmodel.identity(repo) != seen_index:
+        seen_index = None  # the index changed while the gate read it: re-read it under the lock
     prepared = _prepare(repo, changes, verdicts)
     faults.point("after-blobs")
     tree = _tree_for(repo, base, prepared)
@@ -814,7 +846,7 @@ def commit(
     lock = indexlock.IndexLock.acquire(repo)
     faults.point("after-index-lock")
     try:
-        journal, rebuilt = _land(repo, lock, ref, base, new, prepared, verdicts, ident, message)
+        journal, rebuilt = _land(repo, lock, ref, base, new, prepared, verdicts, ident, message, seen_index)
     except BaseException:
         # the branch did not move: nothing was written (the lock goes first, then the
         # journal that identifies it)
@@ -835,17 +867,19 @@ def _land(
     verdicts: dict[str, writegate.Verdict],
     ident: Identity,
     message: str,
+    seen_index: tuple[object, ...] | None = None,
 ) -> tuple[Journal, bool]:
     """Steps 4-6 of the module docstring, with index.lock held: re-check, stage the new
     index and the journal, compare-and-swap the branch (rebuilding on a tip that moved
-    without touching the paths). Returns the journal of the commit that landed and whether
-    it was rebuilt. Raises WriteRefused/HeadMoved (nothing moved)."""
+    without touching the paths). `seen_index` is the `indexmodel.identity` of the index
+    the write gate read (None: unknown). Returns the journal of the commit that landed and
+    whether it was rebuilt. Raises WriteRefused/HeadMoved (nothing moved)."""
     expected = base
     subject = message.splitlines()[0]
     paths_ = list(prepared.blobs)
     rebuilt = False
     for _attempt in range(MAX_REBUILDS + 1):
-        _recheck(repo, verdicts)
+        _recheck(repo, verdicts, seen_index)
         lockfiles.require_free(repo, ["HEAD", ref])
         journal = Journal(
             str(repo.git_dir), ref, base, new, writer=processes.identity(), lock_token=lock.token

@@ -18,6 +18,7 @@ from pathlib import Path
 import pygit2
 
 from gitdream.errors import RepoStateError
+from gitdream.git import indexmodel
 from gitdream.git.repo import Repo, index_format_error
 from gitdream.git.trees import blob_data
 
@@ -137,11 +138,19 @@ class Entry:
 
 
 def entries(repo: Repo, paths: list[str] | set[str]) -> dict[str, list[Entry]]:
-    """`{path: [entries]}` of `paths` in this worktree's own index, read by git itself
-    (`git ls-files -s -v`: flags libgit2 does not expose), one call for all of them; a
-    path not in the index has no key. Raises GitCommandError when git cannot read it."""
+    """`{path: [entries]}` of `paths` in this worktree's own index; a path not in the
+    index has no key. From the index this process keeps in memory (`indexmodel`) when it
+    has one that is current, else read by git itself (`git ls-files -s -v`: flags libgit2
+    does not expose), one call for all of them. Raises GitCommandError when git cannot
+    read it."""
     if not paths:
         return {}
+    try:
+        snapshot = indexmodel.current(repo)
+    except indexmodel.Unsupported:
+        pass
+    else:
+        return {p: [_entry(e) for e in listed] for p in paths if (listed := snapshot.entries(p))}
     out = repo.git("ls-files", "-s", "-v", "-z", "--", *(f":(literal){p}" for p in sorted(paths))).stdout
     found: dict[str, list[Entry]] = {}
     for record in out.split(b"\0"):
@@ -151,6 +160,12 @@ def entries(repo: Repo, paths: list[str] | set[str]) -> dict[str, list[Entry]]:
         tag, mode, oid, stage = meta.decode("ascii").split(" ")
         found.setdefault(os.fsdecode(name), []).append(Entry(oid, int(mode, 8), int(stage), tag))
     return found
+
+
+def _entry(entry: indexmodel.Entry) -> Entry:
+    """An entry of `indexmodel` as `git ls-files -s -v` shows it (its tag)."""
+    tag = "S" if entry.skip_worktree else "H"
+    return Entry(entry.oid, entry.mode, entry.stage, tag.lower() if entry.assume_unchanged else tag)
 
 
 @dataclass(frozen=True)
@@ -165,14 +180,22 @@ class Listing:
 
 
 def listing(repo: Repo, paths: list[str] | set[str]) -> Listing:
-    """The index entries of `paths` and which of them differ in the working tree, one
-    `git ls-files -c -m -d -s -v` call limited to those paths — git reads the index once
-    and compares only them (a whole-tree status per commit made a run over 10 000 agents
-    quadratic, issue 16). Entries with the skip-worktree or assume-unchanged bit are never
-    reported modified (git does not look). Raises GitCommandError when git cannot read
-    the index."""
+    """The index entries of `paths` and which of them differ in the working tree, limited
+    to those paths (a whole-tree status per commit made a run over 10 000 agents
+    quadratic, issue 16): from the index this process keeps in memory when it has a
+    current one (`indexmodel.look`, no git process), else one `git ls-files -c -m -d -s
+    -v` call — git reads the index once and compares only them. Entries with the
+    skip-worktree or assume-unchanged bit are never reported modified (git does not
+    look). Raises GitCommandError when git cannot read the index."""
     if not paths:
         return Listing({}, frozenset(), frozenset())
+    try:
+        looked = indexmodel.look(repo, paths)
+    except indexmodel.Unsupported:
+        pass
+    else:
+        seen = {p: [_entry(e) for e in entries] for p, entries in looked.entries.items()}
+        return Listing(seen, looked.modified, looked.deleted)
     specs = (f":(literal){p}" for p in sorted(paths))
     out = repo.git("ls-files", "-c", "-m", "-d", "-s", "-v", "-z", "--", *specs).stdout
     found: dict[str, list[Entry]] = {}

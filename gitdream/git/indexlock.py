@@ -9,8 +9,9 @@ index update (issue 16: a commit made in that window undid the dream):
 1. `IndexLock.acquire` creates `index.lock` exclusively, holding a marker line (`MARKER`,
    then this process's identity and a token as JSON) — so a lock a killed gitdream left
    can be told from git's own and removed safely (`owner`);
-2. `stage` writes the new index — the current one with the dream's entries applied by
-   `git update-index --index-info`, run on a copy (`GIT_INDEX_FILE`) — beside the lock;
+2. `stage` writes the new index — the current one with the dream's entries applied, from
+   the index this process keeps in memory (`indexmodel`) when it has a current one, else
+   by `git update-index --index-info` run on a copy (`GIT_INDEX_FILE`) — beside the lock;
    once the commit journal records its SHA-256, `put` renames it over the lock: from then
    on the lock holds exactly the index to install;
 3. `commit` renames the lock over the index (the index write, as git's `commit_lock_file`);
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import processes
 from gitdream.errors import GitdreamError
-from gitdream.git import lockfiles
+from gitdream.git import indexmodel, lockfiles
 
 if TYPE_CHECKING:
     from gitdream.git.repo import Repo
@@ -88,6 +89,8 @@ class IndexLock:
         self.pending: str | None = None  # SHA-256 of the index staged beside the lock
         self.staged: str | None = None  # SHA-256 of the index in the lock, once put there
         self.done = False
+        # the index `stage` built in memory, and the identity of its file (`indexmodel`)
+        self._snapshot: tuple[indexmodel.Snapshot, tuple[object, ...]] | None = None
 
     @classmethod
     def acquire(cls, repo: Repo, wait: float = WAIT_SECONDS) -> IndexLock:
@@ -135,8 +138,14 @@ class IndexLock:
         tmp = staging_path(self.repo)
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+        digest = self._stage_in_memory(records, tmp)
+        indexmodel.staged_once(self.repo)
+        if digest is not None:
+            self.pending = digest
+            return digest
         if self.index.exists():
             shutil.copyfile(self.index, tmp)
+        self._snapshot = None
         if records:
             payload = b"\0".join(records) + b"\0"
             proc = self.repo.git(
@@ -157,12 +166,38 @@ class IndexLock:
                 )
         if not tmp.exists():  # no index and nothing to add: git's own empty index
             self.repo.git("read-tree", "--empty", env={"GIT_INDEX_FILE": str(tmp)})
-        with tmp.open("rb") as handle:
-            os.fsync(handle.fileno())
+        # Not fsynced, as git does not fsync the index (`core.fsync`'s default): a kill
+        # leaves the whole file, and an fsync of a 100 000-file index cost more than the
+        # rest of the commit (issue 16, case 14). The journal that names it is fsynced.
         digest = sha256_file(tmp)
         assert digest is not None
         self.pending = digest
         return digest
+
+    def _stage_in_memory(self, records: list[bytes], tmp: Path) -> str | None:
+        """`stage` without a git process: the records applied to the parsed index
+        (`indexmodel`), written to `tmp`. Returns the SHA-256 of what was written, or None
+        when git must build it (an index form `indexmodel` does not read, or an entry
+        that would replace a folder or a file on the way, which git resolves)."""
+        try:
+            snapshot = indexmodel.current(self.repo)
+        except indexmodel.Unsupported:
+            return None
+        changes: dict[str, tuple[int, str] | None] = {}
+        for record in records:
+            meta, _, name = record.partition(b"\t")
+            mode_text, oid = meta.decode("ascii").split(" ")
+            mode, path = int(mode_text, 8), os.fsdecode(name)
+            if mode and snapshot.has_file_or_folder_clash(path):
+                return None
+            changes[path] = (mode, oid) if mode else None
+        staged = snapshot.apply(changes)
+        data = staged.serialize()
+        with tmp.open("xb") as handle:
+            handle.write(data)
+            handle.flush()
+            self._snapshot = (staged, indexmodel.identity_of(os.fstat(handle.fileno()), data))
+        return hashlib.sha256(data).hexdigest()
 
     def put(self) -> None:
         """Move the index `stage` built into the lock (an atomic rename: the lock holds the
@@ -172,12 +207,13 @@ class IndexLock:
         self.staged = self.pending
 
     def commit(self) -> None:
-        """Install the staged index: rename the lock over the index (and make the rename
-        durable). Raises OSError."""
+        """Install the staged index: rename the lock over the index, as git's
+        `commit_lock_file` (no fsync, as git's default `core.fsync`). Raises OSError."""
         assert self.staged is not None, "stage() first"
         os.replace(self.path, self.index)
         self.done = True
-        _fsync_dir(self.path.parent)
+        if self._snapshot is not None:
+            indexmodel.remember(self.repo, *self._snapshot)
 
     def release(self) -> None:
         """Remove the lock without installing it, if it is still ours."""
@@ -187,12 +223,3 @@ class IndexLock:
         with contextlib.suppress(FileNotFoundError):
             staging_path(self.repo).unlink()
         self.done = True
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

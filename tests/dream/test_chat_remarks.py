@@ -169,3 +169,19 @@ def test_a_statement_bounded_by_a_moment_weighs_less_than_the_same_without() -> 
 )
 def test_the_speakers_announced_next_step_leaves_the_fact(text: str, kept: str) -> None:
     assert salience.standing_sentences(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "⏺ You're right - this should be automated rather than relying on remembering to run it manually.",
+        "⏺ 你说得对，这一步应该自动化，而不是靠记得手动运行。",
+        "⏺ 맞습니다. 이 단계는 수동으로 실행하는 대신 자동화해야 합니다.",
+        "⏺ おっしゃる通りです。手動で実行する代わりに自動化すべきです。",
+    ],
+)
+def test_an_assistants_reply_agreeing_with_the_listener_is_an_acknowledgement(text: str) -> None:
+    said = judged(text)
+    assert "acknowledgement" in said.cues, said
+    # the same words as a user's own statement are not one
+    assert "acknowledgement" not in judged(text.removeprefix("⏺ "), role="user").cues

@@ -202,3 +202,17 @@ def test_an_item_given_its_headings_subject_is_recognised_without_it() -> None:
     fact = lists.with_subject(item.text, item)
     assert fact != item.text and lists.without_subject(fact, item) == item.text
     assert lists.without_subject("Other text.", item) == "Other text."
+
+
+@pytest.mark.parametrize("lead", ["I've cleaned up the project as requested:", "我已经完成了以下修改："])
+def test_a_list_introduced_as_a_record_of_ones_own_work_is_kept_without_its_lead_in(lead: str) -> None:
+    entries, result = _distill(
+        f"# Day\n\n{lead}\n"
+        "- Use pyproject.toml as the single source of dependencies\n"
+        "- Keep the specs folder a package because pytest must discover it\n"
+        "- Never commit the dev-log diary with git add .\n"
+    )
+    bodies = [u.body for u in result.units]
+    assert bodies and bodies[0].startswith("Use pyproject.toml as the single source"), bodies
+    assert not any(lead in body for body in bodies)
+    assert result.units[0].sources == tuple(e.id for e in entries[1:])  # the items, not the lead-in
