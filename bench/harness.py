@@ -133,13 +133,16 @@ def workspace(prefix: str = "gitdream-bench-") -> Iterator[Path]:
 
 @dataclass(frozen=True)
 class ChildResult:
-    """One child process: wall seconds, its own peak RSS (MiB), exit code, output."""
+    """One child process: wall seconds, its own peak RSS (MiB), exit code, output, and
+    its own CPU seconds (user + sys, from `os.wait4`: under load a child waits for a core,
+    and its wall time grows while its CPU time does not)."""
 
     seconds: float
     rss_mib: float
     returncode: int
     stdout: bytes
     stderr: bytes
+    cpu_seconds: float = 0.0
 
 
 def run_child(
@@ -166,7 +169,14 @@ def run_child(
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        result = ChildResult(seconds, usage.ru_maxrss / 1024, proc.returncode, out.read(), err.read())
+        result = ChildResult(
+            seconds,
+            usage.ru_maxrss / 1024,
+            proc.returncode,
+            out.read(),
+            err.read(),
+            usage.ru_utime + usage.ru_stime,
+        )
     if check and result.returncode != 0:
         raise RuntimeError(
             f"{' '.join(cmd)} exited {result.returncode}:\n{result.stderr.decode(errors='replace')[-3000:]}"

@@ -10,8 +10,8 @@ component of at most 250 bytes (git locks the ref as `<id>.lock`), and unique.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from gitdream import paths
 from gitdream.config import Config
@@ -47,8 +47,7 @@ def join(*parts: str) -> str:
     return "/".join(k for k in kept if k)
 
 
-@dataclass(frozen=True, eq=False)  # eq=False: never compared; less to build at import
-class Agent:
+class Agent(NamedTuple):  # not a frozen dataclass: 4x cheaper to build at import (idle path)
     """One agent. Paths are repository-relative POSIX strings; `dir` is "" for the root."""
 
     id: str

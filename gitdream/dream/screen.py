@@ -628,6 +628,7 @@ def _scan_rules(text: str, deny: Sequence[re.Pattern[str]]) -> list[Finding]:
 _INVISIBLE_EXTRA = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # per character: called for every non-ASCII one scanned
 def _invisible(char: str) -> bool:
     if char in "\n\r\t":
         return False
@@ -646,20 +647,27 @@ def normalize(text: str) -> tuple[str, list[int]] | None:
     removed — and, for each character of the result, the offset of the character of
     `text` it came from. None when that changes nothing (ASCII text always)."""
     if text.isascii() or (
-        unicodedata.is_normalized("NFKC", text) and not any(_invisible(c) for c in text if not c.isascii())
+        unicodedata.is_normalized("NFKC", text)
+        and not any(_invisible(c) for c in set(text) if not c.isascii())
     ):
         return None
     out: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
         if not char.isascii():
-            if _invisible(char):
-                continue
-            char = unicodedata.normalize("NFKC", char)
-            char = "".join(c for c in char if not _invisible(c))
+            char = _normalized(char)
         out.append(char)
         origin.extend([index] * len(char))
     return "".join(out), origin
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normalized(char: str) -> str:
+    """One non-ASCII character as `normalize` reads it: "" when invisible, else its NFKC
+    form without invisible characters."""
+    if _invisible(char):
+        return ""
+    return "".join(c for c in unicodedata.normalize("NFKC", char) if not _invisible(c))
 
 
 # Runs of base64 (standard or URL-safe alphabet) long enough to hide a key, possibly
@@ -846,12 +854,20 @@ def screen_units(
     deny = _compile_user(cfg.list("screen.deny"), "screen.deny")
     result = ScreenResult()
     source_pieces: dict[str, dict[str, Finding]] = {}
+    scanned: dict[str, list[Finding]] = {}
+
+    def findings_in(text: str) -> list[Finding]:
+        """`scan_text(text)`, once per distinct text (titles and topics repeat, and so do
+        sources)."""
+        if text not in scanned:
+            scanned[text] = scan_text(text, allow=allow, deny=deny)
+        return scanned[text]
 
     def pieces_of(entry_id: str) -> dict[str, Finding]:
         if entry_id not in source_pieces:
             found: dict[str, Finding] = {}
             text = (sources or {}).get(entry_id, "")[:SOURCE_SCAN_CHARS]
-            for finding in scan_text(text, allow=allow, deny=deny):
+            for finding in findings_in(text):
                 for piece in _pieces(finding.text):
                     found.setdefault(piece, finding)
             source_pieces[entry_id] = found
@@ -860,7 +876,7 @@ def screen_units(
     for unit in units:
         findings: list[dict[str, str]] = []
         for field_name in ("title", "body", "topic"):
-            for finding in scan_text(getattr(unit, field_name), allow=allow, deny=deny):
+            for finding in findings_in(getattr(unit, field_name)):
                 findings.append({"rule": finding.rule, "field": field_name, "excerpt": finding.masked})
         if (
             not findings

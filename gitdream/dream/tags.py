@@ -68,7 +68,8 @@ def find_tags(text: str) -> tuple[str, ...]:
     while (match := _BRACKET_TAG.match(rest)) is not None and _is_word(match[1]):
         found.append(match[1].strip("-_").lower())
         rest = rest[match.end() :]
-    prose = _EMAIL.sub(" ", prose_only(text))
+    # Without a "#" there is no `#tag` to find (and the prose pass is most of the cost).
+    prose = _EMAIL.sub(" ", prose_only(text)) if "#" in text else ""
     for match in _HASH_TAG.finditer(prose):
         word = match[1].rstrip("-_")
         if _is_word(word) and not _HEX_COLOUR.fullmatch(word.lower()):

@@ -19,9 +19,8 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import pygit2
 from pygit2.enums import ObjectType
@@ -69,8 +68,7 @@ _IN_PROGRESS_HINTS = {
 }
 
 
-@dataclass(frozen=True, eq=False)  # eq=False: never compared; less to build at import
-class Head:
+class Head(NamedTuple):  # not a frozen dataclass: 4x cheaper to build at import (idle path)
     """Where HEAD points: `branch` is a full ref name (None when detached), `oid` the
     commit id as hex (None when the branch is unborn)."""
 
