@@ -31,6 +31,13 @@ sit above them:
    at least `RESTATE_CONTAINMENT`; `Restatements` finds the candidates) corroborates that
    fact instead of becoming a copy of it in another topic.
 
+7. **No catch-all.** A fact that nothing the material shares names (step 4 finds no name)
+   joins the existing topic most like it (`NEAREST_COSINE`), else a topic named after its
+   own file, code or proper name, else — once every other fact is placed — the topic its
+   log section went to (the same headings of the same file, or a list item beside it). A
+   fact that names nothing itself and is weak is read and not kept; only a durable fact
+   with no subject at all, in no section, lands in `DEFAULT_TOPIC`.
+
 `related(profiles)` lists, for each topic, the topics it shares the most rare terms with (a
 `Related:` line, the relation completion of the seed documents).
 """
@@ -57,6 +64,10 @@ RELATED_MIN_SCORE = 3.0
 """Summed rarity (idf) of the terms two topics share, for one to be related to the other."""
 MIN_MENTIONS = 3
 """A name founds a topic only when at least this many entries of the material mention it."""
+NEAREST_COSINE = 0.15
+"""A fact that nothing the material shares names joins the topic most like it when at least
+this similar (tf-idf cosine) with `NEAREST_SHARED` terms in common (step 7)."""
+NEAREST_SHARED = 2
 RESTATE_CONTAINMENT = 0.8
 """A text restates a fact when the rarer-weighted share of the shorter one's terms that the
 other holds is at least this (`containment`)."""
@@ -765,12 +776,16 @@ class TopicMatcher:
         text: str,
         entry_names: Iterable[str] = (),
         threshold: float = MATCH_THRESHOLD,
+        *,
+        fallback: float = FALLBACK_COSINE,
+        min_shared: int = 3,
     ) -> tuple[str, float] | None:
         """`(slug, score)` of the topic the entry is about (module docstring, step 3): the
         topic whose own name is one of the entry's names (`entry_names`), else the one whose
         facts or text mention two of them, most and rarest first; else the topic whose
-        profile is most similar (tf-idf cosine at least `FALLBACK_COSINE`, three shared
-        terms). Ties go to the topic added first."""
+        profile is most similar (tf-idf cosine at least `fallback`, `min_shared` terms in
+        common; step 7 asks with `NEAREST_COSINE`, `NEAREST_SHARED`). Ties go to the topic
+        added first."""
         families = {f for f in map(family, entry_names) if f}
         own = set(terms(text))
         if not own and not families:
@@ -792,7 +807,7 @@ class TopicMatcher:
                 score = 10.0 + sum(self.idf(f) for f in named) + cosine
             elif (len(mentioned) >= 2 or mentioned & artifacts) and cosine >= threshold / 4:
                 score = 5.0 + sum(self.idf(f) for f in mentioned) + cosine
-            elif cosine >= FALLBACK_COSINE and len(shared) >= 3:
+            elif cosine >= fallback and len(shared) >= min_shared:
                 score = cosine
             else:
                 continue

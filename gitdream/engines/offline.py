@@ -38,7 +38,11 @@ words it was written in. Per run and agent:
    name, description and facts share most of its rare terms, else a new topic named after
    its most-mentioned fit name (a file, a product, a person, a bold label), its tag or its
    nearest fit heading; never after a clock time, a date, a turn, a heartbeat, a tally or a
-   template slot. Name families ("lessons", "lessons-learned") fold into one topic.
+   template slot. Name families ("lessons", "lessons-learned") fold into one topic. No
+   catch-all (`grouping`, step 7): a fact nothing the material shares names joins the topic
+   most like it, else its own file, code or proper name's topic, else — after every other
+   fact — its log section's topic; one that names nothing itself and is weak
+   (`SUBJECTLESS_MARGIN`) is read and not kept (`NO_SUBJECT`), judged by the entry alone.
 6. **Caps**: at most `max_units` units and `max_new_topics` new topics per run. An entry
    above the bar that does not fit is *deferred*: in `skipped` with the reason and in
    `failed_entries`, so it stays pending for the next run (where it is judged again, and
@@ -354,6 +358,16 @@ def _compatible(new: str, old: str) -> bool:
     return set(_numbers(short)) <= set(_numbers(long_))
 
 
+NO_SUBJECT = "not kept: no subject and not durable enough to stand alone"
+"""The reason of an entry read and not kept because it names no subject and is weak
+(grouping, step 7)."""
+SUBJECTLESS_MARGIN = 0.75
+"""An entry that names no subject is kept only when its salience clears the bar by this
+much on the log-odds scale (a bar of 0.3 → a probability of 0.48): filed under no subject
+of its own, it must be the more certainly durable."""
+_HOMELESS = ("", "")
+
+
 def _may_restate(new: str, fact: _Fact) -> bool:
     return _compatible(new, fact.text)
 
@@ -519,6 +533,8 @@ class _Known:
     facts: dict[str, list[_Fact]]
     by_path: dict[str, list[_Fact]]
     by_id: dict[str, list[_Fact]]
+    by_line: dict[tuple[str, int], list[_Fact]]
+    """(path, line) → the facts citing an entry that starts or ends on that line."""
 
     @classmethod
     def load(cls, context: DistillContext, memory: memoryfiles.MemoryFiles) -> _Known:
@@ -557,7 +573,13 @@ class _Known:
                 known = _Fact(target, target, target, one_line(fact.text))
                 facts[target].append(known)
                 cite(known, fact.sources)
-        return cls(facts, by_path, by_id)
+        by_line: dict[tuple[str, int], list[_Fact]] = {}
+        for entry_id, cited in by_id.items():
+            parsed = parse_entry_id(entry_id)
+            if parsed is not None:
+                for line in {parsed[1], parsed[2]}:
+                    by_line.setdefault((parsed[0], line), []).extend(cited)
+        return cls(facts, by_path, by_id, by_line)
 
 
 class _Run:
@@ -593,6 +615,14 @@ class _Run:
         documents = [grouping.terms(t) for t in cleaned if t]
         self.matcher = grouping.TopicMatcher(documents)
         self.proper = grouping.proper_names(_written(e) for e in context.entries)
+        # What memory holds counts with the material for `_own_subject`: a run that reads only
+        # the entries an earlier run deferred still knows whom the agent writes about.
+        held = [f.text for topic in memory.topics.values() for f in topic.facts or ()]
+        held += [memoryfiles.body_text(t.text) for t in memory.topics.values() if not t.owned]
+        held = [
+            line for text in [*held, memory.index_text or ""] for line in text.splitlines() if line.strip()
+        ]
+        self.proper_held = self.proper | grouping.proper_names(held)
         for slug, topic in memory.topics.items():
             texts = [topic.description] + [f.text for f in topic.facts or ()]
             if topic.facts is None or not topic.owned:
@@ -611,6 +641,13 @@ class _Run:
             if text:
                 found = grouping.names(_written(entry), entry.tags, self.proper)
                 self.mentions.update(grouping.family(n) for n in found)
+        self.held_mentions = Counter(self.mentions)
+        for line in held:
+            self.held_mentions.update(grouping.family(n) for n in grouping.names(line, (), self.proper_held))
+        self.sections: dict[tuple[str, tuple[str, ...]], Counter[str]] = {}  # (path, headings) → topics
+        self.lines: dict[
+            tuple[str, int], tuple[tuple[str, ...], str]
+        ] = {}  # (path, line) → (headings, topic)
         self.new_topics: set[str] = set()
         self.below: list[tuple[int, str]] = []  # (position, reason) of entries below the bar
         self.chance: dict[int, float] = {}  # position → probability of being durable
@@ -791,11 +828,16 @@ class _Run:
         """Corroborate or create, highest salience first, within the caps."""
         engine = self.engine
         waiting: list[_Candidate] = []
+        homeless: list[_Candidate] = []  # experience that names no subject and is like no topic
         for rank, candidate in enumerate(candidates):
             if len(self.result.units) >= engine.max_units:
                 self.defer(candidates[rank:], f"over max_units ({engine.max_units}); left for the next run")
                 break
             entry, text, target = candidate.entry, candidate.text, candidate.target
+            if target == "experience" and self._weak_and_subjectless(candidate):
+                for position in candidate.positions():
+                    self.skip(self.context.entries[position], NO_SUBJECT, "not_kept")
+                continue
             ids = (
                 self.vocabulary.ids(text)
                 if candidate.members
@@ -814,6 +856,9 @@ class _Run:
                 placed = self._topic_of(entry, text)
                 if placed is None:
                     waiting.append(candidate)
+                    continue
+                if placed == _HOMELESS:
+                    homeless.append(candidate)
                     continue
                 where, title = placed
             else:
@@ -836,12 +881,138 @@ class _Run:
             )
             self.stats["definition" if target != "experience" else "created"] += 1
             self.stats["folded"] += len(candidate.positions()) - 1
+            if target == "experience":
+                self._placed(candidate, where)
+        for rank, candidate in enumerate(homeless):
+            # Once every other fact is placed: the topic its log section went to.
+            if len(self.result.units) >= engine.max_units:
+                self.defer(homeless[rank:], f"over max_units ({engine.max_units}); left for the next run")
+                break
+            same = self._same_fact(candidate)  # one placed meanwhile, or an earlier homeless one
+            if same is not None:
+                self._corroborate(candidate, same)
+                continue
+            section = self._section_topic(candidate)
+            home = (
+                self._new_topic(grouping.DEFAULT_TOPIC.capitalize(), candidate.text, [])
+                if section is None
+                else None
+            )
+            if section is None and home is None:
+                waiting.append(candidate)
+                continue
+            slug = section if section is not None else home[0] if home else ""
+            self._create(candidate, slug, self.topics.titles.get(slug, slug))
         if waiting:
             self.defer(
                 waiting,
                 f"its subject needs a new topic, over max_new_topics ({engine.max_new_topics}); "
                 "left for the next run",
             )
+
+    def _create(self, candidate: _Candidate, where: str, title: str) -> None:
+        """A `create` unit of experience `candidate` in topic `where` (titled `title`)."""
+        text = candidate.text
+        fact = _Fact("experience", where, title, text)
+        ids = (
+            self.vocabulary.ids(text)
+            if candidate.members
+            else self.vocabulary.ranks(self.codes[candidate.position])
+        )
+        self.index_for("experience", _numbers(text)).add(fact, text, ids)
+        self.restatements.add(fact, text)
+        self.matcher.add_text(where, text)
+        self._placed(candidate, where)
+        self.result.units.append(
+            Unit(
+                title=title,
+                body=text,
+                target="experience",
+                action="create",
+                topic=where,
+                sources=self._sources(candidate),
+                date=self._date(candidate),
+            )
+        )
+        self.stats["created"] += 1
+        self.stats["folded"] += len(candidate.positions()) - 1
+
+    def _same_fact(self, candidate: _Candidate) -> _Fact | None:
+        """The experience fact `candidate` corroborates: as similar as `offline.similarity`
+        with the same numbers, or one it restates; None when there is none."""
+        text = candidate.text
+        ids = (
+            self.vocabulary.ids(text)
+            if candidate.members
+            else self.vocabulary.ranks(self.codes[candidate.position])
+        )
+        match = self.index_for("experience", _numbers(text)).best(text, ids)
+        if match is not None:
+            return match.key
+        return self.restatements.find(text, functools.partial(_may_restate, text))
+
+    def _placed(self, candidate: _Candidate, where: str) -> None:
+        """Note the topic the entries of `candidate` went to, by their log section."""
+        for position in candidate.positions():
+            entry = self.context.entries[position]
+            if entry.context:  # under no heading, a whole file is no section
+                self.sections.setdefault((entry.path, entry.context), Counter())[where] += 1
+            for line in {entry.start, entry.end}:
+                self.lines[(entry.path, line)] = (entry.context, where)
+
+    def _section_topic(self, candidate: _Candidate) -> str | None:
+        """The topic of the log section of a fact that names no subject and is like no
+        topic (grouping, step 7): where this run's other entries under the same headings of
+        the same file went (entries under a heading only: a file without headings is no
+        section), else the topic of a fact citing the line just above or below it (an item
+        of the same list: no heading sits between them); None when neither."""
+        entry = candidate.entry
+        votes = Counter(
+            self.sections.get((entry.path, entry.context), Counter()) if entry.context else Counter()
+        )
+        for position in candidate.positions():
+            one = self.context.entries[position]
+            for line in (one.start - 1, one.end + 1):
+                for fact in self.known.by_line.get((one.path, line), ()):
+                    if fact.group == "experience":
+                        votes[fact.where] += 1
+                context, slug = self.lines.get((one.path, line), ((), ""))
+                if slug and context == one.context:  # this run knows its headings
+                    votes[slug] += 1
+        if not votes:
+            return None
+        order = list(votes)
+        return max(order, key=lambda slug: (votes[slug], -order.index(slug)))
+
+    def _weak_and_subjectless(self, candidate: _Candidate) -> bool:
+        """True when the entry names no subject of its own — no fit tag, file or code name,
+        name written with a capital inside a sentence, or fit heading — and is not durable
+        enough to be kept without one (`SUBJECTLESS_MARGIN`): read and not kept (grouping,
+        step 7). Decided by the entry alone, before anything in memory is looked at, so an
+        entry read again (`--full`, a lost watermark) is judged the same."""
+        if candidate.members:
+            return False
+        entry = candidate.entry
+        chance = self.chance.get(candidate.position, 1.0)
+        if (
+            self.engine.bar <= 0.0
+            or salience.logit(chance) >= salience.logit(self.engine.bar) + SUBJECTLESS_MARGIN
+        ):
+            return False  # durable enough (and a bar of 0 keeps everything)
+        written = _written(entry)
+        if any(not grouping.unfit_name(t) for t in entry.tags) or grouping.artifact_names(written):
+            return False
+        if any(not _unfit_name(n) for n in grouping.names(written)):
+            return False
+        return not any(
+            not (
+                _unfit_name(h)
+                or is_generic_heading(h)
+                or grouping.unfit_name(h)
+                or salience.is_event_heading(h)
+            )
+            for h in entry.context
+        )
 
     def _sources(self, candidate: _Candidate) -> tuple[str, ...]:
         return tuple(self.context.entries[p].id for p in candidate.positions())
@@ -866,6 +1037,8 @@ class _Run:
         )
         self.stats["definition" if target != "experience" else "corroborated"] += 1
         self.stats["folded"] += len(candidate.positions()) - 1
+        if target == "experience":
+            self._placed(candidate, fact.where)
 
     def _topic_of(self, entry: Entry, text: str) -> tuple[str, str] | None:
         """`(slug, title)` of the entry's topic (module docstring, step 5), or None when it
@@ -890,6 +1063,21 @@ class _Run:
             self.matcher.add_names(match[0], found)
             return match[0], self.topics.titles.get(match[0], match[0])
         name = next(iter(clean_name(t) for t in tagged), None) or self._name_for(entry, text)
+        if name is None:  # it names nothing the material shares: the topic most like it
+            near = self.matcher.best(
+                text, found, fallback=grouping.NEAREST_COSINE, min_shared=grouping.NEAREST_SHARED
+            )
+            if near is not None:
+                self.matcher.add_names(near[0], found)
+                return near[0], self.topics.titles.get(near[0], near[0])
+            name = self._own_subject(entry)
+            if name is None:
+                return _HOMELESS
+        return self._new_topic(name, text, found)
+
+    def _new_topic(self, name: str, text: str, found: list[str]) -> tuple[str, str] | None:
+        """`(slug, title)` of topic `name` — existing, or created when the run may still
+        create one (`max_new_topics`); None when it may not."""
         slug = self.topics.existing(name)
         if slug is not None:
             return slug, self.topics.titles[slug]
@@ -903,11 +1091,30 @@ class _Run:
         self.matcher.add_names(slug, found)
         return slug, self.topics.titles.get(slug, name)
 
-    def _name_for(self, entry: Entry, text: str) -> str:
+    def _own_subject(self, entry: Entry) -> str | None:
+        """The subject of an entry named by nothing the material shares and like no topic
+        (grouping, step 7): the first file or code name it holds, else its first proper
+        name of four letters or more (a shorter one is mostly an abbreviation: "Sci",
+        "Rev") that the material and memory mention `grouping.MIN_MENTIONS` times; None
+        when it names none."""
+        written = _written(entry)
+        proper = [
+            n
+            for n in grouping.names(written, entry.tags, self.proper_held)
+            if n.casefold() in self.proper_held
+            and (len(n) >= 4 or n.isupper())
+            and self.held_mentions[grouping.family(n)] >= grouping.MIN_MENTIONS
+        ]
+        for name in grouping.artifact_names(written) + proper:
+            if not _unfit_name(name) and grouping.is_subject_family(name):
+                return clean_name(name)
+        return None
+
+    def _name_for(self, entry: Entry, text: str) -> str | None:
         """A new topic's name: the entry's most-mentioned fit name (mentioned by at least
         `grouping.MIN_MENTIONS` entries), else the file or tool its nearest heading names,
         else its nearest fit heading, else the term it shares with the most of the run's
-        facts (`grouping.keyword`), else the default."""
+        facts (`grouping.keyword`); None when none of these names it."""
         for text_ in (entry.text, *reversed(entry.context)):
             found = [n for n in grouping.names(text_, entry.tags, self.proper) if not _unfit_name(n)]
             if found:
@@ -932,4 +1139,4 @@ class _Run:
         shared = grouping.keyword(text, self.shared, self.matcher)
         if shared is not None and not _unfit_name(shared):
             return clean_name(shared)
-        return grouping.DEFAULT_TOPIC.capitalize()
+        return None
