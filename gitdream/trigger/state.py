@@ -146,15 +146,23 @@ def time_gate_reason(agent: AgentState, base_hours: float, opens: datetime, now:
     return f"{since} (opens in {hours:.1f} h, at {clock.iso(opens)})"
 
 
-def record_run(state: State, agent_id: str, run_id: str, status: str, started: datetime) -> None:
+def record_run(
+    state: State, agent_id: str, run_id: str, status: str, started: datetime, *, refused: bool = False
+) -> None:
     """Update the agent's state after a run with `status` (ok/partial/noop/failed/aborted):
-    a `partial` run (a model call failed; its material stays pending) counts as a failure."""
+    a `partial` run (a model call failed; its material stays pending) counts as a failure.
+    `refused`: the run failed because of the repository's state (a RepoStateError, e.g.
+    the watermark is not in this clone) — recorded as the last run, but not a failed
+    dream, so it does not stretch the back-off: fixing the repository (fetching
+    gitdream's refs) must not leave the hooks waiting longer than `min_hours`."""
     entry = state.agent(agent_id)
     entry.last_attempt = clock.iso(started)
     entry.last_run = run_id
     entry.last_status = status
     if status == "partial":  # material was consolidated, and a model call failed
         entry.last_dream = clock.iso(started)
+    if refused:
+        return
     if status in ("failed", "partial"):
         entry.failures += 1
         entry.last_failed = clock.iso(started)
