@@ -242,7 +242,11 @@ def _dream_each(
                 engine.close()
             result.outcomes.append(outcome)
             if save is not None:
-                state_mod.record_run(state, agent.id, run_id, outcome.status, started)
+                # Refused for the repository's state (RepoStateError: e.g. the watermark is
+                # not in this clone) is not a failed dream: it does not back the hooks off.
+                error = outcome.receipt.error or {}
+                refused = outcome.status == "failed" and error.get("type") == RepoStateError.kind
+                state_mod.record_run(state, agent.id, run_id, outcome.status, started, refused=refused)
                 save()
             if outcome.status == "aborted":
                 break

@@ -58,6 +58,20 @@ def test_noop_and_aborted_do_not_count_success_resets() -> None:
         assert st.agent("ops").failures == expected, status
 
 
+def test_a_run_refused_for_the_repositorys_state_does_not_back_off() -> None:
+    """A run refused with RepoStateError (the watermark not in this clone) is the last
+    run, but neither a failure nor a reset: the back-off stays what the dreams made it."""
+    st = state_mod.State()
+    when = clock.parse_iso("2026-03-01T00:00:00Z")
+    state_mod.record_run(st, "ops", "r1", "failed", when, refused=True)
+    entry = st.agent("ops")
+    assert (entry.last_run, entry.last_status, entry.failures, entry.last_failed) == ("r1", "failed", 0, None)
+    assert state_mod.time_gate_opens(entry, 24.0) is None
+    state_mod.record_run(st, "ops", "r2", "failed", when)
+    state_mod.record_run(st, "ops", "r3", "failed", when + timedelta(hours=1), refused=True)
+    assert (st.agent("ops").failures, st.agent("ops").last_failed) == (1, clock.iso(when))
+
+
 def _evaluate(root: Path, st: state_mod.State, **overrides: object) -> gates.GateResult:
     cfg = config.load(root, env={}).with_overrides({k: (v, "test") for k, v in overrides.items()})
     repo = Repo.open(root)

@@ -184,6 +184,12 @@ def test_a_clone_without_gitdreams_refs_closes_the_gate_with_the_fetch_hint(remo
     # sessions are counted from it: 1 new session of 5.
     manual = run_gitdream(clone, "run")
     assert manual.returncode != 0 and "refs/gitdream/*:refs/gitdream/*" in manual.stderr
+    # Refused for the repository's state, not a failed dream: recorded as the last run,
+    # but no back-off, so the hooks wait no longer than min_hours once the refs are here.
+    (agent,) = json.loads(cli(clone, "status", "--json").stdout)["agents"]
+    assert agent["last_run"]["status"] == "failed", agent["last_run"]
+    assert agent["backoff"] == {"failures": 0, "interval_hours": 24.0}, agent["backoff"]
+    assert agent["time_gate"]["open"] is True, agent["time_gate"]
     git(remote.upstream, "push", "-q", "origin", "refs/gitdream/*:refs/gitdream/*")
     git(clone, "fetch", "-q", "origin", "refs/gitdream/*:refs/gitdream/*")
     (agent,) = json.loads(cli(clone, "status", "--json").stdout)["agents"]
