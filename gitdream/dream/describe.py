@@ -17,6 +17,14 @@ and one that would have to be cut to fit ranks lower (`CUT_PENALTY`), so a whole
 wins over a longer one of similar weight. Of equals the newest wins. These penalties are
 design choices, not fitted: the labels judge entries, not index lines.
 
+The line is read alone, so a later sentence of a fact that **continues the one before it**
+does not stand as the description: it opens with a pointer or a contrast ("This …", "But …",
+"하지만 …", "但 …") or takes up a word of the sentence before it ("Sleep consolidates weak
+memories. Strong memories don't benefit.": its subject is the contrast with what was just
+said). Then the fact's own opening describes the topic — the whole fact when it fits, else
+its first sentence —, unless that opening is itself a record of one moment ("Created `x` …"),
+which says less than the sentence it would replace.
+
 A leading label that repeats the topic's title ("Moltbook: …" in Moltbook) is dropped. The
 chosen sentence is then **shortened at a boundary of its meaning**, never inside a word:
 its first sentence (without a one-word label such as "IMPORTANT:" when only that makes it
@@ -36,7 +44,7 @@ from datetime import date
 
 from gitdream.dream import salience
 from gitdream.dream.facts import Fact, one_line
-from gitdream.dream.lexicons import CONTRAST_WORDS, REASON_WORDS, Lexicon
+from gitdream.dream.lexicons import CONTRAST_WORDS, POINTER_WORDS, REASON_WORDS, Lexicon
 from gitdream.text import sentences
 from gitdream.text.clip import clip
 from gitdream.units import Entry
@@ -81,6 +89,7 @@ DEPENDENT_FEATURES = frozenset(
 )
 _WHOLE_CLAUSE_END = re.compile(r"(?:; | — | – |；)")
 _CLAUSE_END = re.compile(r"(?:: |： |, |、|，)")
+_BRACKET = re.compile(r" [(（\[]")
 _ADDED_CLAUSE = Lexicon(REASON_WORDS + CONTRAST_WORDS)
 """What opens a clause added to a whole statement: ", because …", ", but …", "，因为……"."""
 _CUES = salience.Cues()
@@ -110,11 +119,25 @@ def shorten(text: str, limit: int) -> str:
         return rest.strip()  # a one-word label ("IMPORTANT:", "Remember:") is emphasis, not content
     whole = [m.start() for m in _WHOLE_CLAUSE_END.finditer(first)]
     whole += [m.start() for m in _CLAUSE_END.finditer(first) if _ADDED_CLAUSE.starts(first[m.end() :])]
-    for cuts, mark in ((sorted(whole), ""), ([m.start() for m in _CLAUSE_END.finditer(first)], "…")):
-        fitting = [cut for cut in cuts if cut + len(mark) <= limit]
+    for cuts, mark in (
+        (sorted(whole), ""),
+        (sorted([m.start() for m in _CLAUSE_END.finditer(first)] + _brackets(first)), "…"),
+    ):
+        fitting = [cut for cut in cuts if cut + len(mark) <= limit and not _open_bracket(first[:cut])]
         if fitting and fitting[-1] >= limit // 3:
             return first[: fitting[-1]].rstrip(" ,;:；，") + mark
     return clip(first, limit)
+
+
+def _brackets(text: str) -> list[int]:
+    """Where a parenthesis opens in `text` after a space: a clause may be cut before it."""
+    return [m.start() for m in _BRACKET.finditer(text)]
+
+
+def _open_bracket(head: str) -> bool:
+    """True when `head` leaves a bracket open: a cut there ends inside a parenthesis
+    ("… (acknowledge yourself…") — a clause is cut before its bracket, not in it."""
+    return any(head.count(left) > head.count(right) for left, right in ("()", "（）", "[]"))
 
 
 _CLAUSE_SEPARATOR = re.compile(r"; |；")
@@ -175,8 +198,7 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
         judged = _judge(text, title)
         fired = {name for name, value in judged.cues.items() if value}
         score = judged.score + SEEN_WEIGHT * math.log(max(1, fact.seen))
-        # "Added `x`: …" was done once; "I had to make one fix …" is the speaker's own doings
-        if RECORD_FEATURES & fired or _CUES.activity.starts(text) or {"past", "first-person"} <= fired:
+        if _records(text, fired):
             score -= RECORD_PENALTY
         elif "past" in fired:
             score -= RECORD_PENALTY / 2
@@ -186,7 +208,11 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
             score -= CUT_PENALTY
         return (round(score, 6), fact.last or date.min, position)
 
-    best = max(candidates, key=rank)[2]
+    (_order, index), chosen, best = max(candidates, key=rank)
+    parts = sentences.split(one_line(chosen.text))
+    if index < 0 and _continues(best, parts[-index - 1]) and not _is_record(parts[0], title):
+        whole = one_line(chosen.text)
+        best = whole if len(whole) <= limit else _opening(parts[0], limit)
     for separator in (": ", "：", ":"):  # "Moltbook: Can read but not post." under "Moltbook"
         if (
             title
@@ -196,3 +222,57 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
             best = best[len(title) + len(separator) :].strip()
             break
     return shorten(best, limit)
+
+
+def _records(text: str, fired: set[str]) -> bool:
+    """True when sentence `text` (its fired salience features `fired`) records one moment:
+    "Added `x`: …" was done once; "I had to make one fix …" is the speaker's own doings."""
+    return bool(RECORD_FEATURES & fired) or _CUES.activity.starts(text) or {"past", "first-person"} <= fired
+
+
+def _opening(first: str, limit: int) -> str:
+    """The first sentence `first` of a fact as a description: whole when it fits, else
+    without its leading label when that makes it fit ("Retrieval practice (2025): Sleep
+    consolidates …" — the statement, not the label cut short), else `shorten`'s cut."""
+    if len(first) > limit:
+        for separator in (": ", "："):
+            rest = first.partition(separator)[2].strip()
+            if rest and len(rest) <= limit and len(rest) >= limit // 4:
+                return rest
+    return shorten(first, limit)
+
+
+def _is_record(text: str, title: str) -> bool:
+    """True when sentence `text`, read under `title`, records one moment (`_records`)."""
+    judged = _judge(text, title)
+    return _records(text, {name for name, value in judged.cues.items() if value})
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_DENSE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_LEANS = Lexicon(CONTRAST_WORDS + POINTER_WORDS)
+"""What opens a sentence that leans on the one before it: "But …", "This …", "하지만 …"."""
+STEM = 5
+"""Letters of a word compared to find a word taken up again ("memories"/"memory")."""
+
+
+def _stems(text: str) -> set[str]:
+    """The content words of `text`: the first `STEM` letters of each word of at least `STEM`
+    letters (two syllables in Hangul, whose words are short), and each pair of adjacent
+    Chinese or Japanese characters (those scripts write no spaces)."""
+    out: set[str] = set()
+    for word in _WORD.findall(text.casefold()):
+        if _DENSE.search(word):
+            dense = "".join(ch for ch in word if _DENSE.match(ch))
+            out |= {dense[i : i + 2] for i in range(len(dense) - 1)}
+        elif "\uac00" <= word[0] <= "\ud7a3":
+            out |= {word[:2]} if len(word) >= 3 else set()
+        elif len(word) >= STEM:
+            out.add(word[:STEM])
+    return out
+
+
+def _continues(text: str, before: str) -> bool:
+    """True when sentence `text` continues sentence `before` (module docstring): it opens
+    with a contrast or a pointer, or takes up one of its content words."""
+    return _LEANS.starts(text) or bool(_stems(text) & _stems(before))

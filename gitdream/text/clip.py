@@ -6,8 +6,8 @@ not between the halves of a surrogate pair (lone surrogates can come from escape
 before a combining mark, variation selector, emoji modifier or tag character, not next to a
 zero-width joiner, and not inside a pair of regional indicators (a flag). When a space lies in
 the last fifth of the kept text, it cuts there, so words stay whole. A run of ASCII characters
-without spaces (a word, a URL, a hash, a key or token) is never split, however long: the cut
-moves before it, so clipped text can never end in part of a secret that the scanner, seeing
+without spaces (a word, a URL, a hash, a key or token) — or a word of any script written with
+spaces ("résumé", "메모리") — is never split, however long: the cut moves before it, so clipped text can never end in part of a secret that the scanner, seeing
 only that part, would not recognise. Scripts written without spaces (Chinese, Japanese, Thai)
 are cut at any character.
 """
@@ -78,5 +78,20 @@ def clip(text: str, limit: int) -> str:
 
 
 def _token(ch: str) -> bool:
-    """A printable ASCII character other than space: part of a word, URL, key or token."""
-    return "!" <= ch <= "~"
+    """A printable ASCII character other than space, or a letter or digit of a script written
+    with spaces between words ("résumé", "메모리"): part of a word, URL, key or token."""
+    return "!" <= ch <= "~" or (ch.isalnum() and not _dense(ch))
+
+
+def _dense(ch: str) -> bool:
+    """A character of a script written without spaces (Chinese, Japanese kana, Thai, Lao,
+    Khmer, Myanmar): a word boundary may fall after any of them."""
+    cp = ord(ch)
+    return (
+        0x2E80 <= cp <= 0x9FFF  # CJK radicals, kana, CJK ideographs
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x20000 <= cp <= 0x3FFFF
+        or 0x0E00 <= cp <= 0x0EFF  # Thai, Lao
+        or 0x1000 <= cp <= 0x109F  # Myanmar
+        or 0x1780 <= cp <= 0x17FF  # Khmer
+    )

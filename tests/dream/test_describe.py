@@ -162,3 +162,66 @@ def test_the_speakers_account_of_their_own_work_does_not_describe_a_topic() -> N
         fact("I had to make one fix to the pyproject.toml file and removed the classifiers.", day=5),
     ]
     assert summary_of(facts, "Packaging").startswith("The package list")
+
+
+def test_a_later_sentence_that_continues_the_one_before_it_does_not_stand_as_the_line() -> None:
+    # "Strong memories" takes up "weak memories" of the sentence before: read alone it is a
+    # fragment of a contrast, so the fact's opening describes the topic.
+    english = (
+        "Sleep preferentially consolidates weak memories via spindle activity. Strong memories don't "
+        "benefit — always stable. Fast spindle density correlates with retention of poorly-encoded "
+        "items across many studies."
+    )
+    assert summary_of([fact(english)], "Sleep research") == (
+        "Sleep preferentially consolidates weak memories via spindle activity."
+    )
+    korean = (
+        "수면은 방추파 활동을 통해 약한 기억을 우선적으로 강화한다. 강한 기억은 절대 이득을 보지 않는다 — "
+        "이미 안정적이다. 빠른 방추파 밀도는 잘 부호화되지 않은 항목의 유지와 상관관계가 있으며 여러 "
+        "연구에서 확인되었다."
+    )
+    assert (
+        summary_of([fact(korean)], "수면 연구")
+        == "수면은 방추파 활동을 통해 약한 기억을 우선적으로 강화한다."
+    )
+    # a sentence opening with a contrast leans on the one before it: the short fact is the line
+    contrast = (
+        "Deploys go out through the staging cluster first. But never on Fridays, always wait for Monday."
+    )
+    assert summary_of([fact(contrast)], "Deploys") == contrast
+
+
+def test_a_continuation_does_not_give_way_to_an_opening_that_records_one_moment() -> None:
+    text = (
+        "Created `verify.py` in the repo yesterday afternoon for the tiers work. Verify.py never trusts "
+        "a key it has not pinned itself, always check the pin first before anything else."
+    )
+    assert summary_of([fact(text)], "Verification").startswith("Verify.py never trusts")
+
+
+def test_a_clause_is_cut_before_its_bracket_never_inside_it() -> None:
+    english = (
+        "My name is Ann Lee, my e-mail is ann@example.org so update the contributors list (acknowledge "
+        "yourself, Claude, noting your model version) in TOML."
+    )
+    assert (
+        shorten(english, 100)
+        == "My name is Ann Lee, my e-mail is ann@example.org so update the contributors list…"
+    )
+    chinese = (
+        "项目的维护者是李安，邮箱是 ann@example.org，请更新贡献者名单（也写上你自己，注明你现在的模型版本，"
+        "以及其他的一些详细信息和说明）以及许可证文件里面的内容。"
+    )
+    assert shorten(chinese, 60) == "项目的维护者是李安，邮箱是 ann@example.org…"
+
+
+def test_a_cut_never_splits_a_word_of_a_script_written_with_spaces() -> None:
+    from gitdream.text.clip import clip
+
+    assert clip("회의 요약: " + "가나다라마바사아자차카타파하" * 3, 30) == "회의 요약:…"
+    assert clip("Итог встречи: " + "длинноесловобезпробелов" * 3, 40) == "Итог встречи:…"
+    # Chinese is written without spaces: a cut may fall after any character
+    assert (
+        clip("会议总结：" + "这是一个很长的句子没有任何空格" * 3, 20)
+        == "会议总结：这是一个很长的句子没有任何空…"
+    )

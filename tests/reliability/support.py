@@ -114,9 +114,11 @@ def worktree_matches(root: Path, tree: dict[str, str]) -> bool:
 
 
 def leftovers(root: Path) -> list[str]:
-    """Half-written files: gitdream's temporary files, and git lock files."""
+    """Half-written files: gitdream's temporary files, git lock files and the records of
+    the ref locks gitdream holds."""
     found = [str(p) for p in root.rglob("*.gitdream-*.tmp")]
     found += [str(p) for p in (root / ".git").rglob("*.lock")]
+    found += [str(p) for p in (root / ".git" / "gitdream" / "reflocks").glob("*")]  # refs.drop_dead_locks
     return found
 
 
