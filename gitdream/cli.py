@@ -173,14 +173,19 @@ def _start(ctx: click.Context) -> Path:
 
 def open_repo(ctx: click.Context) -> Any:
     """Open the repository for the current command (see gitdream.git.repo.Repo.open), and
-    finish a dream commit a killed gitdream left half-done (its journal, or its
-    index.lock: `commitbuilder.repair`), whichever command this is."""
+    finish a dream commit a killed gitdream left half-done (its journal, its index.lock,
+    the ref lock files it held: `commitbuilder.repair`), whichever command this is."""
 
     from gitdream.git.repo import Repo  # idle path: --help and --version load no pygit2
 
     repo = Repo.open(_start(ctx))
     journals = repo.common_dir / "gitdream" / "journal"
-    interrupted = (journals.is_dir() and any(journals.iterdir())) or (repo.git_dir / "index.lock").exists()
+    reflocks = repo.common_dir / "gitdream" / "reflocks"  # a killed ref move's (refs.drop_dead_locks)
+    interrupted = (
+        (journals.is_dir() and any(journals.iterdir()))
+        or (repo.git_dir / "index.lock").exists()
+        or (reflocks.is_dir() and any(reflocks.iterdir()))
+    )
     if interrupted and repo.inherited_index is None:  # (the cheap test first: the idle path)
         from gitdream.git import commitbuilder  # idle path: a command loads only its own modules
 

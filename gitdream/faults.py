@@ -13,11 +13,14 @@ Several entries may be given, separated by commas. Without `@N` an entry acts at
 crossing. The points are named where the code crosses a boundary that matters for crash
 safety:
 
-- every commit (`gitdream.git.commitbuilder.commit`): after-blobs, after-tree,
+- every commit (`gitdream.git.commitbuilder.commit`): after-gate-look (the write gate
+  asked the index which paths differ in the working tree), after-blobs, after-tree,
   after-commit-object, before-ref-move, after-ref-move; on the checked-out branch also
   after-index-lock (index.lock taken, nothing staged yet),
   mid-worktree-update (between two paths, when the commit has several) and
   before-index-update (after the working-tree files, before the index entries);
+- every reference transaction (`gitdream.git.refs.transaction`): refs-locked (its ref
+  lock files taken, right before it commits);
 - the dream lock (`gitdream.trigger.dreamlock.acquire`): lock-taken (the kernel lock is
   held, the file does not name the holder yet);
 - `gitdream run` (per agent): before-experience-commit, after-experience-commit (before
@@ -40,6 +43,7 @@ import time
 from pathlib import Path
 
 COMMIT_POINTS = (
+    "after-gate-look",
     "after-blobs",
     "after-tree",
     "after-commit-object",

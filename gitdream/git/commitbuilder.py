@@ -456,6 +456,8 @@ def repair(repo: Repo) -> list[str]:
     """Finish a commit that a crash interrupted (see the module docstring); the next
     gitdream command calls it, whichever it is.
 
+    - the ref lock files (`HEAD.lock`, `refs/heads/<branch>.lock`) a killed gitdream
+      held are removed (`refs.drop_dead_locks`);
     - an index.lock a killed gitdream left before it wrote anything is removed;
     - a journal whose branch never got the commit (or is no longer checked out, or no
       longer contains it) is dropped, and its index.lock removed;
@@ -471,6 +473,11 @@ def repair(repo: Repo) -> list[str]:
     """
     if repo.inherited_index is not None:
         return []
+    return [*refs.drop_dead_locks(repo), *_repair_commit(repo)]
+
+
+def _repair_commit(repo: Repo) -> list[str]:
+    """`repair`'s part for the index and working tree (see there)."""
     journal = _read_journal(repo)
     if isinstance(journal, str):
         return [journal]

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
+import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pygit2
 
+from gitdream import faults, paths
 from gitdream.errors import GitdreamError, RepoStateError
 
 if TYPE_CHECKING:
@@ -34,6 +40,56 @@ class _Busy(Exception):
         self.error = error
 
 
+class _Held:
+    """The lock files this process's open reference transaction holds, recorded beside the
+    state (`<git-common-dir>/gitdream/reflocks/<pid>`: the process, and each lock file's
+    path, inode and change time) from the moment each is taken until the transaction ends.
+
+    git cannot tell a lock file a killed process left from the live lock of a running
+    command, and refuses to write until someone removes it; libgit2's lock files hold
+    nothing that names their writer. The record lets the next gitdream command remove
+    exactly the files a killed gitdream took (`drop_dead_locks`): the same file (inode and
+    change time), of a process that is provably gone — never a lock a git command took
+    since, even at the same path. A kill between libgit2 creating a lock file and the
+    record naming it (microseconds) leaves a lock that stays refused (docs/reliability.md)."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.locks: list[dict[str, object]] = []
+        self.path = paths.state_dir(repo.common_dir) / REFLOCKS / str(os.getpid())
+
+    def took(self, ref: str) -> None:
+        from gitdream.git import lockfiles  # idle path: only where it is used
+
+        path = lockfiles.lock_path(self.repo, ref)
+        try:
+            found = path.stat()
+        except OSError:
+            return  # no file to leave behind (a packed-refs-only backend, say)
+        self.locks.append({"path": str(path), "ino": found.st_ino, "ctime_ns": found.st_ctime_ns})
+        data = json.dumps({**_me(), "locks": self.locks}).encode()
+        paths.ensure_dir(self.path.parent)
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        tmp.write_bytes(data)  # no fsync: it guards against a kill, and locks die with power
+        os.replace(tmp, self.path)
+
+    def release(self) -> None:
+        if self.locks:
+            self.path.unlink(missing_ok=True)
+            self.locks = []
+
+
+REFLOCKS = "reflocks"
+_holding: _Held | None = None
+
+
+@functools.cache
+def _me() -> dict[str, object]:
+    from gitdream import processes  # idle path: only where it is used
+
+    return processes.identity()
+
+
 def lock(txn: Any, ref: str) -> None:
     """Lock `ref` in transaction `txn` (inside `transaction`'s body)."""
 
@@ -41,6 +97,8 @@ def lock(txn: Any, ref: str) -> None:
         txn.lock_ref(ref)
     except (pygit2.GitError, OSError) as exc:  # <ref>.lock exists (pygit2 raises either)
         raise _Busy(ref, exc) from exc
+    if _holding is not None:
+        _holding.took(ref)
 
 
 def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
@@ -48,14 +106,20 @@ def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
     locks its refs with `lock`; when one is held by another process the transaction is
     dropped (releasing the locks it took) and tried again, for up to LOCK_TIMEOUT_SECONDS;
     a lock that stays is refused as `lockfiles.held` does (a RepoStateError naming the file).
-    An exception raised by `body` drops the transaction: nothing moves."""
+    An exception raised by `body` drops the transaction: nothing moves. The lock files
+    taken are recorded while held (see `_Held`); fault point `refs-locked` is crossed with
+    every lock taken, right before the transaction commits."""
     from gitdream.git import lockfiles  # idle path: only where it is used
 
+    global _holding
     deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
     while True:
+        held = _holding = _Held(repo)
         try:
             with repo.raw.transaction() as txn:
-                return body(txn)
+                result = body(txn)
+                faults.point("refs-locked")
+            return result
         except _Busy as busy:
             from gitdream.git.environment import translate  # idle path: only where it is used
 
@@ -68,6 +132,48 @@ def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
                 refusal = lockfiles.from_git_error(busy.error)
                 raise refusal or lockfiles.held(lockfiles.lock_path(repo, busy.ref), busy.ref) from busy.error
             time.sleep(0.02)
+        finally:
+            _holding = None
+            held.release()
+
+
+def drop_dead_locks(repo: Repo) -> list[str]:
+    """Remove the ref lock files (`HEAD.lock`, `refs/…/<name>.lock`) that a gitdream process
+    took and was killed holding, as its record (see `_Held`) names them: only files that
+    are still the very files it created, of a process provably gone; then the record.
+    Returns a warning per file removed. Records of live processes are left alone."""
+    from gitdream import processes  # idle path: only where it is used
+
+    warnings: list[str] = []
+    folder = paths.state_dir(repo.common_dir) / REFLOCKS
+    try:
+        records = [p for p in folder.iterdir() if p.name.isdigit()]
+    except OSError:
+        return warnings
+    for record_path in records:
+        try:
+            record = json.loads(record_path.read_bytes())
+        except (OSError, ValueError):
+            continue  # a record being written right now, or damaged: leave the locks
+        if not isinstance(record, dict) or not processes.gone(record):
+            continue
+        for entry in record.get("locks") or []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+                continue
+            path = Path(entry["path"])
+            try:
+                found = path.stat()
+            except OSError:
+                continue
+            if (found.st_ino, found.st_ctime_ns) == (entry.get("ino"), entry.get("ctime_ns")):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                warnings.append(
+                    f"removed {path}, left by gitdream process {record.get('pid')} that was killed "
+                    "while it moved a ref (nothing had moved)"
+                )
+        record_path.unlink(missing_ok=True)
+    return warnings
 
 
 def compare_and_swap(repo: Repo, ref: str, expected: str | None, new: str | None, message: str) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 SYMLINK = "symlink"
 DIRECTORY = "directory"
+SPECIAL = "special"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -74,8 +75,9 @@ def folder(workdir: Path, rel: str, create: bool = False) -> Iterator[int]:
 
 
 def sha256_at(fd: int, name: str) -> str | None:
-    """SHA-256 of the regular file `name` in folder `fd`; None when absent, `SYMLINK` or
-    `DIRECTORY` for those (never followed)."""
+    """SHA-256 of the regular file `name` in folder `fd`; None when absent, `SYMLINK`,
+    `DIRECTORY` or `SPECIAL` (anything else: a FIFO, a device) for those (never followed
+    or opened)."""
     try:
         info = os.lstat(name, dir_fd=fd)
     except FileNotFoundError:
@@ -84,7 +86,9 @@ def sha256_at(fd: int, name: str) -> str | None:
         return SYMLINK
     if stat.S_ISDIR(info.st_mode):
         return DIRECTORY
-    handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+    if not stat.S_ISREG(info.st_mode):
+        return SPECIAL  # a FIFO or a device: opening it could block, reading it never end
+    handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
     digest = hashlib.sha256()
     with os.fdopen(handle, "rb") as stream:
         for block in iter(lambda: stream.read(1 << 20), b""):

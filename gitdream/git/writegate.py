@@ -30,7 +30,6 @@ touch neither index nor working tree) rules 4 and 7 look at HEAD's tree only, an
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat as stat_mod
 from collections.abc import Iterable
@@ -41,8 +40,9 @@ from typing import TYPE_CHECKING
 import pygit2
 from pygit2.enums import FileStatus as F
 
+from gitdream import faults
 from gitdream.errors import WriteRefused
-from gitdream.git import indexfile, sparse
+from gitdream.git import indexfile, sparse, worktree
 
 if TYPE_CHECKING:
     from gitdream.agents import Agent
@@ -101,13 +101,15 @@ def syntax_problem(path: str) -> str | None:
     return None
 
 
-def file_sha256(path: Path) -> str | None:
-    """SHA-256 (hex) of a file's bytes, or None when it does not exist."""
+def file_sha256(workdir: Path, path: str) -> str | None:
+    """SHA-256 (hex) of the working-tree file `path`, reached through no link and opened
+    only when it is a regular file (`worktree.sha256`: its markers otherwise); None when it
+    does not exist, "unreadable" when the file system refuses (a re-check then never
+    matches it)."""
     try:
-        with path.open("rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-    except FileNotFoundError:
-        return None
+        return worktree.sha256(workdir, path)
+    except OSError:
+        return "unreadable"
 
 
 def _refuse(path: str, reason: str, hint: str) -> Verdict:
@@ -229,11 +231,18 @@ def check(
     if kind not in KINDS:
         raise ValueError(f"unknown write kind {kind!r}")
     paths = list(paths)
+    plain = [p for p in paths if syntax_problem(p) is None]
+    # The bytes first (through no link, never opening anything but a regular file), then
+    # the look that says they are HEAD's (issue 16): read after the look, they could be an
+    # edit made in between, which the re-check under index.lock and the working-tree update
+    # would then take for the pre-dream bytes, and overwrite.
+    sha = {} if tree_only else {p: file_sha256(repo.workdir, p) for p in plain}
     # One look at the index for all of them, limited to them (issue 16: not the tree).
-    listed = None if tree_only else indexfile.listing(repo, [p for p in paths if syntax_problem(p) is None])
+    listed = None if tree_only else indexfile.listing(repo, plain)
+    faults.point("after-gate-look")
     verdicts = []
     for path in paths:
-        verdicts.append(_check_one(repo, agent, path, kind, listed))
+        verdicts.append(_check_one(repo, agent, path, kind, listed, sha.get(path)))
     if listed is not None:
         verdicts = _hidden_changes(listed, verdicts)
     return verdicts
@@ -264,7 +273,9 @@ def _hidden_changes(listed: Listing, verdicts: list[Verdict]) -> list[Verdict]:
     return out
 
 
-def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, listed: Listing | None) -> Verdict:
+def _check_one(
+    repo: Repo, agent: Agent | None, path: str, kind: str, listed: Listing | None, sha: str | None = None
+) -> Verdict:
     tree_only = listed is None
     problem = syntax_problem(path)
     if problem is not None:
@@ -273,7 +284,7 @@ def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, listed: Li
         found = _tree_problem(repo, path) or _worktree_link_problem(repo.workdir, path)
         if found is not None:
             return _refuse(path, *found)
-        verdict = _status_verdict(repo, path, listed)
+        verdict = _status_verdict(repo, path, listed, sha)
         if verdict.allowed and verdict.seen and verdict.seen.status != "absent":
             return _refuse(path, f"{path} already exists", "gitdream init never overwrites a file")
         return verdict
@@ -303,10 +314,12 @@ def _check_one(repo: Repo, agent: Agent | None, path: str, kind: str, listed: Li
         found = _filter_problem(repo, path)
     if found is not None:
         return _refuse(path, *found)
-    return _status_verdict(repo, path, listed)
+    return _status_verdict(repo, path, listed, sha)
 
 
-def _status_verdict(repo: Repo, path: str, listed: Listing | None) -> Verdict:
+def _status_verdict(repo: Repo, path: str, listed: Listing | None, sha: str | None = None) -> Verdict:
+    """The verdict from HEAD and `listed` (git's look at the index and working tree);
+    `sha`: the SHA-256 of the working-tree bytes, read before that look."""
     head = repo.head()
     entry = None
     if head.oid is not None:
@@ -327,7 +340,6 @@ def _status_verdict(repo: Repo, path: str, listed: Listing | None) -> Verdict:
         flags = _status_flags(listed, path, str(entry.id), entry.filemode)
         if flags != 0:
             return _refuse(path, *_status_problem(repo, path, flags))
-        sha = file_sha256(repo.workdir / path)
         return Verdict(path, True, seen=Seen("clean", str(entry.id), entry.filemode, sha))
     # Not in HEAD: it must be absent from the index and the working tree, and not ignored.
     if path in listed.entries:

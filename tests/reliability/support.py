@@ -9,7 +9,8 @@ import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -114,9 +115,11 @@ def worktree_matches(root: Path, tree: dict[str, str]) -> bool:
 
 
 def leftovers(root: Path) -> list[str]:
-    """Half-written files: gitdream's temporary files, and git lock files."""
+    """Half-written files: gitdream's temporary files, git lock files and the records of
+    the ref locks gitdream holds."""
     found = [str(p) for p in root.rglob("*.gitdream-*.tmp")]
     found += [str(p) for p in (root / ".git").rglob("*.lock")]
+    found += [str(p) for p in (root / ".git" / "gitdream" / "reflocks").glob("*")]  # refs.drop_dead_locks
     return found
 
 
@@ -166,3 +169,19 @@ def run_json(root: Path, *args: str, env: dict[str, str] | None = None) -> dict[
     proc = run_gitdream(root, *args, "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+@contextmanager
+def named(where: str, history: list[str] | None = None, err: str = "") -> Iterator[None]:
+    """Re-raise any assertion failure inside with `where` in front (the seed, round and
+    plan with its timings: what GITDREAM_TEST_SEED needs to replay it), then the person's
+    timed actions (`history`) and the command's stderr (`err`), then the original message."""
+    try:
+        yield
+    except AssertionError as error:
+        lines = [where]
+        if history:
+            lines += ["the person's actions (ms after the dream started):", *history]
+        if err:
+            lines += ["the dream's stderr:", err.rstrip()]
+        raise AssertionError("\n".join([*lines, str(error)])) from error

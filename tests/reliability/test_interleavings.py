@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import commit_all, git, popen, run_gitdream, write
-from tests.reliability.support import LOCK, LOGS, MEMORY, agent_repo, fsck, leftovers, prepared
+from tests.reliability.support import LOCK, LOGS, MEMORY, agent_repo, fsck, leftovers, named, prepared
 from tests.reliability.test_races import (
     AGENT,
     INDEX,
@@ -146,17 +146,24 @@ def test_a_commit_at_a_random_moment_never_undoes_a_dream_of_many_files(
     for attempt in range(12):
         root, _meta = prepared(tmp_path_factory, "many-topics", _many_topics, tmp_path / f"repo{attempt}")
         user = User(root)
+        delay = rng.uniform(0.3, 1.0) * seconds
+        where = (
+            f"seed {seed}, round {attempt} (GITDREAM_TEST_SEED={seed}); plan: wait {delay * 1000:.0f} ms "
+            f"(of a {seconds * 1000:.0f} ms dream), then commit user-N.txt in a loop until it ends"
+        )
         proc = popen(root, "run", "--json")
-        time.sleep(rng.uniform(0.3, 1.0) * seconds)
+        user.start = time.monotonic()
+        time.sleep(delay)
         while proc.poll() is None:
             user.commit(f"user-{rng.randrange(3)}.txt")
         out, err = proc.communicate(timeout=60)
-        assert check_outcome(root, proc.returncode, out, err) == "ok", (seed, attempt, err)
-        check_user_kept(root, user)
-        dream_kept(root, user)
-        topics = git(root, "ls-tree", "--name-only", "HEAD", f"{MEMORY}/").split()
-        assert _topics(topics) >= MANY, (seed, attempt, topics)  # all there: `dream_kept`
-        _agree(root, user)
+        with named(where, user.history, err):
+            assert check_outcome(root, proc.returncode, out, err) == "ok"
+            check_user_kept(root, user)
+            dream_kept(root, user)
+            topics = git(root, "ls-tree", "--name-only", "HEAD", f"{MEMORY}/").split()
+            assert _topics(topics) >= MANY, topics  # all there: `dream_kept`
+            _agree(root, user)
 
 
 # --- a kill in the window, then the user's plain `git commit` ------------------------------------
@@ -273,34 +280,46 @@ WITH_REBASE = [_commit_other, _checkout_and_back, _rebase]
 
 
 def test_fuzz_of_interleavings(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """Random interleavings (module docstring); every failure names the seed, the round and
+    the plan with its timings, and shows what the person did, in order, in ms after the
+    dream started."""
     seed = int(os.environ.get("GITDREAM_TEST_SEED", time.time_ns() % 100000))
     rounds = int(os.environ.get("GITDREAM_TEST_ROUNDS", "12"))
     rng = random.Random(seed)
     seconds = _run_seconds(tmp_path_factory, tmp_path, "race-clean", _fresh_clean)
     tally: dict[str, int] = {}
     for attempt in range(rounds):
-        where = f"seed {seed}, round {attempt}"
         rebasing = rng.random() < 0.3
+        pool = WITH_REBASE if rebasing else ACTIONS
+        delay = rng.uniform(0, 1.0) * seconds
+        plan = [(rng.choice(pool), rng.uniform(0, 0.02)) for _ in range(rng.randint(1, 4))]
+        where = (
+            f"seed {seed}, round {attempt} (GITDREAM_TEST_SEED={seed} GITDREAM_TEST_ROUNDS={attempt + 1}); "
+            f"{'a rebase round; ' if rebasing else ''}plan: wait {delay * 1000:.0f} ms (of a "
+            f"{seconds * 1000:.0f} ms dream), "
+            + ", ".join(f"{action.__name__[1:]}, wait {pause * 1000:.0f} ms" for action, pause in plan)
+        )
         root, _meta = prepared(tmp_path_factory, "race-clean", _fresh_clean, tmp_path / f"repo{attempt}")
         if not rebasing:
             write(root, "unstaged.txt", "edited, not staged\n")
         user = User(root)
-        pool = WITH_REBASE if rebasing else ACTIONS
-        plan = [rng.choice(pool) for _ in range(rng.randint(1, 4))]
         proc = popen(root, "run", "--json")
-        time.sleep(rng.uniform(0, 1.0) * seconds)
-        for action in plan:
+        user.start = time.monotonic()
+        time.sleep(delay)
+        for action, pause in plan:
             action(user, rng)
-            time.sleep(rng.uniform(0, 0.02))
+            time.sleep(pause)
         out, err = proc.communicate(timeout=60)
-        _finish_rebase(user)
-        _back_to_main(user)
-        outcome = check_outcome(root, proc.returncode, out, err)
-        tally[outcome] = tally.get(outcome, 0) + 1
-        check_user_kept(root, user)
-        if outcome == "ok":
-            dream_kept(root, user)
-        _agree(root, user)
-        assert not (root / ".git" / "index.lock").exists(), where
+        user.note(f"the dream exited {proc.returncode}")
+        with named(where, user.history, err):
+            _finish_rebase(user)
+            _back_to_main(user)
+            outcome = check_outcome(root, proc.returncode, out, err)
+            tally[outcome] = tally.get(outcome, 0) + 1
+            check_user_kept(root, user)
+            if outcome == "ok":
+                dream_kept(root, user)
+            _agree(root, user)
+            assert not (root / ".git" / "index.lock").exists(), "index.lock is left"
     print(f"interleavings: {rounds} (seed {seed}): {tally}")
     assert fsck(root) == "" and leftovers(root) == []

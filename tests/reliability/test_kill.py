@@ -90,16 +90,19 @@ def _reference(
     return _REFERENCE[name]
 
 
-def _after_kill(root: Path, before: dict[str, object], old: dict[str, str], new: dict[str, str]) -> None:
-    """Right after a kill: sound repository, user work intact, no half-written file."""
-    assert fsck(root) == ""
-    assert user_state(root) == before
+def _after_kill(
+    root: Path, before: dict[str, object], old: dict[str, str], new: dict[str, str], where: str = ""
+) -> None:
+    """Right after a kill: sound repository, user work intact, no half-written file
+    (`where` names the kill in the messages)."""
+    assert fsck(root) == "", where
+    assert user_state(root) == before, where
     for path in set(old) | set(new):
         target = root / path
         on_disk = target.read_text(encoding="utf-8") if target.exists() else None
         assert on_disk in (old.get(path), new.get(path)) or _same_facts(
             on_disk, old.get(path), new.get(path)
-        ), path
+        ), (path, where)
 
 
 def _same_facts(on_disk: str | None, *candidates: str | None) -> bool:
@@ -109,12 +112,12 @@ def _same_facts(on_disk: str | None, *candidates: str | None) -> bool:
     return norm in candidates
 
 
-def _finally(root: Path, before: dict[str, object]) -> None:
-    assert fsck(root) == ""
-    assert user_state(root) == before
-    assert status(root) == USER_STATUS
-    assert leftovers(root) == []
-    assert not (root / LOCK).exists()
+def _finally(root: Path, before: dict[str, object], where: str = "") -> None:
+    assert fsck(root) == "", where
+    assert user_state(root) == before, where
+    assert status(root) == USER_STATUS, where
+    assert leftovers(root) == [], where
+    assert not (root / LOCK).exists(), where
 
 
 REVERT_CASES = (
@@ -283,12 +286,58 @@ def test_kill_at_random_moments(tmp_path_factory: pytest.TempPathFactory, tmp_pa
             if killed(proc):
                 break
             delay /= 2
+        where = f"{where}, `gitdream {' '.join(command)}` killed after {delay:.3f} s (replay: GITDREAM_TEST_SEED={seed})"
         assert killed(proc), f"{where}: the command always finished before its kill"
-        _after_kill(root, before, old, expected["tree"])
+        _after_kill(root, before, old, expected["tree"], where)
         retry = run_gitdream(root, *command)
         assert retry.returncode == 0 or "already undone" in retry.stderr, (where, retry.stderr)
         assert memory_tree(root) == expected["tree"], where
-        _finally(root, before)
+        _finally(root, before, where)
+
+
+@pytest.mark.parametrize("command", ["run", "revert"])
+def test_ref_locks_of_a_command_killed_while_moving_a_ref_are_removed(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, command: str
+) -> None:
+    """Regression test (a random kill during `revert`, seed 3454): SIGKILL while libgit2
+    held `HEAD.lock` and the branch's lock left them behind, and every later git or
+    gitdream write refused until someone removed them by hand. The next gitdream command
+    (here `status`) removes exactly the lock files the killed process took."""
+    key, build, args = (
+        ("fresh", _fresh, ["run"]) if command == "run" else ("dreamed", _dreamed, ["revert", "{run}"])
+    )
+    root, meta = prepared(tmp_path_factory, key, build, tmp_path / "repo")
+    args = [a.format(**meta) for a in args]
+    before = user_state(root)
+    proc = run_gitdream(root, *args, env={"GITDREAM_FAULT": "refs-locked:kill"})
+    assert killed(proc), proc.stderr
+    head_lock, branch_lock = root / ".git" / "HEAD.lock", root / ".git" / "refs" / "heads" / "main.lock"
+    assert head_lock.exists() and branch_lock.exists()
+    assert fsck(root) == "" and user_state(root) == before
+    shown = run_gitdream(root, "status")
+    assert shown.returncode == 0, shown.stderr
+    assert f"removed {head_lock}" in shown.stderr and f"removed {branch_lock}" in shown.stderr
+    retry = run_gitdream(root, *args)
+    assert retry.returncode == 0, retry.stderr
+    _finally(root, before)
+
+
+def test_a_lock_a_git_command_took_since_at_the_same_path_is_kept(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """The record of a killed gitdream's ref locks names the very files it created: a
+    `HEAD.lock` another command created after the dead one was removed is a live lock, and
+    stays (the run refuses, naming it)."""
+    root, _ = prepared(tmp_path_factory, "fresh", _fresh, tmp_path / "repo")
+    proc = run_gitdream(root, "run", env={"GITDREAM_FAULT": "refs-locked:kill"})
+    assert killed(proc), proc.stderr
+    head_lock = root / ".git" / "HEAD.lock"
+    head_lock.unlink()
+    head_lock.write_text("")  # a git command's lock, taken since
+    done = run_gitdream(root, "run")
+    assert done.returncode != 0 and f"{head_lock} exists" in done.stderr, done.stderr
+    assert head_lock.exists()
+    assert not (root / ".git" / "refs" / "heads" / "main.lock").exists(), "the dead process's own lock goes"
 
 
 def test_revert_finishes_the_update_a_killed_dream_left(

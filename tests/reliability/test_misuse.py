@@ -119,6 +119,57 @@ def test_a_slow_save_of_the_state_takes_at_most_a_tenth_of_the_run() -> None:
     assert len(saves) >= 10, "the state is still saved along the way"
 
 
+def test_a_saved_state_never_reuses_the_bytes_of_a_changed_entry(tmp_path: Path) -> None:
+    """A save re-encodes only the agents whose values changed since the last save: an
+    entry changed in place (as the gates do), an agent added or removed, all reach the
+    file; what `load` reads back is what was saved."""
+    from gitdream import clock
+    from gitdream.trigger import state as state_mod
+
+    state = state_mod.State()
+    for n in range(3):
+        state_mod.record_run(state, f"a{n}", f"run{n}", "ok", clock.now())
+    state_mod.save(tmp_path, state)
+    state.agents["a1"].last_scan_key = "head:watermark"  # in place, as gates.evaluate does
+    state.agents["a1"].failures = 2
+    del state.agents["a2"]
+    state_mod.record_run(state, "a3", "run3", "failed", clock.now())
+    state_mod.save(tmp_path, state)
+    assert state_mod.load(tmp_path).agents == state.agents
+    state.agents["a2"] = state_mod.AgentState(last_status="noop")  # back again, new values
+    state_mod.save(tmp_path, state)
+    assert state_mod.load(tmp_path).agents == state.agents
+
+
+def test_a_run_killed_between_agents_leaves_state_the_next_run_and_status_read(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Saved along the way (not only at the end): a SIGKILL before the second agent's
+    commit leaves state.json complete, recording the first agent's run; `status` shows it,
+    and the next run dreams the second agent and records both."""
+    import json
+
+    from tests.reliability.support import killed
+    from tests.reliability.test_robustness import _two_agents
+
+    root, _ = prepared(tmp_path_factory, "two-agents", _two_agents, tmp_path / "repo")
+    proc = run_gitdream(root, "run", env={"GITDREAM_FAULT": "before-experience-commit@2:kill"})
+    assert killed(proc), proc.stderr
+    saved = json.loads((root / ".git" / "gitdream" / "state.json").read_text())["agents"]
+    assert saved["ops"]["last_status"] == "ok" and "two" not in saved
+    shown = run_gitdream(root, "status", "--json")
+    assert shown.returncode == 0, shown.stderr
+    runs = {a["id"]: a["last_run"] for a in json.loads(shown.stdout)["agents"]}
+    assert runs["ops"]["status"] == "ok" and runs["ops"]["run"] == saved["ops"]["last_run"]
+    assert runs["two"]["status"] is None
+    again = run_gitdream(root, "run", "--json")
+    assert again.returncode == 0, again.stderr
+    statuses = {r["agent"]: r["status"] for r in json.loads(again.stdout)["runs"]}
+    assert statuses == {"ops": "noop", "two": "ok"}
+    saved = json.loads((root / ".git" / "gitdream" / "state.json").read_text())["agents"]
+    assert saved["ops"]["last_dream"] is not None and saved["two"]["last_status"] == "ok"
+
+
 def test_receipts_of_many_runs_are_fanned_out_as_git_does(tmp_path: Path) -> None:
     """libgit2 wrote every note at the root of the notes tree, so each receipt rewrote a
     tree of all receipts (10 000 agents: O(agents²)). Past FANOUT_AT notes, new ones go

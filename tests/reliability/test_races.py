@@ -35,6 +35,7 @@ from tests.reliability.support import (
     fsck,
     leftovers,
     material,
+    named,
     prepared,
     ref,
     run_json,
@@ -103,12 +104,26 @@ class User:
         self.count = 0
         self.failures: list[str] = []
         self.aborted_rebase = False
+        self.during_rebase: set[str] = set()
+        """Paths written while a rebase stood stopped midway: the person's own `git rebase
+        --abort` (`_finish_rebase`) resets them to where the rebase began."""
+        self.start = time.monotonic()
+        self.history: list[str] = []
+        """What the person did, in order, each line with its time in ms since `start`
+        (reset it when the dream starts): the replay of a failure."""
+
+    def note(self, text: str) -> None:
+        """Add `text` to the history, with the time since `start`."""
+        self.history.append(f"{(time.monotonic() - self.start) * 1000:8.1f} ms  {text}")
 
     def write(self, path: str, text: str | None = None) -> bytes:
         self.count += 1
         data = (text or f"written by the user, #{self.count} at {time.monotonic_ns()}\n").encode()
         target = self.root / path
         target.parent.mkdir(parents=True, exist_ok=True)
+        self.note(f"write {path} #{self.count}")
+        if (self.root / ".git" / "rebase-merge").is_dir():
+            self.during_rebase.add(path)
         target.write_bytes(data)
         self.last[path] = data
         return data
@@ -116,7 +131,9 @@ class User:
     def git(self, *args: str) -> bool:
         """Run git as a person would; a failure (e.g. index.lock held by the dream's
         update) is recorded, not raised: the person would simply try again."""
+        self.note(f"git {' '.join(args)}")
         proc = subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True)
+        self.note(f"  -> {'ok' if proc.returncode == 0 else 'failed: ' + proc.stderr.strip()}")
         if proc.returncode != 0:
             self.failures.append(f"git {' '.join(args)}: {proc.stderr.strip()}")
         return proc.returncode == 0
@@ -501,6 +518,24 @@ def test_a_checkout_while_the_dream_holds_the_index_fails_and_leaves_both_branch
     )
 
 
+@pytest.mark.parametrize(("point", "path"), [("after-gate-look@1", INDEX), ("after-gate-look@2", AGENT)])
+def test_an_edit_right_after_the_gates_look_is_never_taken_for_the_old_bytes(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, point: str, path: str
+) -> None:
+    """Regression test (the interleaving fuzz, under load: "the user's bytes of
+    agents/ops/agent.md are lost"): the write gate asked git whether each path differs
+    from the index, then read the working-tree bytes it would later re-check against; an
+    edit in between (for MEMORY.md in the experience commit, agent.md in the definition
+    commit) was read as the pre-dream bytes, passed the re-check under index.lock, and the
+    working-tree update replaced it with the dream's version. The bytes are now read
+    before git's look: the edit is seen as a change, the commit refused, the edit kept."""
+    root, _meta = prepared(tmp_path_factory, "race", _fresh, tmp_path / "repo")
+    user, out, err, code = _window(root, tmp_path, point, lambda u: bool(u.write(path)), "run", "--json")
+    assert code == 1 and f"{path} changed while the dream ran" in err, err
+    check_outcome(root, code, out, err)
+    check_user_kept(root, user)
+
+
 def test_a_commit_to_a_definition_file_meanwhile_is_never_undone(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
@@ -616,10 +651,32 @@ def _loop_gc(user: User, rng: random.Random) -> None:
 def _finish_rebase(user: User) -> None:
     """What the person does with a rebase the dream's index.lock interrupted midway (git
     stops it, as against any concurrent git command; a continued pick may then meet
-    itself): abort it, which puts the branch back where the rebase found it."""
-    if (user.root / ".git" / "rebase-merge").is_dir():
-        assert user.git("rebase", "--abort"), user.failures[-1]
-        user.aborted_rebase = True
+    itself): abort it, which puts the branch back where the rebase found it.
+
+    The abort resets the branch, the index and the working tree to that commit
+    (`orig-head`), so what the person wrote, staged or committed while the rebase stood
+    stopped — the fuzz's person carries on with their plan meanwhile — is discarded by
+    their own command, as git documents: a `user-0.txt` committed on the stopped rebase's
+    detached HEAD (or on the branch, checked out again meanwhile) is gone after the abort,
+    which the fuzz under load reported as "the user's bytes of user-0.txt are lost", a file
+    gitdream never writes. The model expects exactly that: each such path holds its bytes
+    at `orig-head` (or is absent), nothing else is excused."""
+    if not (user.root / ".git" / "rebase-merge").is_dir():
+        return
+    orig = (user.root / ".git" / "rebase-merge" / "orig-head").read_text().strip()
+    assert user.git("rebase", "--abort"), user.failures[-1]
+    user.aborted_rebase = True
+    for path in user.during_rebase:
+        found = subprocess.run(
+            ["git", "cat-file", "blob", f"{orig}:{path}"], cwd=user.root, capture_output=True
+        )
+        if found.returncode == 0:
+            user.last[path] = found.stdout
+        else:
+            user.last.pop(path, None)
+        user.staged.pop(path, None)
+        user.committed.pop(path, None)
+    user.during_rebase.clear()
 
 
 def _loop_rebase(user: User, rng: random.Random) -> None:
@@ -663,12 +720,17 @@ def test_user_actions_in_a_loop_during_dreams(
         _RUN_SECONDS.append(time.monotonic() - start)
     outcomes = []
     for attempt in range(dreams):
-        where = f"seed {seed}, attempt {attempt}"
+        delay = rng.uniform(0, 0.9) * _RUN_SECONDS[0]
+        where = (
+            f"seed {seed}, attempt {attempt} (GITDREAM_TEST_SEED={seed}); plan: wait {delay * 1000:.0f} ms "
+            f"(of a {_RUN_SECONDS[0] * 1000:.0f} ms dream), then {action.__name__[6:]} in a loop until it ends"
+        )
         fixture = ("race-clean", _fresh_clean) if action is _loop_rebase else ("race", _fresh)
         root, _meta = prepared(tmp_path_factory, *fixture, tmp_path / f"repo{attempt}")
         user = User(root)
         proc = popen(root, "run", "--json")
-        time.sleep(rng.uniform(0, 0.9) * _RUN_SECONDS[0])
+        user.start = time.monotonic()
+        time.sleep(delay)
         deadline = time.monotonic() + 30
         while proc.poll() is None and time.monotonic() < deadline:
             action(user, rng)
@@ -676,16 +738,19 @@ def test_user_actions_in_a_loop_during_dreams(
         if action is _loop_checkout:
             user.git("checkout", "-q", "main")
         out, err = proc.communicate(timeout=60)
-        if action is _loop_rebase:
-            _finish_rebase(user)
-        outcomes.append(check_outcome(root, proc.returncode, out, err))
-        check_user_kept(root, user)
-        if outcomes[-1] == "ok":
-            dream_kept(root, user)
-        if agree:
-            status = git(root, "status", "--porcelain", "--untracked-files=all", "--", "agents").splitlines()
-            touched = {p for p in user.last if p.startswith("agents/")}
-            assert all(line[3:] in touched for line in status), (where, status)
+        with named(where, user.history, err):
+            if action is _loop_rebase:
+                _finish_rebase(user)
+            outcomes.append(check_outcome(root, proc.returncode, out, err))
+            check_user_kept(root, user)
+            if outcomes[-1] == "ok":
+                dream_kept(root, user)
+            if agree:
+                status = git(
+                    root, "status", "--porcelain", "--untracked-files=all", "--", "agents"
+                ).splitlines()
+                touched = {p for p in user.last if p.startswith("agents/")}
+                assert all(line[3:] in touched for line in status), status
     # The repository stays usable: once the user's changes are out of the way, the next
     # dream completes.
     if (root / ".git" / "rebase-merge").exists() or (root / ".git" / "rebase-apply").exists():
