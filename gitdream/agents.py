@@ -232,16 +232,28 @@ def own_repository(workdir: Path, agent: Agent) -> bool:
     return bool(agent.dir) and os.path.lexists(workdir / agent.dir / ".git")
 
 
+KNOWN_SHOWN = 10
+
+
 def select(agents: list[Agent], ids: list[str] | tuple[str, ...]) -> list[Agent]:
-    """The agents named by `ids` (all when empty); ConfigError names an unknown id."""
+    """The agents named by `ids` (all when empty); ConfigError names an unknown id, the
+    closest known id, and at most KNOWN_SHOWN known ids (a repository may hold thousands)."""
     if not ids:
         return agents
     by_id = {a.id: a for a in agents}
     missing = [i for i in ids if i not in by_id]
     if missing:
-        known = ", ".join(sorted(by_id)) or "none"
+        import difflib  # idle path: only on this error
+
+        names = sorted(by_id)
+        known = ", ".join(names[:KNOWN_SHOWN]) or "none"
+        if len(names) > KNOWN_SHOWN:
+            known += f", … and {len(names) - KNOWN_SHOWN} more"
+        close = [c for m in missing for c in difflib.get_close_matches(m, names, n=1)]
+        guess = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
         raise ConfigError(
             f"no agent with id {', '.join(repr(m) for m in missing)} (agents: {known})",
-            hint="list agents with `gitdream status`; the `agents` globs in gitdream.toml decide which exist",
+            hint=guess
+            + "list agents with `gitdream status`; the `agents` globs in gitdream.toml decide which exist",
         )
     return [by_id[i] for i in ids]

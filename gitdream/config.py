@@ -485,7 +485,11 @@ def _key_or_error(name: str, where: str) -> Key:
         elif close:
             hint = f"did you mean '{close[0]}'?"
         else:
-            hint = "see `gitdream config show` for keys"
+            # not `gitdream config show`: it loads this same file and fails the same way
+            hint = (
+                "remove it or correct its name; every key and its default is in docs/configuration.md "
+                "and, commented out, in the gitdream.toml that `gitdream init` writes"
+            )
         raise ConfigError(f"{where}: unknown key '{name}'", hint=hint)
     return key
 

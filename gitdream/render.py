@@ -496,12 +496,29 @@ def _show_lists(lines: Lines, receipt: Any, width: int) -> None:
         lines.out("")
         lines.out("pending (read again by the next dream)")
         for item in receipt.pending:
-            lines.out(clip(f"  {item.get('path')}: {item.get('reason')}", width))
+            _wrapped(lines, f"{item.get('path')}: {item.get('reason')}", width)
     if receipt.warnings:
         lines.out("")
         lines.out("warnings")
         for warning in receipt.warnings:
-            lines.out(clip(f"  {warning}", width))
+            # wrapped, never clipped: a warning ends with what to do about it
+            _wrapped(lines, str(warning), width)
+
+
+def _wrapped(lines: Lines, text: str, width: int) -> None:
+    """`text` as an item of a `show` list: wrapped to `width`, continuation lines indented."""
+    import textwrap  # idle path: render is imported by every command
+
+    wrapped = textwrap.wrap(
+        text,
+        max(width, 40),
+        initial_indent="  ",
+        subsequent_indent="    ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    for line in wrapped or ["  "]:
+        lines.out(line.rstrip())
 
 
 def audit(result: AuditResult, width: int) -> Lines:
