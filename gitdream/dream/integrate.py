@@ -35,7 +35,7 @@ from gitdream.dream import describe, grouping
 from gitdream.dream import memoryfiles as mf
 from gitdream.dream.facts import Fact, one_line, render
 from gitdream.dream.facts import parse as parse_facts
-from gitdream.dream.supersede import Candidates, Superseded
+from gitdream.dream.supersede import Candidates, Superseded, subject_names
 from gitdream.errors import BlockError, LossGuardError
 from gitdream.text import blocks
 from gitdream.text.clip import clip
@@ -253,12 +253,15 @@ MAX_SOURCES = 12
 class _FactList:
     """The facts of one block, with lookup by normalised text (see text.similarity)."""
 
-    def __init__(self, facts: list[Fact]) -> None:
+    def __init__(self, facts: list[Fact], names: tuple[str, ...] = ()) -> None:
+        """`names`: the topic's title and slug, which a label naming only the subject
+        repeats (`supersede.subject_names`)."""
         self.facts = facts
         self._by_text: dict[str, Fact] = {}
         for fact in facts:
             self._by_text.setdefault(_norm(fact.text), fact)
-        self.candidates = Candidates(facts)  # what a new fact may supersede, kept in step
+        # what a new fact may supersede, kept in step
+        self.candidates = Candidates(facts, subject_names(*names))
 
     def find(self, text: str | None) -> Fact | None:
         return self._by_text.get(_norm(text)) if text else None
@@ -495,9 +498,10 @@ class _Experience:
         if topic is not None:
             if topic.error is not None:
                 return None
-            entry = _Live(slug, topic.path, _FactList(list(topic.facts or [])), topic)
+            facts = _FactList(list(topic.facts or []), (slug, topic.title))
+            entry = _Live(slug, topic.path, facts, topic)
         else:
-            entry = _Live(slug, mf.topic_path(self.agent, slug), _FactList([]))
+            entry = _Live(slug, mf.topic_path(self.agent, slug), _FactList([], (slug,)))
         self.live[slug] = entry
         return entry
 
