@@ -338,7 +338,9 @@ def _apply(
     With a `superseded` list (topic files), a `correct` unit and a `create` unit whose text
     states a different value for the subject of an existing fact (`supersede.supersedes`)
     replace that fact, which goes into `superseded` dated by the newer statement (`when`,
-    else `today`); without one (definition
+    else `today`) — unless the unit's statement is the older of the two (`when` before the
+    fact's `last`): then the fact stands and the unit's text goes into `superseded`;
+    without one (definition
     files), `correct` replaces the text like `refine`."""
     if unit.action in ("corroborate", "refine", "correct"):
         fact = locate(unit.corroborates or "") if unit.corroborates else None
@@ -359,6 +361,13 @@ def _apply(
         return "corroborated", same
     if superseded is not None:
         found = facts.candidates.find(text)  # as find_superseded(text, facts.facts)
+        if found is not None and when is not None and found[0].last is not None and when < found[0].last:
+            # An older statement read late (a backfilled log, a lower salience): the fact
+            # it contradicts is the newer one and stands; the older value is kept as
+            # superseded by it, on the day the newer one was stated.
+            outdated = Fact(text=text, sources=list(refs), seen=1, first=when, last=when)
+            superseded.append(Superseded(outdated, found[0].last, found[0].text))
+            return "superseded", outdated
         if found is not None:
             superseded.append(Superseded(found[0], when or today or date.min, text))
             return "superseded", facts.supersede(found[0], text, refs, when)

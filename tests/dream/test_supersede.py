@@ -406,3 +406,17 @@ def test_on_a_real_repository_a_status_replaces_a_status_and_never_a_rule(agent_
     assert any("suspended again" in f for f in current), current  # the current status stands
     assert not any("ban lifted, posting is available" in f for f in current), current
     assert any(f.startswith("Forum: ban lifted, posting is available again — superseded") for f in gone), gone
+
+
+def test_an_older_statement_read_late_never_replaces_the_newer_one(agent_repo: Path) -> None:
+    newer = "Forum: suspended again, posting is blocked for a week"
+    older = "Forum: ban lifted, posting is available again"
+    # Statuses are below the default salience bar; this test is about superseding them.
+    write(agent_repo, "gitdream.toml", "[offline]\nsalience_threshold = 0.1\n")
+    _log(agent_repo, "2026-03-10", f"## Forum\n- {newer}\n")
+    _dream(agent_repo)
+    _log(agent_repo, "2026-03-02", f"## Forum\n- {older}\n")  # a log of an earlier day, committed late
+    _dream(agent_repo)
+    current, gone = _current_and_superseded(agent_repo)
+    assert newer in current and older not in current, current
+    assert f"{older} — superseded 2026-03-10 by: {newer}" in gone, gone
