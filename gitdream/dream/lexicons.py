@@ -151,7 +151,7 @@ ACTIVITY_WORDS = _words(
     "shared|published|followed|upvoted|voted|rated|emailed|messaged|pinged|checked|ran|"
     "committed|pushed|merged|deployed|installed|tested|created|added|updated|removed|fixed|"
     "wrote|read|reviewed|started|finished|completed|attempted|tried|retried|opened|closed|"
-    "scanned|logged|engaged",
+    "scanned|logged|engaged|engaging|adopted|built",
     "回复了|发布了|发送了|点赞|提交了|评论了|已发送|已回复|已完成|完成了|做了|检查了|运行了|"
     "创建了|添加了|更新了|修复了|删除了",
     "했다|했음|했습니다|완료|답장|회신|게시|보냈|전송|작성함|작성했|확인함|확인했|실행함|"
