@@ -15,23 +15,13 @@ from gitdream.dream.salience import Cues, judge
 from gitdream.engines.offline import clean_text
 from gitdream.units import Entry
 
+LOG = "agents/ops/memory/logs/2026/03/2026-03-02.md"
 DAY = date(2026, 3, 2)
 
 
 def entry(text: str, *context: str, role: str | None = None, lead_in: str = "") -> Entry:
     kind = "transcript" if role else "log"
-    return Entry(
-        "agents/ops/memory/logs/2026/03/2026-03-02.md",
-        1,
-        1,
-        text,
-        DAY,
-        tuple(context),
-        kind,
-        role,
-        (),
-        lead_in,
-    )
+    return Entry(LOG, 1, 1, text, DAY, tuple(context), kind, role, lead_in=lead_in)
 
 
 def judged(text: str, *context: str, role: str | None = None, lead_in: str = "") -> salience.Judgement:

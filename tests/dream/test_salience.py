@@ -13,6 +13,7 @@ from gitdream.dream.salience import Cues, judge
 from gitdream.engines.offline import clean_text
 from gitdream.units import Entry
 
+LOG = "agents/ops/memory/logs/2026/03/2026-03-02.md"
 DAY = date(2026, 3, 2)
 
 
@@ -171,18 +172,7 @@ def test_an_english_word_list_alone_does_not_decide_other_languages() -> None:
 
 def feature(text: str, *context: str, role: str | None = None, lead_in: str = "") -> dict[str, float]:
     kind = "transcript" if role else "log"
-    entry = Entry(
-        "agents/ops/memory/logs/2026/03/2026-03-02.md",
-        1,
-        1,
-        text,
-        DAY,
-        tuple(context),
-        kind,
-        role,
-        (),
-        lead_in,
-    )
+    entry = Entry(LOG, 1, 1, text, DAY, tuple(context), kind, role, lead_in=lead_in)
     return salience.features(entry, clean_text(entry, None), Cues())
 
 
