@@ -101,14 +101,15 @@ def lock(txn: Any, ref: str) -> None:
         _holding.took(ref)
 
 
-def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
+def transaction(repo: Repo, body: Callable[[Any], T], point: str | None = None) -> T:
     """Run `body(txn)` in a reference transaction, committed when `body` returns. `body`
     locks its refs with `lock`; when one is held by another process the transaction is
     dropped (releasing the locks it took) and tried again, for up to LOCK_TIMEOUT_SECONDS;
     a lock that stays is refused as `lockfiles.held` does (a RepoStateError naming the file).
     An exception raised by `body` drops the transaction: nothing moves. The lock files
     taken are recorded while held (see `_Held`); fault point `refs-locked` is crossed with
-    every lock taken, right before the transaction commits."""
+    every lock taken, right before the transaction commits, and then fault point `point`
+    when one is named (`note-locked`: a receipt note's ref move)."""
     from gitdream.git import lockfiles  # idle path: only where it is used
 
     global _holding
@@ -119,6 +120,8 @@ def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
             with repo.raw.transaction() as txn:
                 result = body(txn)
                 faults.point("refs-locked")
+                if point is not None:
+                    faults.point(point)
             return result
         except _Busy as busy:
             from gitdream.git.environment import translate  # idle path: only where it is used
@@ -176,18 +179,21 @@ def drop_dead_locks(repo: Repo) -> list[str]:
     return warnings
 
 
-def compare_and_swap(repo: Repo, ref: str, expected: str | None, new: str | None, message: str) -> None:
+def compare_and_swap(
+    repo: Repo, ref: str, expected: str | None, new: str | None, message: str, point: str | None = None
+) -> None:
     """Set `ref` to `new` (hex; None deletes it) if it currently holds `expected` (None:
-    absent), under a reference transaction (lock, re-read, compare, set).
+    absent), under a reference transaction (lock, re-read, compare, set; fault point
+    `point` crossed with the lock held, see `transaction`).
 
     Raises RefMoved (nothing changed) when the ref holds something else, and the
     RepoStateError of `lockfiles.held` when the ref's lock file stays (git left it behind).
     """
-    compare_and_swap_all(repo, [(ref, expected, new)], message)
+    compare_and_swap_all(repo, [(ref, expected, new)], message, point)
 
 
 def compare_and_swap_all(
-    repo: Repo, moves: Sequence[tuple[str, str | None, str | None]], message: str
+    repo: Repo, moves: Sequence[tuple[str, str | None, str | None]], message: str, point: str | None = None
 ) -> None:
     """Move every `(ref, expected, new)` of `moves` as `compare_and_swap` does, all in one
     reference transaction: every ref is locked and compared before any is set, so either
@@ -213,7 +219,7 @@ def compare_and_swap_all(
             else:
                 txn.set_target(ref, pygit2.Oid(hex=new), message=message)
 
-    transaction(repo, body)
+    transaction(repo, body, point)
 
 
 def _short(value: str | None) -> str:

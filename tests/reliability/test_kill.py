@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from tests.reliability.support import (
     LOCK,
     USER_STATUS,
     agent_repo,
+    deep_notes,
     fsck,
     killed,
     leftovers,
@@ -427,3 +429,53 @@ def test_a_killed_review_run_leaves_no_half_branch(
     subjects = git(root, "log", "--format=%s", f"HEAD..{REVIEW}").splitlines()
     assert [s.split(" — ")[0] for s in subjects] == ["dream(ops): definitions", "dream(ops): experience"]
     assert ref(root, WATERMARK) == meta["head"]
+
+
+NOTES = "refs/notes/gitdream"
+
+
+@pytest.mark.parametrize("case", ["run", "revert-deep"])
+def test_the_notes_lock_of_a_command_killed_while_writing_a_receipt_is_removed(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, case: str
+) -> None:
+    """Regression test: a receipt note on a note git had fanned out two levels deep (the
+    reverted run's note, annotated by `revert`) was written by libgit2's `create_note`,
+    whose ref update took `refs/notes/gitdream.lock` with no record of gitdream's: a SIGKILL
+    there left the lock, and every later receipt and `git notes` refused until someone
+    removed it by hand. Every note write now moves the ref through gitdream's reference
+    transaction (fault point `note-locked`, the lock taken): the next gitdream command
+    removes the lock, and the command run again ends where an uninterrupted one ends."""
+    if case == "run":
+        root, meta = prepared(tmp_path_factory, "fresh", _fresh, tmp_path / "repo")
+        args, crossing = ["run"], 1  # the run's receipt
+    else:
+        root, meta = prepared(tmp_path_factory, "dreamed", _dreamed, tmp_path / "repo")
+        deep_notes(root)
+        args, crossing = ["revert", str(meta["run"])], 2  # the revert's receipt, then the run's note
+    before = user_state(root)
+    notes_before = set(git(root, "notes", "--ref", "gitdream", "list", check=False).splitlines())
+    proc = run_gitdream(root, *args, env={"GITDREAM_FAULT": f"note-locked@{crossing}:kill"})
+    assert killed(proc), proc.stderr
+    lock = root / ".git" / f"{NOTES}.lock"
+    assert lock.exists()
+    assert fsck(root) == "" and user_state(root) == before
+    # the note being written is unchanged (a revert's own receipt, written first, stays)
+    assert notes_before <= set(git(root, "notes", "--ref", "gitdream", "list", check=False).splitlines())
+    refused = subprocess.run(
+        ["git", "notes", "--ref", "gitdream", "add", "-f", "-m", "x", "HEAD"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0 and "gitdream.lock" in refused.stderr  # git's own writers refuse too
+    shown = run_gitdream(root, "status")
+    assert shown.returncode == 0, shown.stderr
+    assert f"removed {lock}" in shown.stderr and not lock.exists()
+    retry = run_gitdream(root, *args)
+    assert retry.returncode == 0 or "already undone" in retry.stderr, retry.stderr
+    _finally(root, before)
+    if case == "revert-deep":  # the reverted run's note, annotated where git put it
+        note = git(root, "notes", "--ref", "gitdream", "list").split()
+        paths = git(root, "ls-tree", "-r", "--name-only", NOTES).split()
+        assert len(paths) == len(note) // 2, paths  # one place per note: none written twice
+        assert len([p for p in paths if p.count("/") == 2]) == len(notes_before), paths
