@@ -324,6 +324,46 @@ def test_ref_locks_of_a_command_killed_while_moving_a_ref_are_removed(
     _finally(root, before)
 
 
+def test_a_ref_lock_created_but_not_yet_recorded_when_killed_is_removed(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Regression test (a random kill of `gitdream run` in the full suite, seed 74664,
+    killed after 0.315 s): SIGKILL right after libgit2 created `refs/heads/main.lock` and
+    before the record named it left a lock the next command did not remove, and the
+    rerun was refused. Each lock is now announced in the record before it is created: the
+    next command removes a file created right after the announcement once it is older than
+    any git command holds a ref lock (here it waits for that)."""
+    root, _meta = prepared(tmp_path_factory, "fresh", _fresh, tmp_path / "repo")
+    before = user_state(root)
+    proc = run_gitdream(root, "run", env={"GITDREAM_FAULT": "ref-lock-created@2:kill"})
+    assert killed(proc), proc.stderr
+    head_lock, branch_lock = root / ".git" / "HEAD.lock", root / ".git" / "refs" / "heads" / "main.lock"
+    assert head_lock.exists() and branch_lock.exists()  # HEAD's recorded, the branch's only announced
+    shown = run_gitdream(root, "status")
+    assert shown.returncode == 0, shown.stderr
+    assert f"removed {head_lock}" in shown.stderr and f"removed {branch_lock}" in shown.stderr
+    retry = run_gitdream(root, "run")
+    assert retry.returncode == 0, retry.stderr
+    _finally(root, before)
+
+
+def test_an_announced_lock_a_git_command_took_later_is_kept(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """An announced lock (see the test above) whose file was created well after the
+    announcement is not the killed process's: it stays, and the run refuses naming it."""
+    root, _meta = prepared(tmp_path_factory, "fresh", _fresh, tmp_path / "repo")
+    proc = run_gitdream(root, "run", env={"GITDREAM_FAULT": "ref-lock-created@1:kill"})
+    assert killed(proc), proc.stderr
+    head_lock = root / ".git" / "HEAD.lock"
+    head_lock.unlink()
+    time.sleep(1.2)  # past refs.ANNOUNCED_SECONDS
+    head_lock.write_text("")  # a git command's lock, taken since
+    done = run_gitdream(root, "run")
+    assert done.returncode != 0 and f"{head_lock} exists" in done.stderr, done.stderr
+    assert head_lock.exists()
+
+
 def test_a_lock_a_git_command_took_since_at_the_same_path_is_kept(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
