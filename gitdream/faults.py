@@ -19,8 +19,10 @@ safety:
   after-index-lock (index.lock taken, nothing staged yet),
   mid-worktree-update (between two paths, when the commit has several) and
   before-index-update (after the working-tree files, before the index entries);
-- every reference transaction (`gitdream.git.refs.transaction`): refs-locked (its ref
-  lock files taken, right before it commits);
+- every reference transaction (`gitdream.git.refs.transaction`): ref-lock-created (with
+  each ref lock, right after libgit2 created its file, before the record names it),
+  refs-locked (its ref lock files taken, right before it commits); the receipt notes' (`gitdream.git.notes`)
+  then also note-locked (`refs/notes/gitdream.lock` taken);
 - the dream lock (`gitdream.trigger.dreamlock.acquire`): lock-taken (the kernel lock is
   held, the file does not name the holder yet);
 - `gitdream run` (per agent): before-experience-commit, after-experience-commit (before

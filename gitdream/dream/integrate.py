@@ -35,7 +35,7 @@ from gitdream.dream import describe, grouping
 from gitdream.dream import memoryfiles as mf
 from gitdream.dream.facts import Fact, one_line, render
 from gitdream.dream.facts import parse as parse_facts
-from gitdream.dream.supersede import Candidates, Superseded
+from gitdream.dream.supersede import Candidates, Superseded, subject_names
 from gitdream.errors import BlockError, LossGuardError
 from gitdream.text import blocks
 from gitdream.text.clip import clip
@@ -253,12 +253,15 @@ MAX_SOURCES = 12
 class _FactList:
     """The facts of one block, with lookup by normalised text (see text.similarity)."""
 
-    def __init__(self, facts: list[Fact]) -> None:
+    def __init__(self, facts: list[Fact], names: tuple[str, ...] = ()) -> None:
+        """`names`: the topic's title and slug, which a label naming only the subject
+        repeats (`supersede.subject_names`)."""
         self.facts = facts
         self._by_text: dict[str, Fact] = {}
         for fact in facts:
             self._by_text.setdefault(_norm(fact.text), fact)
-        self.candidates = Candidates(facts)  # what a new fact may supersede, kept in step
+        # what a new fact may supersede, kept in step
+        self.candidates = Candidates(facts, subject_names(*names))
 
     def find(self, text: str | None) -> Fact | None:
         return self._by_text.get(_norm(text)) if text else None
@@ -335,7 +338,9 @@ def _apply(
     With a `superseded` list (topic files), a `correct` unit and a `create` unit whose text
     states a different value for the subject of an existing fact (`supersede.supersedes`)
     replace that fact, which goes into `superseded` dated by the newer statement (`when`,
-    else `today`); without one (definition
+    else `today`) — unless the unit's statement is the older of the two (`when` before the
+    fact's `last`): then the fact stands and the unit's text goes into `superseded`;
+    without one (definition
     files), `correct` replaces the text like `refine`."""
     if unit.action in ("corroborate", "refine", "correct"):
         fact = locate(unit.corroborates or "") if unit.corroborates else None
@@ -356,6 +361,13 @@ def _apply(
         return "corroborated", same
     if superseded is not None:
         found = facts.candidates.find(text)  # as find_superseded(text, facts.facts)
+        if found is not None and when is not None and found[0].last is not None and when < found[0].last:
+            # An older statement read late (a backfilled log, a lower salience): the fact
+            # it contradicts is the newer one and stands; the older value is kept as
+            # superseded by it, on the day the newer one was stated.
+            outdated = Fact(text=text, sources=list(refs), seen=1, first=when, last=when)
+            superseded.append(Superseded(outdated, found[0].last, found[0].text))
+            return "superseded", outdated
         if found is not None:
             superseded.append(Superseded(found[0], when or today or date.min, text))
             return "superseded", facts.supersede(found[0], text, refs, when)
@@ -495,9 +507,10 @@ class _Experience:
         if topic is not None:
             if topic.error is not None:
                 return None
-            entry = _Live(slug, topic.path, _FactList(list(topic.facts or [])), topic)
+            facts = _FactList(list(topic.facts or []), (slug, topic.title))
+            entry = _Live(slug, topic.path, facts, topic)
         else:
-            entry = _Live(slug, mf.topic_path(self.agent, slug), _FactList([]))
+            entry = _Live(slug, mf.topic_path(self.agent, slug), _FactList([], (slug,)))
         self.live[slug] = entry
         return entry
 

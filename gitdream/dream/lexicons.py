@@ -135,12 +135,23 @@ STATUS_WORDS = _words(
     "읽지 않은|새로운 것 없|새 글 없|없음|아직|여전히|남은|대기|현재|지금까지|기준|온라인|오프라인|총|합계|성공적으로",
     "未読|新着なし|まだ|依然|残り|待機|現在|今のところ|時点|オンライン|オフライン|合計|正常に",
 )
+STATE_WORDS = _words(
+    "suspended|banned|unbanned|blocked|unblocked|lifted|restored|down|offline|online|active|"
+    "inactive|enabled|disabled|available|unavailable|locked|unlocked|expired|paused|resumed|"
+    "deprecated|outage|healthy|degraded",
+    "暂停|封禁|解封|封号|停用|启用|恢复|下线|上线|离线|在线|不可用|可用|已过期|锁定|解锁",
+    "정지|차단|해제|복구|중단|비활성|활성|오프라인|온라인|사용 불가|만료|잠금",
+    "停止中|凍結|解除|復旧|停止|無効|有効|オフライン|オンライン|利用不可|期限切れ|ロック",
+)
+"""Words that say which state a thing is in ("suspended", "ban lifted", "封禁", "정지"): a
+value under a label that only names its subject states the subject's state when it holds
+one (`supersede`: a newer state replaces an older one)."""
 ACTIVITY_WORDS = _words(
     "replied|reply|posted|post|sent|send|liked|like|submitted|commented|comment|"
     "shared|published|followed|upvoted|voted|rated|emailed|messaged|pinged|checked|ran|"
     "committed|pushed|merged|deployed|installed|tested|created|added|updated|removed|fixed|"
     "wrote|read|reviewed|started|finished|completed|attempted|tried|retried|opened|closed|"
-    "scanned|logged|engaged",
+    "scanned|logged|engaged|engaging|adopted|built",
     "回复了|发布了|发送了|点赞|提交了|评论了|已发送|已回复|已完成|完成了|做了|检查了|运行了|"
     "创建了|添加了|更新了|修复了|删除了",
     "했다|했음|했습니다|완료|답장|회신|게시|보냈|전송|작성함|작성했|확인함|확인했|실행함|"

@@ -118,8 +118,9 @@ def statement(lead: str, items: Sequence[str], limit: int) -> tuple[str, int]:
 
 
 def subject_of(heading: str) -> str:
-    """The subject a heading names, for `with_subject`: without emoji and markup, and
-    without what dates it ("MOLTBOOK SUSPENDED UNTIL FEB 27" → "MOLTBOOK SUSPENDED"); ""
+    """The subject a heading names, for `with_subject`: without emoji and markup, without
+    what dates it and the state it shouts ("MOLTBOOK SUSPENDED UNTIL FEB 27" → "Moltbook",
+    `name_only`); ""
     when it names none — an event or a tally, a kind of knowledge ("Lessons"), a plan, or
     more than `SUBJECT_MAX_WORDS` words (a sentence, not a name)."""
     if salience.is_event_heading(heading) or salience.is_plan(heading):
@@ -130,7 +131,40 @@ def subject_of(heading: str) -> str:
         return ""
     if salience.content_words(text) > SUBJECT_MAX_WORDS or len(text.split()) > SUBJECT_MAX_WORDS:
         return ""
-    return text
+    return name_only(text)
+
+
+ACRONYM_MAX_LETTERS = 4
+"""An all-capital word of at most this many letters is an acronym ("API", "AWS"), part of
+a name; a longer one ("SUSPENDED", "LIFTED") is emphasis."""
+
+
+def _shouted(word: str) -> bool:
+    """True for a word written in capitals for emphasis: letters only (of a cased script),
+    all capitals, at least two of them."""
+    return len(word) >= 2 and word.isalpha() and word.isupper()
+
+
+def name_only(subject: str) -> str:
+    """The name of heading subject `subject`, without the headline's state or emphasis, by
+    structure (any cased script): a run of capitalised words after the name is the state it
+    is in ("Moltbook BAN LIFTED" → "Moltbook", "Форум ЗАБЛОКИРОВАН" → "Форум") unless every
+    word of it is an acronym ("Deploy to AWS"); a heading shouted whole names its subject
+    with its first word ("MOLTBOOK SUSPENDED" → "Moltbook"), written as a name unless it is
+    an acronym. Scripts without case (Chinese, Korean, Japanese) are returned as they are.
+    """
+    words = subject.split()
+    shouted = [_shouted(word) for word in words]
+    if words and all(shouted):
+        first = words[0]
+        return first if len(first) <= ACRONYM_MAX_LETTERS else first.capitalize()
+    end = len(words)
+    while end > 1 and shouted[end - 1]:
+        end -= 1
+    tail = words[end:]
+    if tail and any(len(word) > ACRONYM_MAX_LETTERS for word in tail) and not shouted[end - 1]:
+        return " ".join(words[:end]).rstrip(" :-–—")
+    return subject
 
 
 def with_subject(text: str, entry: Entry) -> str:
@@ -138,7 +172,7 @@ def with_subject(text: str, entry: Entry) -> str:
     statement (`DEPENDENT_MAX_WORDS` words or fewer) of an entry under a heading, with no
     label of its own, naming no file, path or name, and sharing no word with the heading
     ("Each failed attempt EXTENDS the ban" under "⚠️ MOLTBOOK SUSPENDED UNTIL FEB 27" →
-    "MOLTBOOK SUSPENDED: Each failed attempt EXTENDS the ban"; "必须先跑迁移。" under "部署" →
+    "Moltbook: Each failed attempt EXTENDS the ban"; "必须先跑迁移。" under "部署" →
     "部署：必须先跑迁移。"). A list item states itself only with its parent's subject. `text`
     itself otherwise; pure."""
     if not entry.context or entry.lead_in or not text.strip():

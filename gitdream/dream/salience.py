@@ -807,3 +807,47 @@ def is_lesson_heading(heading: str, cues: Cues | None = None) -> bool:
 
 
 _DEFAULT_CUES = Cues()
+
+
+DURABLE_FEATURES = frozenset(
+    {
+        "lesson-heading",
+        "lesson-label",
+        "tagged",
+        "keep-cue",
+        "user-statement",
+        "rule",
+        "rule-weak",
+        "reason",
+        "procedure",
+        "correction",
+        "limit",
+        "preference",
+        "decision",
+        "behaviour",
+        "generic",
+        "contrast",
+    }
+)
+"""Features that say an entry carries knowledge beyond what was done: a rule, a reason, a
+correction, a limit, a preference, how something behaves (`is_activity_record`)."""
+
+_OPENING_CLAUSE = re.compile(r"\s(?:—|–|-{1,2})\s|[:：;；,，。.!?]\s*")
+
+
+def is_activity_record(entry: Entry, text: str, cues: Cues | None = None) -> bool:
+    """True when fact text `text` of `entry` only records that something was done once
+    ("Created `appendix.md` in the repo — a deliverable", "Added `envelope` command: …",
+    "cosmo engaging with tool.py", "部署了新版本", "배포했다"): it is told in the past or as an
+    activity (the `past` or `activity` feature, or an activity word in its opening clause,
+    before a dash or a colon) and carries none of `DURABLE_FEATURES`. Such a record may
+    join the topic of its subject, but is no subject of its own (the offline engine opens
+    no topic for it alone). Pure."""
+    cues = cues or _DEFAULT_CUES
+    fired = features(entry, text, cues)
+    if not DURABLE_FEATURES.isdisjoint(fired):
+        return False
+    if "past" in fired or "activity" in fired:
+        return True
+    opening = _OPENING_CLAUSE.split(_norm(text), maxsplit=1)[0]
+    return cues.activity.search(opening) or cues.activity.ends(opening)

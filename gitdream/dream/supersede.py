@@ -14,7 +14,14 @@ Same subject, different value (`supersedes(new, old)`), in any language, by stru
   time-limited" → "uploads are NOT time-limited";
 - **same label, new value**: both open with the same short label ("Moltbook suspension:",
   "Deploy window:") and what follows differs and shares little (a value that only adds to
-  the other — "Tuesdays" → "Tuesdays, from 10:00" — is a refinement, not a new value).
+  the other — "Tuesdays" → "Tuesdays, from 10:00" — is a refinement, not a new value);
+- **same subject, new state**: a label that only names the fact's *subject* — who or what
+  it is about, as the topic's own name does ("Moltbook:" in topic Moltbook, often lent by
+  a heading) — says nothing of its *slot*, the attribute the fact states. Two such facts
+  supersede each other only when both state the subject's state (`STATE_WORDS`,
+  `STATUS_WORDS`, no rule): "Moltbook: suspended until Feb 27" replaces "Moltbook: ban
+  lifted", but "Moltbook: each failed attempt extends the ban" (a rule) is never replaced by
+  a status, nor one rule about Moltbook by another.
 
 A fact corroborated again is not superseded (the caller corroborates first); two facts that
 merely share words are never superseded, so nothing is replaced by a guess.
@@ -29,6 +36,7 @@ from datetime import date
 from functools import lru_cache
 
 from gitdream.dream.facts import Fact, one_line
+from gitdream.dream.lexicons import RULE_WORDS, STATE_WORDS, STATUS_WORDS, Lexicon
 from gitdream.text.clip import clip
 from gitdream.text.similarity import jaccard, normalise, shingles
 
@@ -48,7 +56,7 @@ _LATIN_NEG = re.compile(
 )
 _DENSE_NEG = tuple(w for w in NEGATIONS.split("|") if not w.isascii())
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-_LABEL = re.compile(r"^\s*([^:：\n]{1,60}?)[:：]\s+(\S.*)$")
+_LABEL = re.compile(r"^\s*([^:：\n]{1,60}?)(?::\s+|：\s*)(\S.*)$")  # "：" needs no space
 
 
 def _norm(text: str) -> str:
@@ -75,6 +83,12 @@ def _without_negation(text: str) -> str:
     for word in _DENSE_NEG + _AFFIRMATIONS:
         norm = norm.replace(word, "")
     return norm
+
+
+def _comparable(label: str) -> bool:
+    """True for a label long enough to compare: three characters, or two of a script
+    without spaces ("论坛", "포럼"), where two are a word."""
+    return len(label) >= 3 or (len(label) == 2 and not label.isascii())
 
 
 def _label(text: str) -> tuple[str, str] | None:
@@ -107,7 +121,7 @@ def _profile(text: str) -> _Profile:
         negated=_negated(text),
         unnegated=frozenset(shingles(_without_negation(text))),
         label=label,
-        label_key=label[0] if label is not None and len(label[0]) >= 3 else None,
+        label_key=label[0] if label is not None and _comparable(label[0]) else None,
     )
 
 
@@ -124,9 +138,40 @@ def _at_least(a: frozenset[str], b: frozenset[str], bar: float) -> bool:
     return common / (size_a + size_b - common) >= bar  # |a ∪ b| without building it
 
 
-def supersedes(new: str, old: str) -> str | None:
+_STATE = Lexicon(STATE_WORDS + STATUS_WORDS)
+_RULE = Lexicon(RULE_WORDS)
+
+
+def states(value: str) -> bool:
+    """True when `value` (what follows a label) states a state — a state or status word of
+    any language in `STATE_WORDS`/`STATUS_WORDS` ("suspended", "still", "封禁", "정지") and
+    no rule word ("never", "must", "不要") — rather than a rule, a lesson or a record."""
+    return _STATE.search(value) and not _RULE.search(value)
+
+
+def subject_names(*names: str) -> frozenset[str]:
+    """The normalised forms of a topic's names (title, slug) that a label naming only the
+    fact's subject repeats: casefolded, `-`/`_` read as spaces."""
+    out = set()
+    for name in names:
+        norm = " ".join(re.sub(r"[-_]+", " ", _norm(name)).split()).strip(" *`_")
+        if norm:
+            out.add(norm)
+    return frozenset(out)
+
+
+def names_subject(label: str, subjects: frozenset[str]) -> bool:
+    """True when normalised label `label` only names the topic's subject: it is one of
+    the topic's names `subjects`, or a run of whole words of one ("forum" in a topic named
+    "Forum BAN LIFTED")."""
+    return any(label == name or f" {label} " in f" {name} " for name in subjects)
+
+
+def supersedes(new: str, old: str, subjects: frozenset[str] = frozenset()) -> str | None:
     """Why fact text `new` supersedes fact text `old` ("numbers revised", "negation
-    flipped", "same label, new value"), or None when it does not (module docstring)."""
+    flipped", "same label, new value", "same subject, new state"), or None when it does not
+    (module docstring). `subjects` are the names of the topic the facts are in
+    (`subject_names`): a label equal to one names the subject, not a slot."""
     p_new, p_old = _profile(new), _profile(old)
     if p_new.line == p_old.line:
         return None
@@ -136,15 +181,21 @@ def supersedes(new: str, old: str) -> str | None:
     if p_new.negated != p_old.negated and _at_least(p_new.unnegated, p_old.unnegated, NEGATION_SIMILARITY):
         return "negation flipped"
     label_new, label_old = p_new.label, p_old.label
-    if label_new and label_old and label_new[0] == label_old[0] and len(label_new[0]) >= 3:
+    if label_new and label_old and label_new[0] == label_old[0] and _comparable(label_new[0]):
         value_new, value_old = normalise(label_new[1]), normalise(label_old[1])
         extends = value_old in value_new or value_new in value_old  # more detail, not another value
-        if not extends and jaccard(value_new, value_old) < 0.5:
+        if extends or jaccard(value_new, value_old) >= 0.5:
+            return None
+        if not names_subject(label_new[0], subjects):
             return "same label, new value"
+        if states(label_new[1]) and states(label_old[1]):  # the subject's state, both
+            return "same subject, new state"
     return None
 
 
-def find_superseded(new: str, facts: list[Fact]) -> tuple[Fact, str] | None:
+def find_superseded(
+    new: str, facts: list[Fact], subjects: frozenset[str] = frozenset()
+) -> tuple[Fact, str] | None:
     """The newest of `facts` (raw human lines excepted) that `new` supersedes, with why.
 
     A topic by subject holds thousands of facts, and each new one is compared with all of
@@ -170,7 +221,7 @@ def find_superseded(new: str, facts: list[Fact]) -> tuple[Fact, str] | None:
             or (old.negated != negated and _sizes_allow(n_unnegated, len(old.unnegated), NEGATION_SIMILARITY))
         ):
             continue
-        why = supersedes(new, fact.text)
+        why = supersedes(new, fact.text, subjects)
         if why is not None:
             return fact, why
     return None
@@ -190,7 +241,8 @@ class Candidates:
     provided the list's changes are told: `add` (appended, or at a position: `seq`),
     `remove` (returns the fact's position key, for the fact that takes its place)."""
 
-    def __init__(self, facts: list[Fact] | None = None) -> None:
+    def __init__(self, facts: list[Fact] | None = None, subjects: frozenset[str] = frozenset()) -> None:
+        self.subjects = subjects  # the topic's names (`subject_names`)
         self._seq: dict[int, tuple[int, Fact]] = {}  # id(fact) → (position key, fact)
         self._label: dict[str, set[int]] = {}
         self._skeleton: dict[int, set[int]] = {}  # skeleton size → facts stating numbers
@@ -241,7 +293,7 @@ class Candidates:
                 found |= ids
         for _, fact in sorted((self._seq[i] for i in found), reverse=True):  # newest first
             if fact.raw is None:
-                why = supersedes(new, fact.text)
+                why = supersedes(new, fact.text, self.subjects)
                 if why is not None:
                     return fact, why
         return None

@@ -366,6 +366,11 @@ SUBJECTLESS_MARGIN = 0.75
 much on the log-odds scale (a bar of 0.3 → a probability of 0.48): filed under no subject
 of its own, it must be the more certainly durable."""
 _HOMELESS = ("", "")
+ACTIVITY_RECORD = "not kept: a one-off activity record, like no topic and alone on its subject"
+"""The reason of an entry read and not kept because it only records something done once
+(`salience.is_activity_record`), no topic is like it, and nothing else of the run names
+its subject: a record joins a topic, it opens none alone."""
+_RECORD = "\0record"
 
 
 def _may_restate(new: str, fact: _Fact) -> bool:
@@ -833,6 +838,8 @@ class _Run:
         engine = self.engine
         waiting: list[_Candidate] = []
         homeless: list[_Candidate] = []  # experience that names no subject and is like no topic
+        records: list[tuple[_Candidate, str]] = []  # lone activity records, with their subject
+        subjects = self._subject_counts(candidates)
         for rank, candidate in enumerate(candidates):
             if len(self.result.units) >= engine.max_units:
                 self.defer(candidates[rank:], f"over max_units ({engine.max_units}); left for the next run")
@@ -857,13 +864,23 @@ class _Run:
                 if restated is not None:
                     self._corroborate(candidate, restated)
                     continue
-                placed = self._topic_of(entry, text)
+                record = not candidate.members and salience.is_activity_record(entry, text, engine.cues)
+                placed = self._topic_of(entry, text, record=record)
                 if placed is None:
                     waiting.append(candidate)
                     continue
                 if placed == _HOMELESS:
                     homeless.append(candidate)
                     continue
+                if placed[0] == _RECORD:
+                    subject = self._record_subject(entry) or placed[1]
+                    if subjects[_key(subject)] <= 1:  # the only entry of the run on its subject
+                        records.append((candidate, subject))
+                        continue
+                    placed = self._new_topic(subject, text, [])
+                    if placed is None:
+                        waiting.append(candidate)
+                        continue
                 where, title = placed
             else:
                 where, title = target, clip(text, DEFINITION_TITLE_MAX_CHARS)
@@ -887,6 +904,7 @@ class _Run:
             self.stats["folded"] += len(candidate.positions()) - 1
             if target == "experience":
                 self._placed(candidate, where)
+        self._place_records(records)
         for rank, candidate in enumerate(homeless):
             # Once every other fact is placed: the topic its log section went to.
             if len(self.result.units) >= engine.max_units:
@@ -913,6 +931,58 @@ class _Run:
                 f"its subject needs a new topic, over max_new_topics ({engine.max_new_topics}); "
                 "left for the next run",
             )
+
+    def _subject_counts(self, candidates: list[_Candidate]) -> Counter[str]:
+        """How many of the run's candidates (kept or over the caps) name each subject, by
+        `_key`: the names their text holds and the files or tools their headings name."""
+        counts: Counter[str] = Counter()
+        for candidate in candidates:
+            entry = candidate.entry
+            names = grouping.names(_written(entry), entry.tags, self.proper)
+            names += [n for h in entry.context for n in grouping.artifact_names(h)]
+            counts.update({_key(clean_name(n)) for n in names} - {""})
+        return counts
+
+    def _record_subject(self, entry: Entry) -> str | None:
+        """The subject of an activity record: the file or tool its nearest heading that
+        names one names ("Build: attestation-signer.py v2" → attestation-signer), the work
+        it records being on that; None when no heading names one."""
+        for heading in reversed(entry.context):
+            for name in grouping.artifact_names(heading):
+                if not _unfit_name(name):
+                    return clean_name(name)
+        return None
+
+    def _place_records(self, records: list[tuple[_Candidate, str]]) -> None:
+        """Place the activity records that are the only entry of the run on their subject,
+        once every other fact is placed: in the topic of their subject if one was created
+        meanwhile, else in the topic most like them (`grouping.NEAREST_COSINE`), else they
+        are read and not kept (`ACTIVITY_RECORD`): a lone record joins a topic, it opens
+        none."""
+        for rank, (candidate, subject) in enumerate(records):
+            if len(self.result.units) >= self.engine.max_units:
+                over = [c for c, _ in records[rank:]]
+                self.defer(over, f"over max_units ({self.engine.max_units}); left for the next run")
+                return
+            same = self._same_fact(candidate)
+            if same is not None:
+                self._corroborate(candidate, same)
+                continue
+            slug = self.topics.existing(subject)
+            if slug is None:
+                found = grouping.names(_written(candidate.entry), candidate.entry.tags, self.proper)
+                near = self.matcher.best(
+                    candidate.text,
+                    found,
+                    fallback=grouping.NEAREST_COSINE,
+                    min_shared=grouping.NEAREST_SHARED,
+                )
+                slug = near[0] if near is not None else None
+            if slug is None:
+                for position in candidate.positions():
+                    self.skip(self.context.entries[position], ACTIVITY_RECORD, "not_kept")
+                continue
+            self._create(candidate, slug, self.topics.titles.get(slug, slug))
 
     def _create(self, candidate: _Candidate, where: str, title: str) -> None:
         """A `create` unit of experience `candidate` in topic `where` (titled `title`)."""
@@ -1044,9 +1114,11 @@ class _Run:
         if target == "experience":
             self._placed(candidate, fact.where)
 
-    def _topic_of(self, entry: Entry, text: str) -> tuple[str, str] | None:
+    def _topic_of(self, entry: Entry, text: str, *, record: bool = False) -> tuple[str, str] | None:
         """`(slug, title)` of the entry's topic (module docstring, step 5), or None when it
-        needs a new topic and the run has created `max_new_topics` already."""
+        needs a new topic and the run has created `max_new_topics` already. An activity
+        record (`record`) opens no topic here: it gets `(_RECORD, name)` of the topic it
+        would open, for `_place_records`."""
         tagged = [
             t
             for t in entry.tags
@@ -1077,6 +1149,8 @@ class _Run:
             name = self._own_subject(entry)
             if name is None:
                 return _HOMELESS
+        if record and self.topics.existing(name) is None:
+            return _RECORD, name
         return self._new_topic(name, text, found)
 
     def _new_topic(self, name: str, text: str, found: list[str]) -> tuple[str, str] | None:

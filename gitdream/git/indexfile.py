@@ -45,6 +45,45 @@ def read_staged(
     return _read(repo, index_path, want or (lambda _p: True))
 
 
+class _Index(pygit2.Index):
+    # pygit2's Index.__del__ fails (and prints a traceback at garbage collection) when
+    # opening the file failed and the object was never initialised.
+    def __del__(self) -> None:
+        if hasattr(self, "_index"):
+            super().__del__()
+
+
+REREADS = 20
+"""How many times `_open` reads an index that keeps being replaced while libgit2 reads it."""
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_ino, found.st_size, found.st_mtime_ns)
+
+
+def _open(path: Path) -> pygit2.Index:
+    """`pygit2.Index(path)`, read again when another process replaced the file while
+    libgit2 read it. libgit2 takes the file's size from a `stat` of the path and its bytes
+    from a later `open` of the path: a `git add` or `git commit` renaming a new index over
+    it in between hands libgit2 the first bytes of a larger index ("invalid data in index -
+    extension is truncated", "invalid entry") or too few bytes of a smaller one ("could not
+    read (expected N bytes, read M)") — a suite run failed that way once. git replaces the
+    index only by rename, so a file whose inode, size and modification time are unchanged
+    across a failed read was read whole: its error stands. Raises what pygit2 raises."""
+    for _attempt in range(REREADS - 1):
+        before = _stamp(path)
+        try:
+            return _Index(str(path))
+        except (pygit2.GitError, OSError, ValueError):
+            if _stamp(path) == before:
+                raise
+    return _Index(str(path))
+
+
 def _read(repo: Repo, index_path: Path | None, want: Callable[[str], bool] | None) -> dict[str, bytes]:
 
     path = index_path if index_path is not None else repo.index_path()
@@ -56,15 +95,8 @@ def _read(repo: Repo, index_path: Path | None, want: Callable[[str], bool] | Non
             hint="pass the index git is committing (GIT_INDEX_FILE inside a hook), or omit --index-file",
         )
 
-    class _Index(pygit2.Index):
-        # pygit2's Index.__del__ fails (and prints a traceback at garbage collection)
-        # when opening the file failed and the object was never initialised.
-        def __del__(self) -> None:
-            if hasattr(self, "_index"):
-                super().__del__()
-
     try:
-        index = _Index(str(path))
+        index = _open(path)
     except (pygit2.GitError, OSError, ValueError) as exc:
         known = index_format_error(exc)
         if known is not None:

@@ -60,47 +60,83 @@ def _write(
     ref: str,
     commit: str,
     text: str,
-    existing: str,
     author: pygit2.Signature,
     committer: pygit2.Signature,
 ) -> None:
     """Set the note on `commit` under `ref` to `text` in one new notes commit on the ref's
     tip, moved by compare-and-swap (refs.RefMoved when something else moved it). A note
-    already there is replaced where it is; a new one goes to the root of a small tree and
-    into its fan-out folder (`FANOUT_AT`) otherwise, where the root's notes of the same
-    prefix move with it. A note that exists somewhere else (a
-    deeper fan-out git made) is left to libgit2, which finds it."""
+    already there is replaced where it is, at whatever fan-out depth git put it; a new
+    one goes to the root of a small tree and into its fan-out folder (`FANOUT_AT`)
+    otherwise, where the root's notes of the same prefix move with it.
+
+    The ref always moves through `refs.compare_and_swap`, never through libgit2's
+    `create_note`: its lock file is then recorded while held, so a gitdream killed while
+    it writes a receipt leaves a `refs/notes/gitdream.lock` the next gitdream command
+    removes (`refs.drop_dead_locks`), where libgit2's own ref update left one every later
+    write refused. Fault point `note-locked` is crossed with the lock taken."""
     raw = repo.raw
     tip = refs.target(repo, ref)
     root = raw[tip].peel(pygit2.Tree) if tip else None
+    blob = raw.create_blob(text.encode("utf-8"))
+    where = _located(raw, root, commit) if root is not None else None
+    tree = (
+        _replaced(raw, root, where, blob) if root is not None and where else _added(raw, root, commit, blob)
+    )
+    message = "Notes added by gitdream\n"
+    new = raw.create_commit(None, author, committer, message, tree, [tip] if tip else [])
+    refs.compare_and_swap(repo, ref, tip, str(new), "notes: gitdream receipt", point="note-locked")
+
+
+def _located(raw: pygit2.Repository, tree: pygit2.Tree, name: str) -> list[str] | None:
+    """The path (its components) of the note on `name` in notes tree `tree`: the name
+    itself at this level, else inside the folder of its first two hex digits, as git and
+    libgit2 look it up (`ab/cdef…`, `ab/cd/ef…`); None when there is none."""
+    if name in tree and tree[name].type == pygit2.enums.ObjectType.BLOB:
+        return [name]
+    head = name[:2]
+    if len(name) > 2 and head in tree and tree[head].type == pygit2.enums.ObjectType.TREE:
+        inner = _located(raw, raw[tree[head].id].peel(pygit2.Tree), name[2:])
+        if inner is not None:
+            return [head, *inner]
+    return None
+
+
+def _replaced(raw: pygit2.Repository, tree: pygit2.Tree, where: list[str], blob: pygit2.Oid) -> pygit2.Oid:
+    """`tree` with the blob at path `where` (see `_located`) replaced by `blob`."""
+    builder = raw.TreeBuilder(tree)
+    first, *rest = where
+    if not rest:
+        builder.insert(first, blob, pygit2.enums.FileMode.BLOB)
+    else:
+        inner = _replaced(raw, raw[tree[first].id].peel(pygit2.Tree), rest, blob)
+        builder.insert(first, inner, pygit2.enums.FileMode.TREE)
+    return builder.write()
+
+
+def _added(raw: pygit2.Repository, root: pygit2.Tree | None, commit: str, blob: pygit2.Oid) -> pygit2.Oid:
+    """The notes tree `root` (None: no notes yet) with a new note on `commit`: at the root
+    of a small tree, in its fan-out folder past `FANOUT_AT` notes or once that folder
+    exists."""
     head, tail = commit[:2], commit[2:]
     folder = root[head] if root is not None and head in root else None
     if folder is not None and folder.type != pygit2.enums.ObjectType.TREE:
         folder = None
-    flat = root is not None and commit in root
-    nested = folder is not None and tail in raw[folder.id].peel(pygit2.Tree)
-    if existing and not (flat or nested):
-        raw.create_note(text, author, committer, commit, ref, True)
-        return
-    blob = raw.create_blob(text.encode("utf-8"))
     builder = raw.TreeBuilder(root) if root is not None else raw.TreeBuilder()
-    if flat or (folder is None and (root is None or len(root) < FANOUT_AT)):
+    if folder is None and (root is None or len(root) < FANOUT_AT):
         builder.insert(commit, blob, pygit2.enums.FileMode.BLOB)
-    else:
-        inner = raw.TreeBuilder(raw[folder.id].peel(pygit2.Tree)) if folder is not None else raw.TreeBuilder()
-        if folder is None and root is not None:
-            # libgit2 looks in folder `ab` alone for a note on ab…: flat notes of that
-            # prefix move in with it (git reads either layout)
-            for entry in root:
-                name = entry.name or ""
-                if len(name) == 40 and name.startswith(head):
-                    inner.insert(name[2:], entry.id, entry.filemode)
-                    builder.remove(name)
-        inner.insert(tail, blob, pygit2.enums.FileMode.BLOB)
-        builder.insert(head, inner.write(), pygit2.enums.FileMode.TREE)
-    message = "Notes added by gitdream\n"
-    new = raw.create_commit(None, author, committer, message, builder.write(), [tip] if tip else [])
-    refs.compare_and_swap(repo, ref, tip, str(new), "notes: gitdream receipt")
+        return builder.write()
+    inner = raw.TreeBuilder(raw[folder.id].peel(pygit2.Tree)) if folder is not None else raw.TreeBuilder()
+    if folder is None and root is not None:
+        # libgit2 looks in folder `ab` alone for a note on ab…: flat notes of that
+        # prefix move in with it (git reads either layout)
+        for entry in root:
+            name = entry.name or ""
+            if len(name) == 40 and name.startswith(head):
+                inner.insert(name[2:], entry.id, entry.filemode)
+                builder.remove(name)
+    inner.insert(tail, blob, pygit2.enums.FileMode.BLOB)
+    builder.insert(head, inner.write(), pygit2.enums.FileMode.TREE)
+    return builder.write()
 
 
 MAX_NOTE_BYTES = 32_000_000
@@ -181,7 +217,7 @@ def _append(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -> No
         author = pygit2.Signature(ident.author[0], ident.author[1], when, offset)
         committer = pygit2.Signature(ident.committer[0], ident.committer[1], when, offset)
         try:
-            _write(repo, ref, commit, text, existing, author, committer)
+            _write(repo, ref, commit, text, author, committer)
             return
         except (pygit2.GitError, OSError, refs.RefMoved) as exc:  # the notes ref moved or is locked, or a
             # fan-out folder vanished under `git gc` (see `write_object`): read again

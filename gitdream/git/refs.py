@@ -50,13 +50,26 @@ class _Held:
     nothing that names their writer. The record lets the next gitdream command remove
     exactly the files a killed gitdream took (`drop_dead_locks`): the same file (inode and
     change time), of a process that is provably gone — never a lock a git command took
-    since, even at the same path. A kill between libgit2 creating a lock file and the
-    record naming it (microseconds) leaves a lock that stays refused (docs/reliability.md)."""
+    since, even at the same path.
+
+    Each lock is announced in the record before libgit2 creates it (its path and the time,
+    `announced_ns`), and named by inode once it exists: a kill between the two (libgit2
+    has created the file, the record does not name it yet) leaves an announced lock, which
+    `drop_dead_locks` removes only when the file was created within ANNOUNCED_SECONDS of
+    the announcement and has stayed unchanged for longer than any git command holds a ref
+    lock (LOCK_TIMEOUT_SECONDS) — before, such a kill left a lock every later write refused
+    (a random kill of the reliability suite hit it)."""
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.locks: list[dict[str, object]] = []
         self.path = paths.state_dir(repo.common_dir) / REFLOCKS / str(os.getpid())
+
+    def announce(self, ref: str) -> None:
+        from gitdream.git import lockfiles  # idle path: only where it is used
+
+        path = lockfiles.lock_path(self.repo, ref)
+        self._save([*self.locks, {"path": str(path), "announced_ns": time.time_ns()}])
 
     def took(self, ref: str) -> None:
         from gitdream.git import lockfiles  # idle path: only where it is used
@@ -65,18 +78,33 @@ class _Held:
         try:
             found = path.stat()
         except OSError:
-            return  # no file to leave behind (a packed-refs-only backend, say)
+            self._save(self.locks)  # no file to leave behind (a packed-refs-only backend, say)
+            return
         self.locks.append({"path": str(path), "ino": found.st_ino, "ctime_ns": found.st_ctime_ns})
-        data = json.dumps({**_me(), "locks": self.locks}).encode()
+        self._save(self.locks)
+
+    def failed(self) -> None:
+        """The announced lock was not taken (held by another process): forget it."""
+        self._save(self.locks)
+
+    def _save(self, locks: list[dict[str, object]]) -> None:
+        if not locks:
+            self.path.unlink(missing_ok=True)
+            return
+        data = json.dumps({**_me(), "locks": locks}).encode()
         paths.ensure_dir(self.path.parent)
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         tmp.write_bytes(data)  # no fsync: it guards against a kill, and locks die with power
         os.replace(tmp, self.path)
 
     def release(self) -> None:
-        if self.locks:
-            self.path.unlink(missing_ok=True)
-            self.locks = []
+        self.path.unlink(missing_ok=True)
+        self.locks = []
+
+
+ANNOUNCED_SECONDS = 1.0
+"""An announced lock (see `_Held`) is the killed process's own only when its file was
+created within this long after the announcement (libgit2 creates it microseconds after)."""
 
 
 REFLOCKS = "reflocks"
@@ -93,22 +121,28 @@ def _me() -> dict[str, object]:
 def lock(txn: Any, ref: str) -> None:
     """Lock `ref` in transaction `txn` (inside `transaction`'s body)."""
 
+    if _holding is not None:
+        _holding.announce(ref)
     try:
         txn.lock_ref(ref)
     except (pygit2.GitError, OSError) as exc:  # <ref>.lock exists (pygit2 raises either)
+        if _holding is not None:
+            _holding.failed()
         raise _Busy(ref, exc) from exc
+    faults.point("ref-lock-created")
     if _holding is not None:
         _holding.took(ref)
 
 
-def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
+def transaction(repo: Repo, body: Callable[[Any], T], point: str | None = None) -> T:
     """Run `body(txn)` in a reference transaction, committed when `body` returns. `body`
     locks its refs with `lock`; when one is held by another process the transaction is
     dropped (releasing the locks it took) and tried again, for up to LOCK_TIMEOUT_SECONDS;
     a lock that stays is refused as `lockfiles.held` does (a RepoStateError naming the file).
     An exception raised by `body` drops the transaction: nothing moves. The lock files
     taken are recorded while held (see `_Held`); fault point `refs-locked` is crossed with
-    every lock taken, right before the transaction commits."""
+    every lock taken, right before the transaction commits, and then fault point `point`
+    when one is named (`note-locked`: a receipt note's ref move)."""
     from gitdream.git import lockfiles  # idle path: only where it is used
 
     global _holding
@@ -119,6 +153,8 @@ def transaction(repo: Repo, body: Callable[[Any], T]) -> T:
             with repo.raw.transaction() as txn:
                 result = body(txn)
                 faults.point("refs-locked")
+                if point is not None:
+                    faults.point(point)
             return result
         except _Busy as busy:
             from gitdream.git.environment import translate  # idle path: only where it is used
@@ -161,11 +197,7 @@ def drop_dead_locks(repo: Repo) -> list[str]:
             if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
                 continue
             path = Path(entry["path"])
-            try:
-                found = path.stat()
-            except OSError:
-                continue
-            if (found.st_ino, found.st_ctime_ns) == (entry.get("ino"), entry.get("ctime_ns")):
+            if _its_own(path, entry):
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
                 warnings.append(
@@ -176,18 +208,54 @@ def drop_dead_locks(repo: Repo) -> list[str]:
     return warnings
 
 
-def compare_and_swap(repo: Repo, ref: str, expected: str | None, new: str | None, message: str) -> None:
+_CLOCK_SLACK_NS = 50_000_000
+"""File times come from the kernel's coarse clock, which can lag `time.time_ns()` by a
+tick: an announced lock's file may seem created up to this long before its announcement."""
+
+
+def _its_own(path: Path, entry: dict[str, Any]) -> bool:
+    """True when the lock file at `path` is the one a dead process's record `entry` names:
+    the very file (inode and change time), or — for a lock only announced (see `_Held`) — a
+    file created within ANNOUNCED_SECONDS of the announcement that stays unchanged until
+    it is older than LOCK_TIMEOUT_SECONDS (waiting for that, at most that long: a git
+    command that took the lock since would have released it)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return False
+    if "announced_ns" not in entry:
+        return (found.st_ino, found.st_ctime_ns) == (entry.get("ino"), entry.get("ctime_ns"))
+    announced = entry.get("announced_ns")
+    if not isinstance(announced, int):
+        return False
+    created = found.st_ctime_ns
+    if not announced - _CLOCK_SLACK_NS <= created <= announced + int(ANNOUNCED_SECONDS * 1e9):
+        return False
+    age = (time.time_ns() - created) / 1e9
+    if age < LOCK_TIMEOUT_SECONDS:
+        time.sleep(LOCK_TIMEOUT_SECONDS - age)
+    try:
+        again = path.stat()
+    except OSError:
+        return False
+    return (again.st_ino, again.st_ctime_ns) == (found.st_ino, found.st_ctime_ns)
+
+
+def compare_and_swap(
+    repo: Repo, ref: str, expected: str | None, new: str | None, message: str, point: str | None = None
+) -> None:
     """Set `ref` to `new` (hex; None deletes it) if it currently holds `expected` (None:
-    absent), under a reference transaction (lock, re-read, compare, set).
+    absent), under a reference transaction (lock, re-read, compare, set; fault point
+    `point` crossed with the lock held, see `transaction`).
 
     Raises RefMoved (nothing changed) when the ref holds something else, and the
     RepoStateError of `lockfiles.held` when the ref's lock file stays (git left it behind).
     """
-    compare_and_swap_all(repo, [(ref, expected, new)], message)
+    compare_and_swap_all(repo, [(ref, expected, new)], message, point)
 
 
 def compare_and_swap_all(
-    repo: Repo, moves: Sequence[tuple[str, str | None, str | None]], message: str
+    repo: Repo, moves: Sequence[tuple[str, str | None, str | None]], message: str, point: str | None = None
 ) -> None:
     """Move every `(ref, expected, new)` of `moves` as `compare_and_swap` does, all in one
     reference transaction: every ref is locked and compared before any is set, so either
@@ -213,7 +281,7 @@ def compare_and_swap_all(
             else:
                 txn.set_target(ref, pygit2.Oid(hex=new), message=message)
 
-    transaction(repo, body)
+    transaction(repo, body, point)
 
 
 def _short(value: str | None) -> str:

@@ -165,7 +165,7 @@ def _under(text: str, *headings: str, lead_in: str = "") -> Entry:
         (
             "Each failed comment attempt EXTENDS the ban",
             "⚠️ FORUM SUSPENDED UNTIL FEB 27",
-            "FORUM SUSPENDED: Each failed comment attempt EXTENDS the ban",
+            "Forum: Each failed comment attempt EXTENDS the ban",
         ),
         ("必须先跑迁移脚本。", "部署", "部署：必须先跑迁移脚本。"),
         ("반드시 먼저 마이그레이션을 실행한다.", "배포", "배포: 반드시 먼저 마이그레이션을 실행한다."),
@@ -216,3 +216,23 @@ def test_a_list_introduced_as_a_record_of_ones_own_work_is_kept_without_its_lead
     assert bodies and bodies[0].startswith("Use pyproject.toml as the single source"), bodies
     assert not any(lead in body for body in bodies)
     assert result.units[0].sources == tuple(e.id for e in entries[1:])  # the items, not the lead-in
+
+
+@pytest.mark.parametrize(
+    ("heading", "subject"),
+    [
+        ("Moltbook BAN LIFTED!", "Moltbook"),  # a shouted state after the name
+        ("⚠️ MOLTBOOK SUSPENDED UNTIL FEB 27", "Moltbook"),  # a heading shouted whole
+        ("Форум ЗАБЛОКИРОВАН", "Форум"),
+        ("ФОРУМ ЗАБЛОКИРОВАН", "Форум"),
+        ("Deploy to AWS", "Deploy to AWS"),  # an acronym is part of the name
+        ("AWS Lambda", "AWS Lambda"),
+        ("AWS", "AWS"),
+        ("论坛封禁", "论坛封禁"),  # no case: nothing to read
+        ("포럼 정지", "포럼 정지"),
+    ],
+)
+def test_a_heading_lends_its_name_not_the_state_it_shouts(heading: str, subject: str) -> None:
+    assert lists.subject_of(heading) == subject
+    text = "Each failed attempt extends the wait."
+    assert lists.with_subject(text, _under(text, heading)) in (f"{subject}: {text}", f"{subject}：{text}")

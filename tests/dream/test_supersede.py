@@ -5,7 +5,9 @@ it for any engine's units."""
 
 from __future__ import annotations
 
+import json
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -15,10 +17,11 @@ from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream import facts as factfmt
 from gitdream.dream import memoryfiles
 from gitdream.dream.integrate import apply_changes, integrate_experience
-from gitdream.dream.supersede import supersedes
+from gitdream.dream.supersede import subject_names, supersedes
 from gitdream.engines.offline import OfflineEngine
 from gitdream.text import blocks
 from gitdream.units import Unit
+from tests.helpers import commit_all, run_gitdream, write
 
 AGENT = make_agent("agents/ops", defaults())
 MEM = "agents/ops/memory"
@@ -327,3 +330,93 @@ def test_the_candidate_index_finds_what_scanning_the_list_finds_as_the_list_chan
             facts.touch(rng.choice(facts.facts), [], None)  # adopts a raw line
         elif facts.find(new) is None:
             facts.add(new, [], None)
+
+
+# --- a label that only names the subject: the slot comes from what the fact states -------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        (
+            "Forum: ban lifted, posting available again",
+            "Forum: suspended until March 9",
+            "same subject, new state",
+        ),
+        ("论坛：已解封", "论坛：封禁至三月九日", "same subject, new state"),
+        ("포럼: 차단 해제됨", "포럼: 3월 9일까지 정지", "same subject, new state"),
+        ("Forum: Each failed captcha extends the ban", "Forum: suspended until March 9", None),  # a rule
+        ("Forum: Never repost a post that returned an id", "Forum: Always solve the captcha first", None),
+        (
+            "Forum: Each failed captcha extends the ban",
+            "Forum: Hit a 30-minute cooldown after a repost",
+            None,
+        ),
+    ],
+)
+def test_a_label_naming_only_the_subject_supersedes_only_a_state_with_a_state(
+    old: str, new: str, why: str | None
+) -> None:
+    subjects = subject_names("forum", "Forum BAN LIFTED", "论坛", "포럼")
+    assert supersedes(new, old, subjects) == why
+    assert supersedes(new, old) == "same label, new value"  # no topic names: the label is the slot
+
+
+def _log(repo: Path, day: str, body: str) -> None:
+    write(repo, f"agents/ops/memory/logs/2026/03/{day}.md", f"# {day}\n\n{body}")
+    commit_all(repo, f"log {day}", date=f"{day}T12:00:00Z")
+
+
+def _dream(repo: Path) -> None:
+    for _ in range(5):
+        proc = run_gitdream(repo, "run", "--engine", "offline", "--json")
+        assert proc.returncode == 0, proc.stderr
+        if not any(r.get("pending") for r in json.loads(proc.stdout)["runs"]):
+            return
+
+
+def _current_and_superseded(repo: Path) -> tuple[list[str], list[str]]:
+    current: list[str] = []
+    gone: list[str] = []
+    for path in sorted((repo / "agents/ops/memory").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        current += [f.text for f in block(text, "facts")]
+        gone += [f.text for f in block(text, "superseded")]
+    return current, gone
+
+
+def test_on_a_real_repository_a_status_replaces_a_status_and_never_a_rule(agent_repo: Path) -> None:
+    _log(
+        agent_repo,
+        "2026-03-02",
+        "## Forum SUSPENDED UNTIL MARCH 9\n"
+        "- Each failed captcha EXTENDS the suspension\n"
+        "- Forum: ban lifted, posting is available again\n",
+    )
+    _log(
+        agent_repo,
+        "2026-03-10",
+        "## Forum BAN LIFTED\n- Hit a 30-minute cooldown after a repost\n- Forum: suspended again, posting is blocked for a week\n",
+    )
+    _dream(agent_repo)
+    current, gone = _current_and_superseded(agent_repo)
+    rule = [f for f in current if "Each failed captcha EXTENDS the suspension" in f]
+    assert rule, current  # a rule is never replaced by a status or a record about the same subject
+    assert not any("Each failed captcha" in f for f in gone), gone
+    assert any("suspended again" in f for f in current), current  # the current status stands
+    assert not any("ban lifted, posting is available" in f for f in current), current
+    assert any(f.startswith("Forum: ban lifted, posting is available again — superseded") for f in gone), gone
+
+
+def test_an_older_statement_read_late_never_replaces_the_newer_one(agent_repo: Path) -> None:
+    newer = "Forum: suspended again, posting is blocked for a week"
+    older = "Forum: ban lifted, posting is available again"
+    # Statuses are below the default salience bar; this test is about superseding them.
+    write(agent_repo, "gitdream.toml", "[offline]\nsalience_threshold = 0.1\n")
+    _log(agent_repo, "2026-03-10", f"## Forum\n- {newer}\n")
+    _dream(agent_repo)
+    _log(agent_repo, "2026-03-02", f"## Forum\n- {older}\n")  # a log of an earlier day, committed late
+    _dream(agent_repo)
+    current, gone = _current_and_superseded(agent_repo)
+    assert newer in current and older not in current, current
+    assert f"{older} — superseded 2026-03-10 by: {newer}" in gone, gone

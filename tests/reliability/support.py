@@ -185,3 +185,42 @@ def named(where: str, history: list[str] | None = None, err: str = "") -> Iterat
         if err:
             lines += ["the dream's stderr:", err.rstrip()]
         raise AssertionError("\n".join([*lines, str(error)])) from error
+
+
+def deep_notes(root: Path) -> None:
+    """Re-lay the notes tree two fan-out levels deep (`ab/cd/ef…`), as git lays out a
+    notes ref of more than 65 536 notes (someone else's, fetched)."""
+    listed = git(root, "notes", "--ref", "gitdream", "list").split()
+    lines = "".join(
+        f"100644 blob {blob}\t{target[:2]}/{target[2:4]}/{target[4:]}\n"
+        for blob, target in zip(listed[::2], listed[1::2], strict=True)
+    )
+    tree = mktree(root, lines)
+    tip = git(root, "commit-tree", tree, "-p", "refs/notes/gitdream", "-m", "Notes fanned out by git").strip()
+    git(root, "update-ref", "refs/notes/gitdream", tip)
+
+
+def mktree(root: Path, lines: str) -> str:
+    """The id of the tree `git mktree` makes of `mode type id\tpath` lines whose paths
+    may have folders (each folder made by `git mktree` too)."""
+    files: list[str] = []
+    folders: dict[str, list[str]] = {}
+    for line in lines.splitlines():
+        meta, path = line.split("\t")
+        head, _, rest = path.partition("/")
+        if rest:
+            folders.setdefault(head, []).append(f"{meta}\t{rest}")
+        else:
+            files.append(line)
+    entries = files + [
+        f"040000 tree {mktree(root, chr(10).join(sub))}\t{head}" for head, sub in folders.items()
+    ]
+    made = subprocess.run(
+        ["git", "mktree"],
+        cwd=root,
+        input="\n".join(entries) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return made.stdout.strip()

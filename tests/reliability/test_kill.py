@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from tests.reliability.support import (
     LOCK,
     USER_STATUS,
     agent_repo,
+    deep_notes,
     fsck,
     killed,
     leftovers,
@@ -322,6 +324,46 @@ def test_ref_locks_of_a_command_killed_while_moving_a_ref_are_removed(
     _finally(root, before)
 
 
+def test_a_ref_lock_created_but_not_yet_recorded_when_killed_is_removed(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Regression test (a random kill of `gitdream run` in the full suite, seed 74664,
+    killed after 0.315 s): SIGKILL right after libgit2 created `refs/heads/main.lock` and
+    before the record named it left a lock the next command did not remove, and the
+    rerun was refused. Each lock is now announced in the record before it is created: the
+    next command removes a file created right after the announcement once it is older than
+    any git command holds a ref lock (here it waits for that)."""
+    root, _meta = prepared(tmp_path_factory, "fresh", _fresh, tmp_path / "repo")
+    before = user_state(root)
+    proc = run_gitdream(root, "run", env={"GITDREAM_FAULT": "ref-lock-created@2:kill"})
+    assert killed(proc), proc.stderr
+    head_lock, branch_lock = root / ".git" / "HEAD.lock", root / ".git" / "refs" / "heads" / "main.lock"
+    assert head_lock.exists() and branch_lock.exists()  # HEAD's recorded, the branch's only announced
+    shown = run_gitdream(root, "status")
+    assert shown.returncode == 0, shown.stderr
+    assert f"removed {head_lock}" in shown.stderr and f"removed {branch_lock}" in shown.stderr
+    retry = run_gitdream(root, "run")
+    assert retry.returncode == 0, retry.stderr
+    _finally(root, before)
+
+
+def test_an_announced_lock_a_git_command_took_later_is_kept(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """An announced lock (see the test above) whose file was created well after the
+    announcement is not the killed process's: it stays, and the run refuses naming it."""
+    root, _meta = prepared(tmp_path_factory, "fresh", _fresh, tmp_path / "repo")
+    proc = run_gitdream(root, "run", env={"GITDREAM_FAULT": "ref-lock-created@1:kill"})
+    assert killed(proc), proc.stderr
+    head_lock = root / ".git" / "HEAD.lock"
+    head_lock.unlink()
+    time.sleep(1.2)  # past refs.ANNOUNCED_SECONDS
+    head_lock.write_text("")  # a git command's lock, taken since
+    done = run_gitdream(root, "run")
+    assert done.returncode != 0 and f"{head_lock} exists" in done.stderr, done.stderr
+    assert head_lock.exists()
+
+
 def test_a_lock_a_git_command_took_since_at_the_same_path_is_kept(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
@@ -427,3 +469,53 @@ def test_a_killed_review_run_leaves_no_half_branch(
     subjects = git(root, "log", "--format=%s", f"HEAD..{REVIEW}").splitlines()
     assert [s.split(" — ")[0] for s in subjects] == ["dream(ops): definitions", "dream(ops): experience"]
     assert ref(root, WATERMARK) == meta["head"]
+
+
+NOTES = "refs/notes/gitdream"
+
+
+@pytest.mark.parametrize("case", ["run", "revert-deep"])
+def test_the_notes_lock_of_a_command_killed_while_writing_a_receipt_is_removed(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, case: str
+) -> None:
+    """Regression test: a receipt note on a note git had fanned out two levels deep (the
+    reverted run's note, annotated by `revert`) was written by libgit2's `create_note`,
+    whose ref update took `refs/notes/gitdream.lock` with no record of gitdream's: a SIGKILL
+    there left the lock, and every later receipt and `git notes` refused until someone
+    removed it by hand. Every note write now moves the ref through gitdream's reference
+    transaction (fault point `note-locked`, the lock taken): the next gitdream command
+    removes the lock, and the command run again ends where an uninterrupted one ends."""
+    if case == "run":
+        root, meta = prepared(tmp_path_factory, "fresh", _fresh, tmp_path / "repo")
+        args, crossing = ["run"], 1  # the run's receipt
+    else:
+        root, meta = prepared(tmp_path_factory, "dreamed", _dreamed, tmp_path / "repo")
+        deep_notes(root)
+        args, crossing = ["revert", str(meta["run"])], 2  # the revert's receipt, then the run's note
+    before = user_state(root)
+    notes_before = set(git(root, "notes", "--ref", "gitdream", "list", check=False).splitlines())
+    proc = run_gitdream(root, *args, env={"GITDREAM_FAULT": f"note-locked@{crossing}:kill"})
+    assert killed(proc), proc.stderr
+    lock = root / ".git" / f"{NOTES}.lock"
+    assert lock.exists()
+    assert fsck(root) == "" and user_state(root) == before
+    # the note being written is unchanged (a revert's own receipt, written first, stays)
+    assert notes_before <= set(git(root, "notes", "--ref", "gitdream", "list", check=False).splitlines())
+    refused = subprocess.run(
+        ["git", "notes", "--ref", "gitdream", "add", "-f", "-m", "x", "HEAD"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0 and "gitdream.lock" in refused.stderr  # git's own writers refuse too
+    shown = run_gitdream(root, "status")
+    assert shown.returncode == 0, shown.stderr
+    assert f"removed {lock}" in shown.stderr and not lock.exists()
+    retry = run_gitdream(root, *args)
+    assert retry.returncode == 0 or "already undone" in retry.stderr, retry.stderr
+    _finally(root, before)
+    if case == "revert-deep":  # the reverted run's note, annotated where git put it
+        note = git(root, "notes", "--ref", "gitdream", "list").split()
+        paths = git(root, "ls-tree", "-r", "--name-only", NOTES).split()
+        assert len(paths) == len(note) // 2, paths  # one place per note: none written twice
+        assert len([p for p in paths if p.count("/") == 2]) == len(notes_before), paths

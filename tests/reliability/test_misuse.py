@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import commit_all, git, run_gitdream, write
-from tests.reliability.support import LOGS, MEMORY, agent_repo, material, prepared
+from tests.reliability.support import LOGS, MEMORY, agent_repo, deep_notes, material, prepared
 
 
 def _ops(root: Path) -> dict[str, object]:
@@ -199,3 +199,29 @@ def test_receipts_of_many_runs_are_fanned_out_as_git_does(tmp_path: Path) -> Non
     assert git(root, "notes", "--ref", "gitdream", "show", commits[-1]) == '{"n": 295}\n{"n": "again"}\n'
     assert dict(notes.iter_notes(repo, "refs/notes/gitdream"))[commits[0]] == '{"n": 0}\n'
     assert git(root, "fsck", "--strict", "--no-dangling") == ""
+
+
+def test_a_line_appended_to_a_note_git_fanned_out_deeper_lands_where_it_is(tmp_path: Path) -> None:
+    """A notes ref of more than 65 536 notes, as git lays it out (`ab/cd/ef…`, fetched from
+    someone else): a line appended to a note there replaces that note in place — git reads
+    one note, with both lines — now that gitdream builds every notes tree itself (libgit2's
+    `create_note` moved the ref without gitdream's lock record: test_kill.py)."""
+    from gitdream.git import notes
+    from gitdream.git.commitbuilder import Identity
+    from gitdream.git.repo import Repo
+
+    root = agent_repo(tmp_path / "repo")
+    ident = Identity(("gitdream", "gitdream@example.invalid"), ("gitdream", "gitdream@example.invalid"))
+    repo = Repo.open(root, env={})
+    tip = git(root, "rev-parse", "HEAD").strip()
+    other = git(root, "commit-tree", git(root, "rev-parse", "HEAD^{tree}").strip(), "-m", "other").strip()
+    git(root, "update-ref", "refs/heads/other", other)
+    for commit in (tip, other):
+        notes.append_line(repo, "refs/notes/gitdream", commit, '{"n": 1}', ident)
+    deep_notes(root)
+    notes.append_line(Repo.open(root, env={}), "refs/notes/gitdream", tip, '{"n": 2}', ident)
+    paths = git(root, "ls-tree", "-r", "--name-only", "refs/notes/gitdream").split()
+    assert sorted(paths) == sorted(f"{c[:2]}/{c[2:4]}/{c[4:]}" for c in (tip, other)), paths
+    assert git(root, "notes", "--ref", "gitdream", "show", tip) == '{"n": 1}\n{"n": 2}\n'
+    assert git(root, "notes", "--ref", "gitdream", "show", other) == '{"n": 1}\n'
+    assert git(root, "fsck", "--strict") == ""

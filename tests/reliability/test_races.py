@@ -817,3 +817,49 @@ def test_concurrent_runs_and_reverts(tmp_path_factory: pytest.TempPathFactory, t
     subjects = git(root, "log", "--format=%s", f"{before}..HEAD").splitlines()
     assert len(subjects) == 2 * landed and all(s.startswith('Revert "dream(ops)') for s in subjects), subjects
     assert fsck(root) == "" and not (root / LOCK).exists()
+
+
+REPLACEMENTS = 1000
+"""How many times a `git add` replaces the index while `gitdream check --staged` reads it
+(a count, not a timing: the test runs until they are done)."""
+
+
+def test_the_staged_index_is_read_whole_while_git_replaces_it(tmp_path: Path) -> None:
+    """Regression test (a suite run once failed with libgit2's "invalid data in index -
+    extension is truncated"): libgit2 takes an index file's size from one `stat` of its
+    path and its bytes from a later `open` of that path, so a `git add` that renames a new
+    index over it in between hands libgit2 the first bytes of a larger index ("extension is
+    truncated") or too few bytes of a smaller one ("could not read (expected N bytes, read
+    M)"). git itself replaces the index by rename, never in place; a read is now tried
+    again when the index was replaced while libgit2 read it."""
+    from gitdream.git import indexfile
+    from gitdream.git.repo import Repo
+
+    root = agent_repo(tmp_path / "repo")
+    replacer = subprocess.Popen(  # each `git add` renames a larger index over the old one
+        [
+            "bash",
+            "-c",
+            f"for n in $(seq 1 {REPLACEMENTS}); do echo $n > u$n.txt; git add u$n.txt || exit 1; done",
+        ],
+        cwd=root,
+    )
+    failures: list[str] = []
+    reads = [0, 0]
+
+    def read(reader: int) -> None:  # two readers: libgit2 reads without holding the GIL
+        repo = Repo.open(root, env={})
+        while replacer.poll() is None:
+            try:
+                assert "agents/ops/agent.md" in indexfile.staged_paths(repo)
+            except Exception as exc:  # the RepoStateError naming libgit2's message
+                failures.append(str(exc))
+            reads[reader] += 1
+
+    readers = [threading.Thread(target=read, args=(n,)) for n in range(2)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join()
+    assert replacer.returncode == 0
+    assert failures == [], f"{len(failures)} of {sum(reads)} reads failed: {failures[:3]}"

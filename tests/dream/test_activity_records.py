@@ -1,0 +1,106 @@
+"""A lone activity record opens no topic (issue #14: "a one-off activity record" is not
+durable experience worth a topic of its own). A record of work done once joins the topic
+of its subject — the file or tool its heading names, created by another fact or existing
+— or the topic most like it; when it is the only entry of the run on its subject and like
+no topic, it is read and not kept. Small real repositories in tmp dirs, dreamed by the
+real CLI; `salience.is_activity_record` in several languages."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from gitdream.dream import salience
+from gitdream.engines.offline import ACTIVITY_RECORD
+from gitdream.units import Entry
+from tests.helpers import commit_all, git, run_gitdream, write
+
+LOG = "agents/ops/memory/logs/2026/03/2026-03-02.md"
+
+
+@pytest.mark.parametrize(
+    ("text", "heading", "record"),
+    [
+        ("Created `release-draft.md` in the docs repo — a deliverable for the partner", "Build", True),
+        ("Added `rollback` command: restores the previous image tag", "Build: deploy-helper.py v2", True),
+        ("创建了 `release-draft.md` 文档，交给合作方", "构建", True),
+        ("`release-draft.md` 문서를 작성했다", "빌드", True),
+        (
+            "Rollbacks must use the previous image tag, because the registry drops older ones",
+            "Deploys",
+            False,
+        ),
+        ("回滚必须使用上一个镜像标签。", "部署", False),
+        ("롤백은 반드시 이전 이미지 태그를 사용해야 한다.", "배포", False),
+    ],
+)
+def test_an_activity_record_is_told_from_durable_knowledge(text: str, heading: str, record: bool) -> None:
+    entry = Entry(LOG, 3, 3, f"- {text}", date(2026, 3, 2), (heading,))
+    assert salience.is_activity_record(entry, text) is record
+
+
+def _dream(repo: Path) -> list[dict]:
+    runs: list[dict] = []
+    for _ in range(5):
+        proc = run_gitdream(repo, "run", "--engine", "offline", "--json")
+        assert proc.returncode == 0, proc.stderr
+        runs += json.loads(proc.stdout)["runs"]
+        if not any(r.get("pending") for r in runs[-1:]):
+            break
+    return runs
+
+
+def _topics(repo: Path) -> dict[str, str]:
+    memory = repo / "agents/ops/memory"
+    return {p.name: p.read_text(encoding="utf-8") for p in memory.glob("*.md") if p.name != "MEMORY.md"}
+
+
+def _not_kept(repo: Path) -> list[str]:
+    """The reasons of every entry the dreams read and did not keep (their receipts)."""
+    reasons: list[str] = []
+    for note in git(repo, "notes", "--ref=refs/notes/gitdream", "list").split():
+        text = git(repo, "notes", "--ref=refs/notes/gitdream", "show", note, check=False)
+        for line in text.splitlines():
+            if line.strip().startswith("{"):
+                reasons += json.dumps(json.loads(line)).split('"')
+    return reasons
+
+
+def test_a_lone_activity_record_opens_no_topic_and_is_read_and_not_kept(agent_repo: Path) -> None:
+    write(
+        agent_repo,
+        LOG,
+        "# 2026-03-02\n\n"
+        "## Deploys\n"
+        "- Rollbacks must use the previous image tag, because the registry drops older ones\n\n"
+        "## Build Action\n"
+        "- Created `release-draft.md` in the partner repo — a deliverable for the Q2 review\n",
+    )
+    commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
+    _dream(agent_repo)
+    topics = _topics(agent_repo)
+    assert any("Rollbacks must use the previous image tag" in t for t in topics.values()), topics
+    assert not any("release-draft" in t for t in topics.values()), topics  # no topic of its own, nowhere
+    assert not any("release" in name for name in topics), list(topics)
+    assert ACTIVITY_RECORD in _not_kept(agent_repo)
+
+
+def test_an_activity_record_joins_the_topic_of_the_tool_its_heading_names(agent_repo: Path) -> None:
+    write(
+        agent_repo,
+        LOG,
+        "# 2026-03-02\n\n"
+        "## Build: deploy-helper.py\n"
+        "- `deploy-helper.py` must run before the smoke tests, because it writes their config\n\n"
+        "## Build: deploy-helper.py v2\n"
+        "- Added `rollback` command: restores the previous image tag\n",
+    )
+    commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
+    _dream(agent_repo)
+    topics = _topics(agent_repo)
+    (home,) = [name for name, text in topics.items() if "Added `rollback` command" in text]
+    assert "must run before the smoke tests" in topics[home], topics  # beside the tool's rule
+    assert not any("rollback" in name for name in topics), list(topics)
