@@ -105,6 +105,14 @@ def init(result: InitResult, shown: Callable[[str], str]) -> Lines:
         lines.out("Nothing to create: everything gitdream needs is there")
     else:
         lines.out("Not committed: review the files, then `git add` and `git commit` them")
+    if result.untracked:
+        # an earlier `init` without --commit: `--commit` commits only what it creates
+        count = len(result.untracked)
+        lines.out(
+            f"Not tracked by git yet ({count} file{'s' if count != 1 else ''} kept above: "
+            f"{', '.join(shown(p) for p in result.untracked)}): a dream reads only committed files; "
+            "`git add` and `git commit` them"
+        )
     return lines
 
 

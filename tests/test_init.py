@@ -186,3 +186,26 @@ def test_init_from_a_sub_folder_writes_at_the_root_and_prints_paths_from_there(g
     assert "Created  ../../gitdream.toml" in result.stdout
     document = json.loads(cli(sub, "init", "--agent", "dev", "--json").stdout)
     assert "agents/dev/agent.md" in document["created"]
+
+
+def test_init_names_the_kept_files_git_does_not_track_yet(tmp_path: Path) -> None:
+    """`init` then `init --commit` (the hint `status` gives for a repository without commits)
+    committed nothing and said "Nothing to create", leaving the repository without a commit;
+    now it names the untracked files and says a dream reads only committed ones."""
+    root = init_repo(tmp_path / "fresh")
+    assert cli(root, "init", "--agent", "ops").exit_code == 0
+    again = cli(root, "init", "--agent", "ops", "--commit")
+    assert again.exit_code == 0, again.stderr
+    assert "Nothing to create" in again.stdout
+    assert "Not tracked by git yet (5 files kept above: gitdream.toml, agents/ops/" in again.stdout
+    assert "`git add` and `git commit` them" in again.stdout
+    document = json.loads(cli(root, "init", "--agent", "ops", "--json").stdout)
+    assert sorted(document["untracked"]) == sorted(document["kept"])
+    git(root, "add", "gitdream.toml")
+    staged = json.loads(cli(root, "init", "--agent", "ops", "--json").stdout)
+    assert "gitdream.toml" not in staged["untracked"] and len(staged["untracked"]) == 4
+    git(root, "add", "agents")
+    git(root, "commit", "-qm", "init")
+    done = cli(root, "init", "--agent", "ops")
+    assert "Not tracked" not in done.stdout
+    assert json.loads(cli(root, "init", "--agent", "ops", "--json").stdout)["untracked"] == []

@@ -41,8 +41,9 @@ class InitResult:
     """What init did: files created (repository-relative), files it kept because they
     already existed, the agent id and directory, `adopted` (agent ids whose existing
     files were kept: an agent adopted, or every agent of a repository adopted without
-    --agent), the commit id (None without --commit or when nothing was created) and
-    warnings."""
+    --agent), the commit id (None without --commit or when nothing was created),
+    warnings, and `untracked`: kept files that git does not track yet (an earlier `init`
+    without --commit), which no dream reads and `--commit` does not commit."""
 
     created: list[str]
     kept: list[str]
@@ -51,6 +52,7 @@ class InitResult:
     adopted: list[str] = field(default_factory=list)
     commit: str | None = None
     warnings: list[str] = field(default_factory=list)
+    untracked: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -60,8 +62,19 @@ class InitResult:
             "created": self.created,
             "kept": self.kept,
             "commit": self.commit,
+            "untracked": self.untracked,
             "warnings": self.warnings,
         }
+
+
+def _untracked(repo: Repo, paths: list[str]) -> list[str]:
+    """The `paths` (repository-relative files) that are in neither the index nor HEAD:
+    `git ls-files` of them, as git itself decides what is tracked."""
+    if not paths:
+        return []
+    listed = repo.git("ls-files", "-z", "--", *paths).stdout.decode("utf-8", "surrogateescape")
+    tracked = set(listed.split("\0"))
+    return [p for p in paths if p not in tracked]
 
 
 def _agent_files(agent_id: str, agent_dir: str, cfg: config.Config) -> dict[str, bytes]:
@@ -160,6 +173,7 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
             p for p in agent.definition_files if p not in kept and p not in files and _exists(repo, p)
         )
     result.created = list(files)
+    result.untracked = _untracked(repo, kept)
     if not files:
         return result
     if commit:
