@@ -132,7 +132,7 @@ def _agent_argument(_ctx: click.Context, _param: click.Parameter, value: Any) ->
 def _run_argument(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     """Callback of every option or argument naming a run: one that has not the form of a
     run reference (`ids.is_run_ref`) is a usage error (exit 2)."""
-    from gitdream import ids
+    from gitdream import ids  # idle path: only commands that name a run
 
     if value is None or ids.is_run_ref(value):
         return value
