@@ -231,7 +231,7 @@ def lead_ins(spans: list[EntrySpan], lines: list[str]) -> dict[int, str]:
 
 # A line that is only a tag, as a tool writes one around what it generated: "<summary>",
 # "</analysis>." (Claude Code's compaction summary in a terminal copy).
-_TAG_LINE = re.compile(r"^\s*<(?P<close>/?)(?P<name>[a-z][a-z_-]{0,30})>\s*\.?\s*$")
+_TAG_LINE = re.compile(r"<(?P<close>/?)(?P<name>[a-z][a-z_-]{0,30})>\.?")
 
 
 def tag_blocks(spans: list[EntrySpan], lines: list[str]) -> dict[int, str]:
@@ -246,7 +246,7 @@ def tag_blocks(spans: list[EntrySpan], lines: list[str]) -> dict[int, str]:
     inside: dict[int, str] = {}
     name: str | None = None
     for number, line in enumerate(lines, start=1):
-        tag = _TAG_LINE.match(line)
+        tag = _TAG_LINE.fullmatch(line.strip()) if len(line) < 80 and "<" in line else None
         if tag is not None and name is None and not tag["close"]:
             name = tag["name"].lower()
             inside[number] = name

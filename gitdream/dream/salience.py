@@ -303,7 +303,7 @@ SUMMARY_BLOCKS = frozenset({"summary", "analysis"})
 then `<summary>`, as the user's turn that continues the session): what the session did,
 told to the model, not knowledge of its own (a JSONL transcript's `isCompactSummary`
 record is not read at all, `gitdream.dream.transcript`)."""
-_SUMMARY_TAG = re.compile(r"^\s*</?(?:summary|analysis)>\s*\.?\s*$", re.M)
+_SUMMARY_TAG = re.compile(r"^[ \t]*</?(?:summary|analysis)>\.?[ \t]*$", re.M)
 # An English imperative aimed at what is in front of the speaker: a verb opening a
 # sentence (or a clause after "and"), then "it", "this", "them" … as its object ("review it
 # and describe it in the commit message"). Not a subject pronoun or a joint opening it, and
@@ -316,9 +316,11 @@ _IMPERATIVE_AT_HAND = re.compile(
     r"(?!\s+(?:is|are|was|were|will|would|should|can|could|may|might|must|has|have|had|does|did)\b)",
     re.I,
 )
-_EXCLAIMED = re.compile(r"[^.!?。！？]*[!！]")
+_SENTENCE_STOP = re.compile(r"(?<=[.!?。！？])")
 _COPULA = re.compile(r"\b(?:is|are|am)\b|'s\b|是|이다|입니다|です|である")
-_CLAUSE_BREAK = re.compile(r"\s*[,，;；、]\s*|\s+[—–]\s+|(?<=[>`])\s+")
+_CLAUSE_BREAK = re.compile(r"[,，;；、]\s*|(?<!\s)\s+[—–]\s+|(?<=[>`])\s+")
+_CLAUSES_WEIGHED = 8
+"""Only the first clause breaks of a sentence are weighed (`_statement_before_request`)."""
 
 
 SESSION_SUMMARY = "a session's summary"
@@ -368,7 +370,13 @@ def _exclaimed(text: str, cues: Cues) -> list[str]:
     """The sentences of `text` in which the speaker exclaims about themself: ending with
     "!" or "！" (whatever follows it: an exclamation ends a sentence in every script) and
     holding a first-person word."""
-    return [part for part in _EXCLAIMED.findall(text) if cues.first_person.search(part)]
+    if "!" not in text and "！" not in text:
+        return []
+    return [
+        part
+        for part in _SENTENCE_STOP.split(text)
+        if part.endswith(("!", "！")) and cues.first_person.search(part)
+    ]
 
 
 def _norm(text: str) -> str:
@@ -864,7 +872,11 @@ def _statement_before_request(sentence: str, cues: Cues) -> str | None:
     English imperative; 请, 해 주세요, してください in it) and speaks to or points at the
     listener and the work at hand, with no word that makes it standing; None when there
     is no such shape."""
-    for brk in _CLAUSE_BREAK.finditer(sentence):
+    if not cues.request.search(sentence):
+        return None
+    for number, brk in enumerate(_CLAUSE_BREAK.finditer(sentence)):
+        if number >= _CLAUSES_WEIGHED:
+            break
         head, clause = sentence[: brk.start()].strip(), sentence[brk.end() :]
         asks = cues.request.starts(clause) or (not clause.isascii() and cues.request.search(clause))
         if not asks or not _COPULA.search(head):

@@ -699,7 +699,8 @@ class _Run:
                     and (
                         jaccard(text, f.text) >= self.engine.threshold
                         or text.rstrip(".;。") in f.text  # an item of a list the fact holds
-                        or f.text.rstrip(".;。") in text  # the fact is part of the entry
+                        or f.text.rstrip(".;。").casefold()
+                        in text.casefold()  # part of the entry (recapitalised)
                         or lists.without_subject(f.text, entry).rstrip(".;。") in text  # led by its heading
                     )
                 ),
