@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import os
+import stat
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -216,8 +217,6 @@ def _a_ref_lock(repo: Repo, path: Path) -> bool:
     reached through no `..` and no symbolic link. A record is a file anyone who can write
     `.git` can forge: without this, one naming `../../README.md` (or any file of the
     user's, with its inode and change time) had the next gitdream command delete it."""
-    import stat  # idle path: only where it is used
-
     if not path.is_absolute() or ".." in path.parts or path.suffix != ".lock":
         return False
     try:

@@ -8,6 +8,7 @@ the same note, and `git fsck --strict` stays clean."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,6 @@ def _commits(root: Path, count: int) -> list[str]:
 
 
 def _blob(root: Path, text: str) -> str:
-    import subprocess
-
     return subprocess.run(
         ["git", "hash-object", "-w", "--stdin"],
         cwd=root,
