@@ -635,12 +635,20 @@ class _Run:
             name = topic.name or topic.title
             self.matcher.add_topic(slug, name, texts)
             self.matcher.add_names(slug, [name, slug.replace("_", " ")], own=True)
-            self.matcher.add_names(slug, [n for t in texts for n in grouping.names(t, (), self.proper)])
+            for text in texts:
+                self.matcher.add_names(slug, grouping.names(text, (), self.proper))
         # Facts of every topic of the agent, by their terms: a new entry restating one of
         # them corroborates it, whichever topic it is in (grouping, step 6).
         self.restatements: grouping.Restatements[_Fact] = grouping.Restatements(self.matcher.idf)
         for fact in known.facts["experience"]:
             self.restatements.add(fact, fact.text)
+        # The instructions facts give, by their terms: the same rule in other words is one
+        # fact, whichever topic holds it (`salience.instruction_of`).
+        self.instructions: grouping.Restatements[_Fact] = grouping.Restatements(
+            self.matcher.idf, grouping.INSTRUCTION_CONTAINMENT, grouping.INSTRUCTION_MIN_SHARED
+        )
+        for fact in known.facts["experience"]:
+            self._add_instruction(fact)
         self.mentions: Counter[str] = Counter()
         families: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # read once per text and tags
         for entry, text in zip(context.entries, cleaned, strict=True):
@@ -661,6 +669,36 @@ class _Run:
         self.below: list[tuple[int, str]] = []  # (position, reason) of entries below the bar
         self.chance: dict[int, float] = {}  # position → probability of being durable
         self.shared: Counter[str] = Counter()  # term → how many of the run's candidates hold it
+
+    def _add_instruction(self, fact: _Fact) -> None:
+        """Index the instruction experience fact `fact` gives, if any."""
+        instruction = salience.instruction_of(fact.text, self.engine.cues)
+        if instruction is not None:
+            self.instructions.add(fact, instruction)
+
+    def _instructed(self, text: str, tags: tuple[str, ...] = ()) -> _Fact | None:
+        """The experience fact that gives the instruction fact text `text` (of an entry
+        tagged `tags`) gives, in other words: the two instructions `_compatible` (same
+        polarity and numbers), and the words only one of them holds name neither's subject
+        — the entry's tags, the fact's topic — since the same rule about another thing is
+        another rule ("Never restart kafka without draining it" in `kafka.md` is not
+        "[redis] Never restart redis without draining it"). None when none does."""
+        instruction = salience.instruction_of(text, self.engine.cues)
+        if instruction is None:
+            return None
+        cues = self.engine.cues
+        own = set(grouping.terms(instruction))
+        tagged = {grouping.family(t) for t in tags}
+
+        def same(fact: _Fact) -> bool:
+            theirs = salience.instruction_of(fact.text, cues) or ""
+            if not _compatible(instruction, theirs):
+                return False
+            subject = tagged | {grouping.family(fact.where), grouping.family(fact.title)}
+            unshared = own ^ set(grouping.terms(theirs))
+            return not ({grouping.family(t) for t in unshared} & (subject - {""}))
+
+        return self.instructions.find(instruction, same)
 
     def index_for(self, group: str, numbers: tuple[str, ...]) -> ShingleIndex[_Fact]:
         # One index per (group, numbers stated): a fact stating other numbers can never be
@@ -721,6 +759,11 @@ class _Run:
             self.chance[position] = verdict.probability
             if verdict.reason is not None:
                 self.below.append((position, f"not kept: {verdict.reason}"))
+                continue
+            if self._in_log_of_records(position) and salience.is_listed_record(entry, text, self.engine.cues):
+                # An item of a log of what was done is read as its list's other items are
+                # ("Set up … with required dependencies" beside "Created requirements.txt …").
+                self.below.append((position, "not kept: activity record"))
                 continue
             rank = verdict.score + (salience.REPEATED_BONUS if position in repeated else 0.0)
             out.append(_Candidate(position, entry, text, rank, target))
@@ -861,6 +904,7 @@ class _Run:
                 continue
             if target == "experience":
                 restated = self.restatements.find(text, functools.partial(_may_restate, text))
+                restated = restated or self._instructed(text, entry.tags)
                 if restated is not None:
                     self._corroborate(candidate, restated)
                     continue
@@ -888,6 +932,7 @@ class _Run:
             index.add(fact, text, ids)
             if target == "experience":
                 self.restatements.add(fact, text)
+                self._add_instruction(fact)
             self.matcher.add_text(where, text)
             self.result.units.append(
                 Unit(
@@ -943,6 +988,49 @@ class _Run:
             counts.update({_key(clean_name(n)) for n in names} - {""})
         return counts
 
+    def _siblings(self, position: int) -> list[int]:
+        """The positions of the other items of the list entry `position` is an item of: the
+        list items next to it (a blank line between them at most) under the same headings
+        of the same file and the same lead-in; [] when it is no list item."""
+        entries = self.context.entries
+        entry = entries[position]
+        if not _LIST_MARKER.match(entry.text):
+            return []
+
+        def sibling(near: int, far: int) -> bool:
+            a, b = entries[near], entries[far]
+            return (
+                b.path == a.path
+                and b.context == a.context
+                and b.lead_in == a.lead_in
+                and bool(_LIST_MARKER.match(b.text))
+                and (b.start - a.end if far > near else a.start - b.end) in (1, 2)
+            )
+
+        out: list[int] = []
+        for step in (-1, 1):
+            near, far = position, position + step
+            while 0 <= far < len(entries) and sibling(near, far):
+                out.append(far)
+                near, far = far, far + step
+        return sorted(out)
+
+    def _in_log_of_records(self, position: int) -> bool:
+        """True when entry `position` is an item of a log of what was done: most of the
+        other items of its list record something done once (`salience.is_activity_record`),
+        as "Created requirements.txt …" beside "Set up Python 3.13 virtual environment …"
+        does. Decided by the material alone, so an entry read again is judged the same."""
+        others = self._siblings(position)
+        if not others:
+            return False
+        cues = self.engine.cues
+        records = sum(
+            1
+            for p in others
+            if self.cleaned[p] and salience.is_activity_record(self.context.entries[p], self.cleaned[p], cues)
+        )
+        return records * 2 > len(others)
+
     def _record_subject(self, entry: Entry) -> str | None:
         """The subject of an activity record: the file or tool its nearest heading that
         names one names ("Build: attestation-signer.py v2" → attestation-signer), the work
@@ -995,6 +1083,7 @@ class _Run:
         )
         self.index_for("experience", _numbers(text)).add(fact, text, ids)
         self.restatements.add(fact, text)
+        self._add_instruction(fact)
         self.matcher.add_text(where, text)
         self._placed(candidate, where)
         self.result.units.append(
@@ -1023,7 +1112,8 @@ class _Run:
         match = self.index_for("experience", _numbers(text)).best(text, ids)
         if match is not None:
             return match.key
-        return self.restatements.find(text, functools.partial(_may_restate, text))
+        restated = self.restatements.find(text, functools.partial(_may_restate, text))
+        return restated or self._instructed(text, candidate.entry.tags)
 
     def _placed(self, candidate: _Candidate, where: str) -> None:
         """Note the topic the entries of `candidate` went to, by their log section."""
