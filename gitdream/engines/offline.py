@@ -700,6 +700,20 @@ class _Run:
 
         return self.instructions.find(instruction, same)
 
+    def _same_instruction(self, text: str, fact: str) -> bool:
+        """True when fact text `text` gives the instruction fact text `fact` gives, in other
+        words (`_instructed`'s bar, `grouping.INSTRUCTION_CONTAINMENT`): an entry a fact
+        citing it was corroborated by, so a re-read (`--full`) knows it is consolidated."""
+        cues = self.engine.cues
+        mine, theirs = salience.instruction_of(text, cues), salience.instruction_of(fact, cues)
+        if mine is None or theirs is None or not _compatible(mine, theirs):
+            return False
+        a, b = set(grouping.terms(mine)), set(grouping.terms(theirs))
+        return (
+            len(a & b) >= grouping.INSTRUCTION_MIN_SHARED
+            and grouping.containment(a, b, self.matcher.idf) >= grouping.INSTRUCTION_CONTAINMENT
+        )
+
     def index_for(self, group: str, numbers: tuple[str, ...]) -> ShingleIndex[_Fact]:
         # One index per (group, numbers stated): a fact stating other numbers can never be
         # corroborated, so it is never a candidate, and the indexes stay small.
@@ -735,6 +749,7 @@ class _Run:
                         or text.rstrip(".;。") in f.text  # an item of a list the fact holds
                         or f.text.rstrip(".;。") in text  # the fact is part of the entry
                         or lists.without_subject(f.text, entry).rstrip(".;。") in text  # led by its heading
+                        or self._same_instruction(text, f.text)  # it corroborated the fact in other words
                     )
                 ),
                 None,

@@ -114,3 +114,8 @@ def test_one_instruction_said_in_other_words_is_one_fact_in_one_topic(agent_repo
     holding = [name for name, text in _topics(agent_repo).items() if "export the staging credentials" in text]
     assert len(holding) == 1, holding
     assert "seen 2 times" in _topics(agent_repo)[holding[0]], _topics(agent_repo)[holding[0]]
+    # Read again in full, the paraphrase is known as consolidated: no commit, no third count.
+    proc = run_gitdream(agent_repo, "run", "--engine", "offline", "--json", "--full")
+    assert proc.returncode == 0, proc.stderr
+    assert all(r["commits"]["experience"] is None for r in json.loads(proc.stdout)["runs"]), proc.stdout
+    assert "seen 2 times" in _topics(agent_repo)[holding[0]]
