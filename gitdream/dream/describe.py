@@ -42,7 +42,7 @@ import re
 from collections.abc import Callable
 from datetime import date
 
-from gitdream.dream import salience
+from gitdream.dream import grouping, salience
 from gitdream.dream.facts import Fact, one_line
 from gitdream.dream.lexicons import CONTRAST_WORDS, POINTER_WORDS, REASON_WORDS, Lexicon
 from gitdream.text import sentences
@@ -228,16 +228,21 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
 def about_subject(facts: list[Fact], title: str) -> list[Fact]:
     """The facts of a topic titled `title` that are about its subject: those that name it —
     every content word of the title, by stem (`_stems`: "Scripts" in "`scripts/x.py`",
-    "Gendolf" in "Gendolf's agent …", the characters of a Chinese or Japanese name) —
-    when any fact does; else all of `facts` (a title such as "General", or one no fact
-    repeats, names no subject to choose by). A topic's line says what the topic is about,
-    so a fact that landed there about something else ("Byzantine Fault Tolerance survey …"
-    in `scripts.md`) never describes it."""
+    "Gendolf" in "Gendolf's agent …", the characters of a Chinese or Japanese name) — and
+    those that name no other subject (no file, code or bold name, no capitalised name
+    inside a sentence: "Never promote a build before its migrations ran" in `deploy.md`),
+    when any fact names the topic; else all of `facts` (a title such as "General", or one
+    no fact repeats, names no subject to choose by). A topic's line says what the topic is
+    about, so a fact that landed there about something else ("Byzantine Fault Tolerance
+    survey (Wu et al. 2025) …" in `scripts.md`) never describes it."""
     name = _stems(title)
     if not name:
         return facts
     named = [fact for fact in facts if fact.raw is None and name <= _stems(fact.text)]
-    return named or facts
+    if not named:
+        return facts
+    chosen = {id(fact) for fact in named}
+    return [fact for fact in facts if id(fact) in chosen or not grouping.names(fact.text)]
 
 
 def _records(text: str, fired: set[str]) -> bool:

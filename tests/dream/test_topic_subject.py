@@ -71,7 +71,8 @@ def test_a_topic_is_described_by_a_fact_that_names_its_subject(agent_repo: Path)
         "## Scripts\n"
         "- `scripts/deploy-check.py` — verifies the release manifest before a deploy\n"
         "- `scripts/backup.py` — copies the volume to the bucket every night\n"
-        "- Quorum rule: a leader must always hold a majority, because two majorities never miss each other\n",
+        "- Quorum rule (after Lamport): a leader must always hold a majority, because two majorities never "
+        "miss each other\n",
     )
     commit_all(agent_repo, "day 1", date="2026-03-02T12:00:00Z")
     _dream(agent_repo)
@@ -79,7 +80,7 @@ def test_a_topic_is_described_by_a_fact_that_names_its_subject(agent_repo: Path)
     index = "\n".join(topics.get("gitdream-topics.md", "").splitlines())
     index += (agent_repo / MEM / "MEMORY.md").read_text(encoding="utf-8")
     text = topics["scripts.md"]
-    assert "Quorum rule" in text, text
+    assert "Quorum rule (after Lamport)" in text, text
     (description,) = [line for line in text.splitlines() if line.startswith("description:")]
     assert "scripts/" in description, text
     (line,) = [line for line in index.splitlines() if "(scripts.md)" in line]
