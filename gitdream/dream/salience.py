@@ -869,13 +869,14 @@ def is_listed_record(entry: Entry, text: str, cues: Cues | None = None) -> bool:
     log's form — a reason, a correction, a limit, a preference or another durable feature
     beyond a rule word (`LISTED_RECORD_FEATURES`), or a rule word it opens with ("Always
     activate the venv first", "Never …", "반드시 …"), which makes it an instruction. An item
-    with no rule word at all is what `is_activity_record` says. Pure."""
+    with no rule word is not this case (False): salience and `is_activity_record` judge it
+    as they judge any entry. Pure."""
     cues = cues or _DEFAULT_CUES
     fired = features(entry, text, cues)
-    if LISTED_RECORD_FEATURES.isdisjoint(fired) or not (DURABLE_FEATURES - LISTED_RECORD_FEATURES).isdisjoint(
-        fired
-    ):
-        return is_activity_record(entry, text, cues)
+    if LISTED_RECORD_FEATURES.isdisjoint(fired):
+        return False
+    if not (DURABLE_FEATURES - LISTED_RECORD_FEATURES).isdisjoint(fired):
+        return False
     return not cues.rule.starts(_norm(text))
 
 

@@ -669,6 +669,8 @@ class _Run:
         self.below: list[tuple[int, str]] = []  # (position, reason) of entries below the bar
         self.chance: dict[int, float] = {}  # position → probability of being durable
         self.shared: Counter[str] = Counter()  # term → how many of the run's candidates hold it
+        self._groups: dict[int, tuple[int, ...]] | None = None  # position → its list's positions
+        self._records: dict[int, bool] = {}  # position → it records something done once
 
     def _add_instruction(self, fact: _Fact) -> None:
         """Index the instruction experience fact `fact` gives, if any."""
@@ -775,7 +777,7 @@ class _Run:
             if verdict.reason is not None:
                 self.below.append((position, f"not kept: {verdict.reason}"))
                 continue
-            if self._in_log_of_records(position) and salience.is_listed_record(entry, text, self.engine.cues):
+            if salience.is_listed_record(entry, text, self.engine.cues) and self._in_log_of_records(position):
                 # An item of a log of what was done is read as its list's other items are
                 # ("Set up … with required dependencies" beside "Created requirements.txt …").
                 self.below.append((position, "not kept: activity record"))
@@ -1003,47 +1005,59 @@ class _Run:
             counts.update({_key(clean_name(n)) for n in names} - {""})
         return counts
 
-    def _siblings(self, position: int) -> list[int]:
-        """The positions of the other items of the list entry `position` is an item of: the
-        list items next to it (a blank line between them at most) under the same headings
-        of the same file and the same lead-in; [] when it is no list item."""
-        entries = self.context.entries
-        entry = entries[position]
-        if not _LIST_MARKER.match(entry.text):
-            return []
+    def _list_groups(self) -> dict[int, tuple[int, ...]]:
+        """Position → the positions of the list it is an item of: list items next to each
+        other (a blank line between them at most) under the same headings of the same file
+        and the same lead-in. Built once, in one pass over the material."""
+        if self._groups is None:
+            entries = self.context.entries
+            groups: dict[int, tuple[int, ...]] = {}
+            run: list[int] = []
 
-        def sibling(near: int, far: int) -> bool:
-            a, b = entries[near], entries[far]
-            return (
-                b.path == a.path
-                and b.context == a.context
-                and b.lead_in == a.lead_in
-                and bool(_LIST_MARKER.match(b.text))
-                and (b.start - a.end if far > near else a.start - b.end) in (1, 2)
-            )
+            def close() -> None:
+                for p in run:
+                    groups[p] = tuple(run)
 
-        out: list[int] = []
-        for step in (-1, 1):
-            near, far = position, position + step
-            while 0 <= far < len(entries) and sibling(near, far):
-                out.append(far)
-                near, far = far, far + step
-        return sorted(out)
+            for position, entry in enumerate(entries):
+                if not _LIST_MARKER.match(entry.text):
+                    close()
+                    run = []
+                    continue
+                if run:
+                    last = entries[run[-1]]
+                    if not (
+                        entry.path == last.path
+                        and entry.context == last.context
+                        and entry.lead_in == last.lead_in
+                        and entry.start - last.end in (1, 2)
+                    ):
+                        close()
+                        run = []
+                run.append(position)
+            close()
+            self._groups = groups
+        return self._groups
 
     def _in_log_of_records(self, position: int) -> bool:
         """True when entry `position` is an item of a log of what was done: most of the
-        other items of its list record something done once (`salience.is_activity_record`),
-        as "Created requirements.txt …" beside "Set up Python 3.13 virtual environment …"
-        does. Decided by the material alone, so an entry read again is judged the same."""
-        others = self._siblings(position)
+        other items of its list (`_list_groups`) record something done once
+        (`salience.is_activity_record`), as "Created requirements.txt …" beside "Set up
+        Python 3.13 virtual environment …" does. Decided by the material alone, when the
+        entry is first read (its list is read with it), so an entry read again (`--full`) is
+        judged the same."""
+        group = self._list_groups().get(position, ())
+        others = [p for p in group if p != position]
         if not others:
             return False
         cues = self.engine.cues
-        records = sum(
-            1
-            for p in others
-            if self.cleaned[p] and salience.is_activity_record(self.context.entries[p], self.cleaned[p], cues)
-        )
+        records = 0
+        for p in others:
+            if p not in self._records:
+                text = self.cleaned[p]
+                self._records[p] = bool(text) and salience.is_activity_record(
+                    self.context.entries[p], text, cues
+                )
+            records += self._records[p]
         return records * 2 > len(others)
 
     def _record_subject(self, entry: Entry) -> str | None:
