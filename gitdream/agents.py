@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from gitdream import paths
 from gitdream.config import Config
-from gitdream.errors import ConfigError
+from gitdream.errors import ConfigError, UsageError
 from gitdream.globs import any_match
 
 ROOT_AGENT_ID = "default"
@@ -39,6 +39,30 @@ def valid_ref_name(name: str) -> bool:
     if any(ch in _REF_FORBIDDEN for ch in name):
         return False
     return all(part and not part.startswith(".") and not part.endswith(".lock") for part in name.split("/"))
+
+
+ID_HINT = "use letters, digits, '-', '_' or '.'; no '/', spaces or '..'"
+"""What an agent id may hold, for the errors of a malformed one."""
+
+
+def check_id_argument(agent_id: str) -> str:
+    """Return `agent_id`, a command-line argument naming an agent, when it has the form of
+    an agent id: a folder name (no '/') that names the watermark ref
+    `refs/gitdream/watermark/<id>` (`valid_ref_name`) in at most MAX_ID_BYTES bytes of
+    UTF-8. Raises UsageError (exit 2) otherwise; whether such an agent exists is the
+    caller's question (an unknown well-formed id is a ConfigError, exit 1)."""
+    try:
+        size = len(agent_id.encode("utf-8"))
+    except UnicodeEncodeError:
+        size = -1
+    if (
+        0 < size <= MAX_ID_BYTES
+        and "/" not in agent_id
+        and valid_ref_name(f"refs/gitdream/watermark/{agent_id}")
+    ):
+        return agent_id
+    shown = agent_id if size <= 80 else agent_id[:60] + "…"
+    raise UsageError(f"{shown!r} cannot be an agent id (an agent id is its folder's name)", hint=ID_HINT)
 
 
 def join(*parts: str) -> str:

@@ -20,7 +20,7 @@ import click
 
 import gitdream
 from gitdream import config, errors, output, render
-from gitdream.agents import list_agents, select
+from gitdream.agents import check_id_argument, list_agents, select
 from gitdream.errors import RepoStateError
 from gitdream.trigger import HOOK_NAMES
 
@@ -117,6 +117,28 @@ class GitdreamGroup(click.Group):
             if os.environ.get("GITDREAM_RAISE_ERRORS"):
                 raise
             ctx.exit(_crash(exc))
+
+
+def _agent_argument(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+    """Callback of every option or argument naming agents: a malformed id is a usage error
+    (exit 2, `agents.check_id_argument`), before any repository is opened."""
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return tuple(check_id_argument(v) for v in value)
+    return check_id_argument(value)
+
+
+def _run_argument(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """Callback of every option or argument naming a run: one that has not the form of a
+    run reference (`ids.is_run_ref`) is a usage error (exit 2)."""
+    from gitdream import ids  # idle path: only commands that name a run
+
+    if value is None or ids.is_run_ref(value):
+        return value
+    raise errors.UsageError(
+        f"{value!r} is not a run: give {ids.RUN_REF_FORMS}", hint="list runs with `gitdream log`"
+    )
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -222,7 +244,13 @@ def load_config(ctx: click.Context, repo: Any, overrides: dict[str, Any] | None 
 
 
 @cli.command(name="init")
-@click.option("--agent", "agent_id", metavar="ID", help="Agent id (folder agents/ID); default: assistant.")
+@click.option(
+    "--agent",
+    "agent_id",
+    metavar="ID",
+    callback=_agent_argument,
+    help="Agent id (folder agents/ID); default: assistant.",
+)
 @click.option(
     "--single", is_flag=True, help='Single-agent repository: the agent at the root, agents = ["."].'
 )
@@ -357,7 +385,12 @@ class _Progress:
 
 @cli.command(name="run")
 @click.option(
-    "--agent", "agent_ids", multiple=True, metavar="ID", help="Dream for this agent only (repeatable)."
+    "--agent",
+    "agent_ids",
+    multiple=True,
+    metavar="ID",
+    callback=_agent_argument,
+    help="Dream for this agent only (repeatable).",
 )
 @click.option("--dry-run", is_flag=True, help="Print the diff it would commit; change nothing.")
 @click.option("--branch", metavar="NAME", help="Commit onto a new review branch NAME started at HEAD.")
@@ -495,8 +528,9 @@ def status_cmd(ctx: click.Context, json_: bool) -> None:
 
     Per agent: last run (time, run id, status), NEXT — when `run --auto` (a hook, a
     schedule) will dream it: "in 3.5 h" (time gate), "at 5 sessions", "now", "after the
-    running dream" (lock held), "after the repository is fixed" (merge, rebase or
-    detached HEAD), "after fetching gitdream's refs" (a clone without the watermark),
+    running dream" (lock held), "after the first commit" (no commit yet: commit the
+    agent files, e.g. `gitdream init --commit`), "after the repository is fixed" (merge,
+    rebase or detached HEAD), "after fetching gitdream's refs" (a clone without the watermark),
     "never (disabled)" — new sessions since the watermark against min_sessions, raw
     files not committed yet (the next dream ignores them), back-off; for the repository:
     the lock holder, installed hooks, the hooks log and its last decision, the engine
@@ -537,7 +571,7 @@ def _known_agent(ctx: click.Context, repo: Any, agent_id: str) -> None:
 
 
 @cli.command(name="log")
-@click.option("--agent", "agent_id", metavar="ID", help="Only this agent's runs.")
+@click.option("--agent", "agent_id", metavar="ID", callback=_agent_argument, help="Only this agent's runs.")
 @click.option("--limit", "-n", type=click.IntRange(min=0), metavar="N", help="Show at most N runs.")
 @click.option(
     "--status",
@@ -580,9 +614,13 @@ def log_cmd(
 
 
 @cli.command(name="show")
-@click.argument("run_ref", metavar="[RUN]", default="last")
+@click.argument("run_ref", metavar="[RUN]", default="last", callback=_run_argument)
 @click.option(
-    "--agent", "agent_id", metavar="ID", help="Resolve `last` and prefixes among this agent's runs."
+    "--agent",
+    "agent_id",
+    metavar="ID",
+    callback=_agent_argument,
+    help="Resolve `last` and prefixes among this agent's runs.",
 )
 @click.option("--patch", "-p", is_flag=True, help="Also print each commit's patch.")
 @json_option
@@ -609,8 +647,14 @@ def show_cmd(ctx: click.Context, run_ref: str, agent_id: str | None, patch: bool
 
 
 @cli.command(name="audit")
-@click.argument("agent_id", metavar="[AGENT]", required=False)
-@click.option("--run", "run_ref", metavar="RUN", help="Only the facts this run wrote or corroborated.")
+@click.argument("agent_id", metavar="[AGENT]", required=False, callback=_agent_argument)
+@click.option(
+    "--run",
+    "run_ref",
+    metavar="RUN",
+    callback=_run_argument,
+    help="Only the facts this run wrote or corroborated.",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 when any source is missing.")
 @json_option
 @click.pass_context
@@ -649,7 +693,7 @@ def audit_cmd(
 
 
 @cli.command(name="revert")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="RUN", callback=_run_argument)
 @click.option(
     "--only", type=click.Choice(["experience", "definition"]), help="Revert only this commit of the run."
 )
@@ -661,7 +705,11 @@ def audit_cmd(
     "--replay", is_flag=True, help="Also move the watermark back, so the next dream re-reads the material."
 )
 @click.option(
-    "--agent", "agent_id", metavar="ID", help="Resolve `last` and prefixes among this agent's runs."
+    "--agent",
+    "agent_id",
+    metavar="ID",
+    callback=_agent_argument,
+    help="Resolve `last` and prefixes among this agent's runs.",
 )
 @json_option
 @click.pass_context

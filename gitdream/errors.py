@@ -37,6 +37,15 @@ class GitdreamError(Exception):
         return {"type": self.kind, "message": self.message, "hint": self.hint}
 
 
+class UsageError(GitdreamError):
+    """A command-line argument is malformed: an agent id that cannot name a git ref, a run
+    reference that is no run id, prefix, `last` or `last~N`. Exit 2, click's code for a bad
+    parameter; a well-formed id that names nothing is a ConfigError or UnknownRun (exit 1)."""
+
+    kind = "usage"
+    exit_code = EXIT_USAGE
+
+
 class ConfigError(GitdreamError):
     """A configuration file, environment variable or flag has a bad value."""
 

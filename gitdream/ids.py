@@ -8,6 +8,7 @@ be given by any unique prefix.
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import UTC, datetime
 
@@ -36,6 +37,25 @@ def new_run_id() -> str:
 def is_run_id_prefix(text: str) -> bool:
     """True when `text` could be a run id or a prefix of one (1 to 12 base32 characters)."""
     return 0 < len(text) <= LENGTH and all(c in ALPHABET for c in text)
+
+
+_LAST = re.compile(r"last(?:~[0-9]+)?")
+
+
+def is_run_ref(text: str) -> bool:
+    """True when `text` has the form of a run reference (`gitdream.dream.runs.resolve`): a
+    run id or a prefix of one, `last` or `last~N`, case-insensitive, surrounding blanks
+    ignored. Says nothing of whether it names a run."""
+    text = text.strip().lower()
+    return bool(_LAST.fullmatch(text)) or is_run_id_prefix(text)
+
+
+RUN_REF_FORMS = (
+    "a run id as `gitdream log` prints it (12 characters of 0-9 and a-z, no i, l, o, u) "
+    "or any unique prefix of one, `last` (the newest run that made a commit) or `last~N` "
+    "(the N-th such run before it)"
+)
+"""What a run reference may be, in words, for messages and help."""
 
 
 def run_time(run_id: str) -> datetime | None:

@@ -445,7 +445,7 @@ def show(result: ShowResult, width: int) -> Lines:
             line += f", watermark {before[:12] if before else 'none'} → {after[:12] if after else 'none'}"
         lines.out(line)
     if receipt is not None:
-        _show_receipt(lines, receipt)
+        _show_receipt(lines, receipt, result.not_written(), made_commit=bool(result.commits))
     for commit in result.commits:
         lines.out("")
         view = commit.view
@@ -460,6 +460,7 @@ def show(result: ShowResult, width: int) -> Lines:
             lines.out("")
             lines.out((view.patch or "").rstrip("\n"))
     if receipt is not None:
+        _show_units(lines, result.units(), width)
         _show_lists(lines, receipt, width)
     return lines
 
@@ -467,11 +468,27 @@ def show(result: ShowResult, width: int) -> Lines:
 _COUNT_ORDER = ("entries", "units", "created", "corroborated", "definition", "rejected", "demoted", "files")
 
 
-def _show_receipt(lines: Lines, receipt: Any) -> None:
+# Counts of what a run distilled or dropped, not of what it wrote to memory.
+_READ_COUNTS = frozenset({"entries", "units", "rejected", "skipped", "deferred", "not_kept"})
+
+
+def _show_receipt(lines: Lines, receipt: Any, not_written: list[str], *, made_commit: bool) -> None:
+    """The counts, tokens and error of a receipt. A run that wrote none of its units (it
+    failed, was refused, or was a dry run) puts the counts of writes under "not written";
+    one that wrote only some kinds says which kinds were not written."""
     counts = receipt.counts
     if counts:
         keys = [k for k in _COUNT_ORDER if k in counts] + sorted(k for k in counts if k not in _COUNT_ORDER)
-        lines.out(f"counts   {', '.join(f'{counts[k]} {k}' for k in keys if isinstance(counts[k], int))}")
+        keys = [k for k in keys if isinstance(counts[k], int)]
+        if not_written and not made_commit:
+            read = ", ".join(f"{counts[k]} {k}" for k in keys if k in _READ_COUNTS)
+            unwritten = ", ".join(f"{counts[k]} {k}" for k in keys if k not in _READ_COUNTS)
+            lines.out(f"counts   {read}; not written: {unwritten}")
+        else:
+            lines.out(f"counts   {', '.join(f'{counts[k]} {k}' for k in keys)}")
+            if not_written:
+                kinds = " and ".join(not_written)
+                lines.out(f"         not written: the {kinds} units (no {kinds} commit)")
     tokens = receipt.tokens
     if any(tokens.values()):
         lines.out(f"tokens   {tokens.get('input', 0)} input, {tokens.get('output', 0)} output")
@@ -479,20 +496,34 @@ def _show_receipt(lines: Lines, receipt: Any) -> None:
         lines.out(f"error    {receipt.error.get('message')}")
 
 
+def _show_units(lines: Lines, units: list[dict[str, Any]], width: int) -> None:
+    """`show`'s units: a unit the run did not write reads "would have <action>"."""
+    import textwrap  # idle path: render is imported by every command
+
+    if not units:
+        return
+    wrap = max(width - 6, 30)
+    unwritten = sum(1 for unit in units if not unit["written"])
+    note = (
+        "" if not unwritten else ", not written" if unwritten == len(units) else f", {unwritten} not written"
+    )
+    lines.out("")
+    lines.out(f"units ({len(units)}{note})")
+    for unit in units:
+        action = str(unit.get("action", "?"))
+        if not unit["written"]:
+            action = f"would have {action}"
+        lines.out(clip(f"  {action}  {unit.get('path', '')}", width))
+        for line in textwrap.wrap(str(unit.get("text", "")), wrap):
+            lines.out(f"      {line}")
+        for source in unit.get("sources", []):
+            lines.out(clip(f"      source: {source}", width))
+
+
 def _show_lists(lines: Lines, receipt: Any, width: int) -> None:
     import textwrap  # idle path: render is imported by every command
 
     wrap = max(width - 6, 30)
-    units = receipt.all_units
-    if units:
-        lines.out("")
-        lines.out(f"units ({len(units)})")
-        for unit in units:
-            lines.out(clip(f"  {unit.get('action', '?')}  {unit.get('path', '')}", width))
-            for line in textwrap.wrap(str(unit.get("text", "")), wrap):
-                lines.out(f"      {line}")
-            for source in unit.get("sources", []):
-                lines.out(clip(f"      source: {source}", width))
     if receipt.rejected:
         lines.out("")
         lines.out(f"rejected ({len(receipt.rejected)})")

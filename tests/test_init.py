@@ -156,10 +156,14 @@ def test_commit_in_a_repository_without_commits(tmp_path: Path) -> None:
 
 
 def test_invalid_agent_id(git_repo: Path) -> None:
+    """A malformed --agent is a usage error (exit 2), whichever check (the ref rule every
+    command applies, or init's stricter one) refuses it; nothing is created."""
     for bad in ("a/b", "x..y", "has space", "", "wat$(id)", "-x", ".hidden"):
         result = cli(git_repo, "init", "--agent", bad)
-        assert result.exit_code == 1, bad
+        assert result.exit_code == 2, bad
         assert "cannot be an agent id" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert not (git_repo / "gitdream.toml").exists()
 
 
 def test_agent_outside_the_configured_globs_warns(git_repo: Path) -> None:

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitdream import config, resources
-from gitdream.agents import Agent, join, list_agents, make_agent, valid_ref_name
-from gitdream.errors import ConfigError
+from gitdream.agents import ID_HINT, Agent, join, list_agents, make_agent, valid_ref_name
+from gitdream.errors import UsageError
 from gitdream.git import commitbuilder, writegate
 from gitdream.git.repo import Repo
 from gitdream.globs import any_match
@@ -115,17 +115,15 @@ def run_init(repo: Repo, agent_id: str | None, single: bool, commit: bool) -> In
     create agent "assistant". `single` puts the agent at the repository root (and sets
     `agents = ["."]`). With `commit`, commits exactly the created files through the
     commit builder (works on a repository with no commits); otherwise writes them to the
-    working tree only. Raises ConfigError for an invalid id or configuration,
-    WriteRefused when a path to create is not writable (nothing is written then).
+    working tree only. Raises UsageError (exit 2) for a malformed id, ConfigError for a
+    bad configuration, WriteRefused when a path to create is not writable (nothing is
+    written then).
     """
     named = agent_id is not None
     agent_id = DEFAULT_AGENT_ID if agent_id is None else agent_id
     probe = make_agent(f"agents/{agent_id}", config.defaults())
     if not _ID.fullmatch(agent_id) or not valid_ref_name(probe.watermark_ref):
-        raise ConfigError(
-            f"'{agent_id}' cannot be an agent id",
-            hint="use letters, digits, '-', '_' or '.'; no '/', spaces or '..'",
-        )
+        raise UsageError(f"'{agent_id}' cannot be an agent id", hint=ID_HINT)
     chosen: dict[str, Any] = {"agents": ["."]} if single else {}
     toml_path = repo.workdir / config.REPO_FILE
     kept: list[str] = []

@@ -149,6 +149,31 @@ class ShowResult:
     run: Run
     commits: list[ShownCommit] = field(default_factory=list)
 
+    def written(self, kind: str) -> bool:
+        """Whether the run committed its `kind` units ("experience" or "definition"): a
+        failed, refused or dry run lists the units it distilled, but wrote only those of
+        a kind whose commit it made."""
+        receipt = self.run.receipt
+        return bool(self.run.commits.get(kind)) and not (receipt is not None and receipt.dry_run)
+
+    def units(self) -> list[dict[str, Any]]:
+        """The receipt's units, experience then definition, each with `written` (bool)."""
+        receipt = self.run.receipt
+        if receipt is None:
+            return []
+        return [{**unit, "written": self.written("experience")} for unit in receipt.units] + [
+            {**unit, "written": self.written("definition")} for unit in receipt.definition_units
+        ]
+
+    def not_written(self) -> list[str]:
+        """The kinds ("experience", "definition") whose units the run lists but did not
+        commit, in KINDS order; empty when every listed unit was written."""
+        receipt = self.run.receipt
+        if receipt is None:
+            return []
+        listed = {"experience": receipt.units, "definition": receipt.definition_units}
+        return [kind for kind in KINDS if listed[kind] and not self.written(kind)]
+
     def to_json(self) -> dict[str, Any]:
         """See docs/json.md, "gitdream show"."""
         receipt = self.run.receipt
@@ -156,7 +181,8 @@ class ShowResult:
             "run": self.run.to_json(),
             "receipt": receipt.to_json() if receipt else None,
             "commits": [c.to_json() for c in self.commits],
-            "units": receipt.all_units if receipt else [],
+            "units": self.units(),
+            "not_written": self.not_written(),
             "rejected": list(receipt.rejected) if receipt else [],
             "tokens": receipt.tokens if receipt else None,
             "duration_seconds": receipt.duration_seconds if receipt else None,

@@ -38,6 +38,14 @@ if TYPE_CHECKING:
     from gitdream.trigger.hookscripts import HooksStatus
     from gitdream.trigger.state import AgentState
 
+# What stops every `run --auto` of the repository; NEXT reads "after <it>" instead of "now".
+BLOCKED_UNBORN = "the first commit"
+"""No commit yet: the agent files are to be committed (`gitdream init --commit`)."""
+BLOCKED_STATE = "the repository is fixed"
+"""A merge, rebase (or other operation) in progress, or a detached HEAD."""
+BLOCKED_LOCK = "the running dream"
+"""Another dream holds the repository lock."""
+
 
 # Typed records as NamedTuples, not dataclasses: `status` imports this module, and a
 # dataclass costs 0.3-0.5 ms to create at import (generated methods), a NamedTuple ~0.07 ms.
@@ -349,9 +357,9 @@ def status(repo: Repo, cfg: Config) -> StatusResult:
     result.hooks_log = HooksLogStatus(str(hooklog.log_path()), hooklog.last(repo.workdir))
     blocked = None
     if state_problem is not None:
-        blocked = "the repository is fixed"
+        blocked = BLOCKED_UNBORN if head.unborn and repo.in_progress() is None else BLOCKED_STATE
     elif result.lock is not None and not result.lock.stale:
-        blocked = "the running dream"
+        blocked = BLOCKED_LOCK
     state = state_mod.load(repo.common_dir)
     # Counting remembers watermark trees it had to find (`git.subtrees`); disabled, a
     # status writes nothing.

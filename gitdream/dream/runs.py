@@ -256,8 +256,7 @@ def resolve(
         return pool[n]
     if not ids.is_run_id_prefix(text):
         raise UnknownRun(
-            f"{ref!r} is not a run id: run ids are 12 characters of 0-9 and a-z "
-            "(no i, l, o, u), or `last`, `last~N`",
+            f"{ref!r} is not a run reference: give {ids.RUN_REF_FORMS}",
             hint="list runs with `gitdream log`",
         )
     hits = [r for r in pool if r.run.startswith(text)]

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from gitdream.dream import terminal
 from gitdream.dream.lexicons import UNTIL_WORDS, Cues
 from gitdream.dream.salience_weights import BIAS, THRESHOLD, WEIGHTS
+from gitdream.dream.tags import files_entry
 from gitdream.text import sentences
 from gitdream.units import Entry
 
@@ -92,7 +93,10 @@ FEATURES: dict[str, tuple[float, str]] = {
     "status-label": (-0.5, "opens with a label naming a status slot (Inbox:, Status:)"),
     "event-heading": (-1.0, "under a heading that is an event or a tally (09:30 UTC, Writes (3))"),
     "reading": (-1.0, "notes from reading: a research heading or a citation (et al. 2021)"),
-    "tagged": (2.0, "carries an explicit tag: the agent filed it under a subject itself"),
+    "tagged": (
+        2.0,
+        "filed under an explicit tag (leading, or ending the entry; `tags.files_entry`): the agent filed it under a subject itself",
+    ),
     "keep-cue": (2.0, "holds a configured keep cue (offline.keep_cues)"),
     "skip-cue": (-2.0, "holds a configured skip cue (offline.skip_cues)"),
     # what form it has
@@ -468,7 +472,7 @@ class _Reading:
             self._lead_in(_norm(self.entry.lead_in))
         if cues.keep.search(self.body):
             fire("keep-cue")
-        if self.entry.tags:
+        if self.entry.tags and files_entry(self.entry.text):
             fire("tagged")
         if cues.skip.search(self.body):
             fire("skip-cue")

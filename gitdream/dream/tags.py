@@ -14,6 +14,11 @@
 
 Tags are lower-cased, in order of appearance (leading brackets first), without repeats.
 `#skill`, `#soul` and `#agent` route an entry to a definition (DESIGN §9).
+
+A tag *files* the entry (`files_entry`) when it stands apart from the sentence: a leading
+`[tag]`, a `#tag` that opens the text, or a run of `#tag`s that ends it. A `#word` inside
+the sentence ("Replied to the #payments thread") is a mention — a channel, a name used as a
+word — it still names a subject, but the author did not mark the entry with it.
 """
 
 from __future__ import annotations
@@ -59,6 +64,33 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
 
 def _is_word(word: str) -> bool:
     return any(ch.isalpha() for ch in word)
+
+
+_TRAILING_TAGS = re.compile(r"(?:^|\s)#[\w-]*[^\W\d_][\w-]*(?:[ \t]+#[\w-]+)*[ \t]*[.!?。！？]?[ \t]*$")
+_OPENING_TAG = re.compile(r"#[\w-]*[^\W\d_][\w-]*(?:\s|$)")
+
+
+def files_entry(text: str) -> bool:
+    """True when one entry's `text` is filed under a tag by its author: it has a leading
+    `[tag]`, opens with a `#tag`, or ends with a run of `#tag`s (module docstring); False
+    for text whose `#tag`s all sit inside the sentence, and for text without tags."""
+    rest, _ = strip_prefix(text)
+    match = _BRACKET_TAG.match(rest)
+    if match is not None and _is_word(match[1]):
+        return True
+    if "#" not in rest:
+        return False
+    found = find_tags(text)
+    if not found:
+        return False
+    body = rest.rstrip()
+    opening = _OPENING_TAG.match(body)
+    if opening is not None and opening[0].strip()[1:].rstrip("-_").lower() in found:
+        return True
+    trailing = _TRAILING_TAGS.search(body)
+    return trailing is not None and any(
+        word[1:].rstrip("-_.!?。！？").lower() in found for word in trailing[0].split()
+    )
 
 
 def find_tags(text: str) -> tuple[str, ...]:

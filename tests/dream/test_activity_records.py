@@ -151,3 +151,25 @@ def test_an_item_among_past_tense_items_is_a_record_however_runs_split(
     assert not any("Set up Python 3.13" in t for t in topics.values()), topics
     assert not any("setup" in name for name in topics), list(topics)
     assert any("Always activate the virtual environment" in t for t in topics.values()), topics
+
+
+def test_a_channel_named_with_a_hash_does_not_make_a_lone_record_durable(agent_repo: Path) -> None:
+    # "#payments" inside the sentence names a channel; it is not the author filing the entry
+    # under a tag, so the record stays a lone record: read and not kept. The same record
+    # filed under a closing tag is the author's choice to keep it.
+    write(
+        agent_repo,
+        LOG,
+        "# 2026-03-02\n\n"
+        "## Deploys\n"
+        "- Rollbacks must use the previous image tag, because the registry drops older ones\n\n"
+        "## Incidents\n"
+        "- Replied to the #payments thread with the rollback link.\n"
+        "- Paged the #billing on-call with the incident summary. #billing\n",
+    )
+    commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
+    _dream(agent_repo)
+    topics = _topics(agent_repo)
+    assert not any("Replied to the" in t for t in topics.values()), topics
+    assert not any("payments" in name for name in topics), list(topics)
+    assert any("Paged the #billing on-call" in t for t in topics.values()), topics

@@ -8,7 +8,7 @@ import pytest
 
 from gitdream.dream.decode import decode_lines, split_lines
 from gitdream.dream.readers import ReadResult, read_markdown_log, read_source, read_transcript
-from gitdream.dream.tags import find_tags
+from gitdream.dream.tags import files_entry, find_tags
 from gitdream.text.prose import segments
 from gitdream.units import parse_entry_id
 from tests.helpers import SHARED, deadline
@@ -240,6 +240,27 @@ def test_markdown_date_precedence_prefix_then_file_name_then_heading_then_fallba
 )
 def test_find_tags(text: str, tags: tuple[str, ...]) -> None:
     assert find_tags(text) == tags
+
+
+@pytest.mark.parametrize(
+    ("text", "files"),
+    [
+        ("- [deploy] Rollbacks need the previous image tag!", True),
+        ("- #deploy Rollbacks need the previous image tag", True),
+        ("- Always run the smoke test before promoting. #skill", True),
+        ("- Rollbacks need the previous tag #deploy #infra.", True),
+        ("- 部署前必须确认迁移 #部署", True),
+        ("- Replied to the #payments thread with the rollback link.", False),  # a channel: a mention
+        ("- Asked in #ops whether the registry drops old tags", False),
+        ("- see `#code` and #real stuff", False),
+        ("- fixes #123 today", False),
+        ("- no tags at all", False),
+    ],
+)
+def test_a_tag_files_an_entry_only_apart_from_its_sentence(text: str, files: bool) -> None:
+    # A leading or closing tag is the author filing the entry; a #word inside the sentence
+    # is a mention (a channel, a name used as a word) and files nothing.
+    assert files_entry(text) is files
 
 
 def test_markdown_entries_carry_tags() -> None:

@@ -61,9 +61,9 @@ def test_unknown_and_malformed_references() -> None:
     with pytest.raises(UnknownRun, match="no run with an id starting with '1m8nx'") as caught:
         resolve(RUNS, "1m8nx")
     assert "gitdream log" in (caught.value.hint or "")
-    with pytest.raises(UnknownRun, match="is not a run id"):
+    with pytest.raises(UnknownRun, match=r"is not a run reference: give .*unique prefix"):
         resolve(RUNS, "HEAD~1")
-    with pytest.raises(UnknownRun, match="is not a run id"):
+    with pytest.raises(UnknownRun, match=r"is not a run reference: give .*unique prefix"):
         resolve(RUNS, "1m8nd70ws8m5x")
 
 

@@ -283,7 +283,7 @@ def test_hostile_topic_names_give_safe_slugs(name: str) -> None:
 def test_a_misbehaving_slugify_falls_back_to_a_hashed_slug() -> None:
     cfg = defaults()
     engine = OfflineEngine(cfg, slugify=lambda name, taken: "../escape", absolutize=simple_absolutize)
-    context = DistillContext(AGENT, [entry(1, "- x", tags=("evil",))], MemoryView({}), cfg, COMMIT, DAY)
+    context = DistillContext(AGENT, [entry(1, "- x #evil", tags=("evil",))], MemoryView({}), cfg, COMMIT, DAY)
     (unit,) = engine.distill(context).units
     assert unit.topic.startswith("topic-") and memoryfiles.safe_slug(unit.topic)
 
