@@ -42,7 +42,7 @@ import re
 from collections.abc import Callable
 from datetime import date
 
-from gitdream.dream import salience
+from gitdream.dream import grouping, salience
 from gitdream.dream.facts import Fact, one_line
 from gitdream.dream.lexicons import CONTRAST_WORDS, POINTER_WORDS, REASON_WORDS, Lexicon
 from gitdream.text import sentences
@@ -185,8 +185,9 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
     """What a topic holds now: its most salient standing sentence (module docstring),
     shortened to `limit` characters; "" when it has none."""
     candidates: list[tuple[tuple[int, int], Fact, str]] = []
+    about = {id(fact) for fact in about_subject(facts, title)}
     for order, fact in enumerate(facts):
-        if fact.raw is not None or not fact.text.strip():
+        if fact.raw is not None or not fact.text.strip() or id(fact) not in about:
             continue
         parts = sentences.split(one_line(fact.text)) or [one_line(fact.text)]
         candidates += [((order, -i), fact, part) for i, part in enumerate(parts[:SENTENCES_PER_FACT])]
@@ -222,6 +223,26 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
             best = best[len(title) + len(separator) :].strip()
             break
     return shorten(best, limit)
+
+
+def about_subject(facts: list[Fact], title: str) -> list[Fact]:
+    """The facts of a topic titled `title` that are about its subject: those that name it —
+    every content word of the title, by stem (`_stems`: "Scripts" in "`scripts/x.py`",
+    "Gendolf" in "Gendolf's agent …", the characters of a Chinese or Japanese name) — and
+    those that name no other subject (no file, code or bold name, no capitalised name
+    inside a sentence: "Never promote a build before its migrations ran" in `deploy.md`),
+    when any fact names the topic; else all of `facts` (a title such as "General", or one
+    no fact repeats, names no subject to choose by). A topic's line says what the topic is
+    about, so a fact that landed there about something else ("Byzantine Fault Tolerance
+    survey (Wu et al. 2025) …" in `scripts.md`) never describes it."""
+    name = _stems(title)
+    if not name:
+        return facts
+    named = [fact for fact in facts if fact.raw is None and name <= _stems(fact.text)]
+    if not named:
+        return facts
+    chosen = {id(fact) for fact in named}
+    return [fact for fact in facts if id(fact) in chosen or not grouping.names(fact.text)]
 
 
 def _records(text: str, fired: set[str]) -> bool:

@@ -13,7 +13,8 @@ sit above them:
 3. **Match.** An entry joins the existing topic — human-written or gitdream's — that is
    about one of its names: whose own name is one of them (same family; a term of the
    entry that is a topic's name counts as a name, however it is written), else whose facts or
-   text mention two of them; failing that, the topic whose profile (name, description,
+   text mention two of them (a name counts for a topic when a share of its facts mention it,
+   `MENTION_SHARE`, not when one fact of many does); failing that, the topic whose profile (name, description,
    facts, a person's text) is most similar (tf-idf cosine at least `FALLBACK_COSINE`,
    rare terms weighing more, a term of the topic's name three times). Otherwise it starts
    a new topic (`TopicMatcher.best`).
@@ -59,6 +60,11 @@ FALLBACK_COSINE = 0.4
 """An entry that names nothing a topic is about joins it only when this similar."""
 """Cosine similarity (tf-idf) between an entry and a topic's profile for the entry to join it."""
 NAME_WEIGHT = 3.0
+MENTION_SHARE = 4
+"""A topic is about a name its facts or text mention when at least one in this many of them
+mention it, or `MENTION_MIN` do: a name one fact of many mentions in passing ("Byzantine
+fractions" in one of twenty script notes) is that fact's subject, not the topic's."""
+MENTION_MIN = 3
 MAX_RELATED = 3
 RELATED_MIN_SCORE = 3.0
 """Summed rarity (idf) of the terms two topics share, for one to be related to the other."""
@@ -71,6 +77,13 @@ NEAREST_SHARED = 2
 RESTATE_CONTAINMENT = 0.8
 """A text restates a fact when the rarer-weighted share of the shorter one's terms that the
 other holds is at least this (`containment`)."""
+INSTRUCTION_CONTAINMENT = 0.6
+"""An instruction (the rule sentence of a fact, `salience.instruction_of`) restates another
+when this share of the shorter one's terms (rarer-weighted) is in the other: the same rule
+said in other words ("Always activate the virtual environment before running any
+commands" / "You must activate the virtual environment … before running any commands")."""
+INSTRUCTION_MIN_SHARED = 4
+"""Two instructions must share at least this many terms for one to restate the other."""
 RESTATE_MIN_TERMS = 3
 """Both texts must have, and share, at least this many terms for one to restate the other."""
 RESTATE_POSTING_MAX = 400
@@ -571,6 +584,15 @@ def _shouted(line: str) -> bool:
     return len(words) >= 3 and all(w.isupper() for w in words)
 
 
+def _opens_next(word: str) -> bool:
+    """True when the word after `word` opens a sentence or a label's value, so its capital
+    may be the sentence's and not a name's: `word` ends one ("done.", "Build:", a bold
+    label's "**Build:**") or is only marks ("-", "—", "*"). A semicolon does not: the word
+    after it is written small unless it is a name ("confirms; Grafana shows …")."""
+    bare = word.rstrip("*_`'\"’”)")
+    return bare.endswith((".", "!", "?", ":", "—", "-", "。", "：")) or not any(c.isalnum() for c in word)
+
+
 def proper_names(texts: Iterable[str]) -> set[str]:
     """Case-folded words written with a capital somewhere in `texts` other than at the
     start of a sentence: proper names, which a sentence may also start with."""
@@ -585,7 +607,7 @@ def proper_names(texts: Iterable[str]) -> set[str]:
                 cap = _CAPITAL.fullmatch(_bare_word(word))
                 if cap and not sentence_start:
                     out.add(cap.group(1).casefold())
-                sentence_start = word.endswith((".", "!", "?", ":", "—", "-")) or word in ("-", "—", "*")
+                sentence_start = _opens_next(word)
     return out
 
 
@@ -612,6 +634,7 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
         if _shouted(line):
             continue  # "FIRST CROSS-AGENT ATTESTATION": capitals for emphasis, not names
         sentence_start = True
+        phrase: list[str] = []  # the capitalised words of a name of several ("Apple Books")
         for match in _NON_SPACE.finditer(_LINE_HEAD.sub("", line)):
             word = match.group(0)
             cap = _CAPITAL.fullmatch(_bare_word(word))
@@ -619,7 +642,13 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
                 sentence_start and cap.group(1).istitle() and cap.group(1).casefold() not in proper
             ):
                 found.append(cap.group(1))  # a capital mid-sentence: a proper name
-            sentence_start = word.endswith((".", "!", "?", ":", "—", "-")) or word in ("-", "—", "*")
+                phrase.append(cap.group(1))
+                if word != cap.group(1):  # punctuation after it ends the name
+                    _add_phrase(found, phrase)
+            else:
+                _add_phrase(found, phrase)
+            sentence_start = _opens_next(word)
+        _add_phrase(found, phrase)
     dense = len("".join(_DENSE.findall(text))) + len(_HANGUL.findall(text))
     if dense * 5 > 2 * len(re.sub(r"\s", "", text)):
         # In Chinese, Japanese or Korean text a Latin word is a name: a tool, a product.
@@ -635,6 +664,16 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
         seen.add(key)
         out.append(name)
     return out
+
+
+def _add_phrase(found: list[str], phrase: list[str]) -> None:
+    """Put the name of two or three capitalised words that `phrase` holds ("Apple Books",
+    "Byzantine Fault Tolerance") into `found` before its first word, so the whole name is the
+    subject its family is named after; then empty `phrase`. `phrase`'s words are the last
+    ones of `found`."""
+    if 2 <= len(phrase) <= 3:
+        found.insert(len(found) - len(phrase), " ".join(phrase))
+    phrase.clear()
 
 
 def artifact_names(text: str) -> list[str]:
@@ -732,7 +771,8 @@ class TopicMatcher:
         self.name_terms: dict[str, set[str]] = {}
         self._norms: dict[str, float] = {}
         self.own_names: dict[str, set[str]] = {}
-        self.mentioned: dict[str, set[str]] = {}
+        self.mentioned: dict[str, Counter[str]] = {}  # slug → family → texts mentioning it
+        self.named_texts: Counter[str] = Counter()  # slug → texts whose names were added
         self._idf: dict[str, float] = {}  # `df` and `n` are fixed once built
 
     def idf(self, term: str) -> float:
@@ -771,10 +811,24 @@ class TopicMatcher:
         return {f for names_ in self.own_names.values() for f in names_}
 
     def add_names(self, slug: str, found: Iterable[str], *, own: bool = False) -> None:
-        """Record names (families) a topic is about: `own` for its name, else mentioned in
-        its facts or text."""
-        target = self.own_names if own else self.mentioned
-        target.setdefault(slug, set()).update(f for f in map(family, found) if f and f not in _GENERIC_NAME)
+        """Record names (families) a topic is about: `own` for its name, else the names one
+        of its texts (a fact, a description, a person's text) mentions — one call a text,
+        so `mentions` can tell a name many of them mention from one mentioned in passing."""
+        families = {f for f in map(family, found) if f and f not in _GENERIC_NAME}
+        if own:
+            self.own_names.setdefault(slug, set()).update(families)
+            return
+        self.mentioned.setdefault(slug, Counter()).update(families)
+        self.named_texts[slug] += 1
+
+    def mentions(self, slug: str, families: set[str]) -> set[str]:
+        """Those of `families` that topic `slug`'s texts mention often enough to be what it
+        is about (`MENTION_SHARE`, `MENTION_MIN`)."""
+        counts = self.mentioned.get(slug)
+        if not counts:
+            return set()
+        texts = self.named_texts[slug]
+        return {f for f in families if counts[f] >= MENTION_MIN or counts[f] * MENTION_SHARE >= texts > 0}
 
     def best(
         self,
@@ -803,14 +857,17 @@ class TopicMatcher:
         best: tuple[str, float] | None = None
         for slug, profile in self.profiles.items():
             named = families & self.own_names.get(slug, set())
-            mentioned = (families & self.mentioned.get(slug, set())) - named
+            # One file name the topic mentions is subject enough; other names count when a
+            # share of its texts mention them (`mentions`).
+            filed = families & artifacts & set(self.mentioned.get(slug, ())) - named
+            mentioned = self.mentions(slug, families - named) | filed
             shared = [t for t in own if t in profile]
             names_ = self.name_terms.get(slug, set())
             dot = sum(self.idf(t) * self._weight(t, profile[t], names_) for t in shared)
             cosine = dot / (own_norm * self._norm_of(slug))
             if named:
                 score = 10.0 + sum(self.idf(f) for f in named) + cosine
-            elif (len(mentioned) >= 2 or mentioned & artifacts) and cosine >= threshold / 4:
+            elif (len(mentioned) >= 2 or filed) and cosine >= threshold / 4:
                 score = 5.0 + sum(self.idf(f) for f in mentioned) + cosine
             elif cosine >= fallback and len(shared) >= min_shared:
                 score = cosine
@@ -867,8 +924,18 @@ class Restatements(Generic[K]):
     sharing at least `RESTATE_MIN_TERMS` terms that are not too common
     (`RESTATE_POSTING_MAX`), so no text is compared with every fact."""
 
-    def __init__(self, idf: Callable[[str], float]) -> None:
+    def __init__(
+        self,
+        idf: Callable[[str], float],
+        containment: float = RESTATE_CONTAINMENT,
+        min_shared: int = RESTATE_MIN_TERMS,
+    ) -> None:
+        """`containment`, `min_shared`: the bar of a restatement (`RESTATE_CONTAINMENT`,
+        `RESTATE_MIN_TERMS`; `INSTRUCTION_CONTAINMENT`, `INSTRUCTION_MIN_SHARED` for an
+        index of instructions)."""
         self.idf = idf
+        self.containment = containment
+        self.min_shared = min_shared
         self._items: list[tuple[K, frozenset[str]]] = []
         self._weights: list[tuple[float, tuple[tuple[str, float], ...]]] = []  # summed idf, (term, idf)s
         self._postings: dict[str, list[int]] = {}
@@ -901,7 +968,7 @@ class Restatements(Generic[K]):
         own_pairs = tuple((t, self.idf(t)) for t in own)
         own_weight = sum(w for _, w in own_pairs)
         for number, count in shared.items():
-            if count < RESTATE_MIN_TERMS:
+            if count < self.min_shared:
                 continue
             key, other = self._items[number]
             # `containment(own, other, idf)`, each text's terms weighed once, summed in the same order
@@ -912,6 +979,6 @@ class Restatements(Generic[K]):
                 small, large, total = other_pairs, own, other_weight
             score = sum(w for t, w in small if t in large) / total if total else 0.0
             better = best is None or (-score, number) < (-best[0], best[1])
-            if score >= RESTATE_CONTAINMENT and better and accept(key):
+            if score >= self.containment and better and accept(key):
                 best = (score, number)
         return None if best is None else self._items[best[1]][0]

@@ -989,3 +989,45 @@ def is_activity_record(entry: Entry, text: str, cues: Cues | None = None) -> boo
         return True
     opening = _OPENING_CLAUSE.split(_norm(text), maxsplit=1)[0]
     return cues.activity.search(opening) or cues.activity.ends(opening)
+
+
+LISTED_RECORD_FEATURES = frozenset({"rule", "rule-weak", "procedure"})
+"""Durable features a rule word fires wherever it stands ("with required dependencies",
+"after the migration"): in an item of a log of what was done they do not make it knowledge
+(`is_listed_record`)."""
+
+
+def is_listed_record(entry: Entry, text: str, cues: Cues | None = None) -> bool:
+    """True when fact text `text` of `entry`, an item of a list whose other items record
+    what was done once (`is_activity_record`; the caller decides that by the list), is one
+    more record of that log: "Set up Python 3.13 virtual environment with required
+    dependencies" beside "Created requirements.txt …" says what was done, told with its verb
+    first as a log's items are ("Set up …", "Add …", "配置了 …"), though "required" is a rule
+    word. Decided by structure: such an item is a record unless it states more than the
+    log's form — a reason, a correction, a limit, a preference or another durable feature
+    beyond a rule word (`LISTED_RECORD_FEATURES`), or a rule word it opens with ("Always
+    activate the venv first", "Never …", "반드시 …"), which makes it an instruction. An item
+    with no rule word is not this case (False): salience and `is_activity_record` judge it
+    as they judge any entry. Pure."""
+    cues = cues or _DEFAULT_CUES
+    fired = features(entry, text, cues)
+    if LISTED_RECORD_FEATURES.isdisjoint(fired):
+        return False
+    if not (DURABLE_FEATURES - LISTED_RECORD_FEATURES).isdisjoint(fired):
+        return False
+    return not cues.rule.starts(_norm(text))
+
+
+def instruction_of(text: str, cues: Cues | None = None) -> str | None:
+    """The instruction fact text `text` gives: its first sentence holding a rule word of
+    any language (`RULE_WORDS`: "must", "always", "never", "必须", "반드시", "必ず"), without
+    a leading label ("IMPORTANT: You must …" → "You must …"); None when no sentence does.
+    Two facts giving the same instruction in other words are one fact (the offline engine
+    corroborates the first with the second, `grouping.INSTRUCTION_CONTAINMENT`)."""
+    cues = cues or _DEFAULT_CUES
+    for part in sentences.split(_norm(text)) or [text]:
+        label, rest = label_of(part)
+        said = rest if label is not None and len(label.split()) <= 2 else part
+        if cues.rule.search(said):
+            return said
+    return None

@@ -639,12 +639,20 @@ class _Run:
             name = topic.name or topic.title
             self.matcher.add_topic(slug, name, texts)
             self.matcher.add_names(slug, [name, slug.replace("_", " ")], own=True)
-            self.matcher.add_names(slug, [n for t in texts for n in grouping.names(t, (), self.proper)])
+            for text in texts:
+                self.matcher.add_names(slug, grouping.names(text, (), self.proper))
         # Facts of every topic of the agent, by their terms: a new entry restating one of
         # them corroborates it, whichever topic it is in (grouping, step 6).
         self.restatements: grouping.Restatements[_Fact] = grouping.Restatements(self.matcher.idf)
         for fact in known.facts["experience"]:
             self.restatements.add(fact, fact.text)
+        # The instructions facts give, by their terms: the same rule in other words is one
+        # fact, whichever topic holds it (`salience.instruction_of`).
+        self.instructions: grouping.Restatements[_Fact] = grouping.Restatements(
+            self.matcher.idf, grouping.INSTRUCTION_CONTAINMENT, grouping.INSTRUCTION_MIN_SHARED
+        )
+        for fact in known.facts["experience"]:
+            self._add_instruction(fact)
         self.mentions: Counter[str] = Counter()
         families: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # read once per text and tags
         for entry, text in zip(context.entries, cleaned, strict=True):
@@ -665,6 +673,52 @@ class _Run:
         self.below: list[tuple[int, str]] = []  # (position, reason) of entries below the bar
         self.chance: dict[int, float] = {}  # position → probability of being durable
         self.shared: Counter[str] = Counter()  # term → how many of the run's candidates hold it
+        self._groups: dict[int, tuple[int, ...]] | None = None  # position → its list's positions
+        self._records: dict[int, bool] = {}  # position → it records something done once
+
+    def _add_instruction(self, fact: _Fact) -> None:
+        """Index the instruction experience fact `fact` gives, if any."""
+        instruction = salience.instruction_of(fact.text, self.engine.cues)
+        if instruction is not None:
+            self.instructions.add(fact, instruction)
+
+    def _instructed(self, text: str, tags: tuple[str, ...] = ()) -> _Fact | None:
+        """The experience fact that gives the instruction fact text `text` (of an entry
+        tagged `tags`) gives, in other words: the two instructions `_compatible` (same
+        polarity and numbers), and the words only one of them holds name neither's subject
+        — the entry's tags, the fact's topic — since the same rule about another thing is
+        another rule ("Never restart kafka without draining it" in `kafka.md` is not
+        "[redis] Never restart redis without draining it"). None when none does."""
+        instruction = salience.instruction_of(text, self.engine.cues)
+        if instruction is None:
+            return None
+        cues = self.engine.cues
+        own = set(grouping.terms(instruction))
+        tagged = {grouping.family(t) for t in tags}
+
+        def same(fact: _Fact) -> bool:
+            theirs = salience.instruction_of(fact.text, cues) or ""
+            if not _compatible(instruction, theirs):
+                return False
+            subject = tagged | {grouping.family(fact.where), grouping.family(fact.title)}
+            unshared = own ^ set(grouping.terms(theirs))
+            return not ({grouping.family(t) for t in unshared} & (subject - {""}))
+
+        return self.instructions.find(instruction, same)
+
+    def _same_instruction(self, text: str, fact: str) -> bool:
+        """True when fact text `text` gives the instruction fact text `fact` gives, in other
+        words (`_instructed`'s bar, `grouping.INSTRUCTION_CONTAINMENT`): an entry a fact
+        citing it was corroborated by, so a re-read (`--full`) knows it is consolidated."""
+        cues = self.engine.cues
+        mine, theirs = salience.instruction_of(text, cues), salience.instruction_of(fact, cues)
+        if mine is None or theirs is None or not _compatible(mine, theirs):
+            return False
+        a, b = set(grouping.terms(mine)), set(grouping.terms(theirs))
+        return (
+            len(a & b) >= grouping.INSTRUCTION_MIN_SHARED
+            and grouping.containment(a, b, self.matcher.idf) >= grouping.INSTRUCTION_CONTAINMENT
+        )
 
     def index_for(self, group: str, numbers: tuple[str, ...]) -> ShingleIndex[_Fact]:
         # One index per (group, numbers stated): a fact stating other numbers can never be
@@ -702,6 +756,7 @@ class _Run:
                         or f.text.rstrip(".;。").casefold()
                         in text.casefold()  # part of the entry (recapitalised)
                         or lists.without_subject(f.text, entry).rstrip(".;。") in text  # led by its heading
+                        or self._same_instruction(text, f.text)  # it corroborated the fact in other words
                     )
                 ),
                 None,
@@ -726,6 +781,11 @@ class _Run:
             self.chance[position] = verdict.probability
             if verdict.reason is not None:
                 self.below.append((position, f"not kept: {verdict.reason}"))
+                continue
+            if salience.is_listed_record(entry, text, self.engine.cues) and self._in_log_of_records(position):
+                # An item of a log of what was done is read as its list's other items are
+                # ("Set up … with required dependencies" beside "Created requirements.txt …").
+                self.below.append((position, "not kept: activity record"))
                 continue
             rank = verdict.score + (salience.REPEATED_BONUS if position in repeated else 0.0)
             out.append(_Candidate(position, entry, text, rank, target))
@@ -866,6 +926,7 @@ class _Run:
                 continue
             if target == "experience":
                 restated = self.restatements.find(text, functools.partial(_may_restate, text))
+                restated = restated or self._instructed(text, entry.tags)
                 if restated is not None:
                     self._corroborate(candidate, restated)
                     continue
@@ -893,6 +954,7 @@ class _Run:
             index.add(fact, text, ids)
             if target == "experience":
                 self.restatements.add(fact, text)
+                self._add_instruction(fact)
             self.matcher.add_text(where, text)
             self.result.units.append(
                 Unit(
@@ -948,6 +1010,61 @@ class _Run:
             counts.update({_key(clean_name(n)) for n in names} - {""})
         return counts
 
+    def _list_groups(self) -> dict[int, tuple[int, ...]]:
+        """Position → the positions of the list it is an item of: list items next to each
+        other (a blank line between them at most) under the same headings of the same file
+        and the same lead-in. Built once, in one pass over the material."""
+        if self._groups is None:
+            entries = self.context.entries
+            groups: dict[int, tuple[int, ...]] = {}
+            run: list[int] = []
+
+            def close() -> None:
+                for p in run:
+                    groups[p] = tuple(run)
+
+            for position, entry in enumerate(entries):
+                if not _LIST_MARKER.match(entry.text):
+                    close()
+                    run = []
+                    continue
+                if run:
+                    last = entries[run[-1]]
+                    if not (
+                        entry.path == last.path
+                        and entry.context == last.context
+                        and entry.lead_in == last.lead_in
+                        and entry.start - last.end in (1, 2)
+                    ):
+                        close()
+                        run = []
+                run.append(position)
+            close()
+            self._groups = groups
+        return self._groups
+
+    def _in_log_of_records(self, position: int) -> bool:
+        """True when entry `position` is an item of a log of what was done: most of the
+        other items of its list (`_list_groups`) record something done once
+        (`salience.is_activity_record`), as "Created requirements.txt …" beside "Set up
+        Python 3.13 virtual environment …" does. Decided by the material alone, when the
+        entry is first read (its list is read with it), so an entry read again (`--full`) is
+        judged the same."""
+        group = self._list_groups().get(position, ())
+        others = [p for p in group if p != position]
+        if not others:
+            return False
+        cues = self.engine.cues
+        records = 0
+        for p in others:
+            if p not in self._records:
+                text = self.cleaned[p]
+                self._records[p] = bool(text) and salience.is_activity_record(
+                    self.context.entries[p], text, cues
+                )
+            records += self._records[p]
+        return records * 2 > len(others)
+
     def _record_subject(self, entry: Entry) -> str | None:
         """The subject of an activity record: the file or tool its nearest heading that
         names one names ("Build: attestation-signer.py v2" → attestation-signer), the work
@@ -1000,6 +1117,7 @@ class _Run:
         )
         self.index_for("experience", _numbers(text)).add(fact, text, ids)
         self.restatements.add(fact, text)
+        self._add_instruction(fact)
         self.matcher.add_text(where, text)
         self._placed(candidate, where)
         self.result.units.append(
@@ -1028,7 +1146,8 @@ class _Run:
         match = self.index_for("experience", _numbers(text)).best(text, ids)
         if match is not None:
             return match.key
-        return self.restatements.find(text, functools.partial(_may_restate, text))
+        restated = self.restatements.find(text, functools.partial(_may_restate, text))
+        return restated or self._instructed(text, candidate.entry.tags)
 
     def _placed(self, candidate: _Candidate, where: str) -> None:
         """Note the topic the entries of `candidate` went to, by their log section."""

@@ -55,6 +55,11 @@ note at the root, so each append rewrote a tree of every receipt: 10 000 agents'
 cost O(agents²) (issue 16)."""
 
 
+_NOTE_MODES = (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
+_TREE = pygit2.enums.ObjectType.TREE
+_HEX = frozenset("0123456789abcdef")
+
+
 def _write(
     repo: Repo,
     ref: str,
@@ -65,8 +70,9 @@ def _write(
 ) -> None:
     """Set the note on `commit` under `ref` to `text` in one new notes commit on the ref's
     tip, moved by compare-and-swap (refs.RefMoved when something else moved it). A note
-    already there is replaced where it is, at whatever fan-out depth git put it; a new
-    one goes to the root of a small tree and into its fan-out folder (`FANOUT_AT`)
+    already there is replaced where it is, at whatever fan-out depth git put it (and its
+    other copies, which `read` joined into `text`, removed, as `git notes` writes one); a
+    new one goes to the root of a small tree and into its fan-out folder (`FANOUT_AT`)
     otherwise, where the root's notes of the same prefix move with it.
 
     The ref always moves through `refs.compare_and_swap`, never through libgit2's
@@ -75,63 +81,110 @@ def _write(
     removes (`refs.drop_dead_locks`), where libgit2's own ref update left one every later
     write refused. Fault point `note-locked` is crossed with the lock taken."""
     raw = repo.raw
-    tip = refs.target(repo, ref)
-    root = raw[tip].peel(pygit2.Tree) if tip else None
+    tip, root = _root(repo, ref)
     blob = raw.create_blob(text.encode("utf-8"))
-    where = _located(raw, root, commit) if root is not None else None
-    tree = (
-        _replaced(raw, root, where, blob) if root is not None and where else _added(raw, root, commit, blob)
-    )
+    copies = _copies(raw, root, commit) if root is not None else []
+    if root is not None and copies:
+        tree = _set(raw, root, copies[0][0], blob)
+        for path, _blob in copies[1:]:
+            tree = _set(raw, raw[tree].peel(pygit2.Tree), path, None)
+    else:
+        tree = _added(raw, root, commit, blob, ref)
     message = "Notes added by gitdream\n"
     new = raw.create_commit(None, author, committer, message, tree, [tip] if tip else [])
     refs.compare_and_swap(repo, ref, tip, str(new), "notes: gitdream receipt", point="note-locked")
 
 
-def _located(raw: pygit2.Repository, tree: pygit2.Tree, name: str) -> list[str] | None:
-    """The path (its components) of the note on `name` in notes tree `tree`: the name
-    itself at this level, else inside the folder of its first two hex digits, as git and
-    libgit2 look it up (`ab/cdef…`, `ab/cd/ef…`); None when there is none."""
-    if name in tree and tree[name].type == pygit2.enums.ObjectType.BLOB:
-        return [name]
+def _root(repo: Repo, ref: str) -> tuple[str | None, pygit2.Tree | None]:
+    """The tip of notes ref `ref` and its tree ((None, None) without the ref); the
+    RepoStateError of `refs.broken` when the ref or its commit cannot be read."""
+    tip = refs.target(repo, ref)
+    if tip is None:
+        return None, None
+    try:
+        return tip, repo.raw[tip].peel(pygit2.Tree)
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        raise refs.broken(repo, ref, exc) from None
+
+
+def _copies(
+    raw: pygit2.Repository, tree: pygit2.Tree, name: str, prefix: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], pygit2.Oid]]:
+    """Every copy of the note on `name` in notes tree `tree`, as (path components, blob
+    id): in the folder of its first two hex digits (`ab/cdef…`, `ab/cd/ef…`, deepest
+    first), then the name itself at this level — as git reads a notes tree: a note is a
+    regular file, at any fan-out depth, and several copies of one (a tree fanned out or
+    merged by hand) are read as one note, their texts joined. Anything else (a link, a
+    gitlink, a folder under a note's name) is not a note, and is kept as git keeps it."""
+    found: list[tuple[tuple[str, ...], pygit2.Oid]] = []
     head = name[:2]
-    if len(name) > 2 and head in tree and tree[head].type == pygit2.enums.ObjectType.TREE:
-        inner = _located(raw, raw[tree[head].id].peel(pygit2.Tree), name[2:])
-        if inner is not None:
-            return [head, *inner]
-    return None
+    if len(name) > 2 and head in tree and tree[head].type == _TREE:
+        found += _copies(raw, raw[tree[head].id].peel(pygit2.Tree), name[2:], (*prefix, head))
+    if name in tree and tree[name].filemode in _NOTE_MODES:
+        found.append(((*prefix, name), tree[name].id))
+    return found
 
 
-def _replaced(raw: pygit2.Repository, tree: pygit2.Tree, where: list[str], blob: pygit2.Oid) -> pygit2.Oid:
-    """`tree` with the blob at path `where` (see `_located`) replaced by `blob`."""
+def _set(
+    raw: pygit2.Repository, tree: pygit2.Tree, path: tuple[str, ...], blob: pygit2.Oid | None
+) -> pygit2.Oid:
+    """`tree` with the file at `path` set to `blob`, or removed (None; a folder it leaves
+    empty goes too)."""
     builder = raw.TreeBuilder(tree)
-    first, *rest = where
+    first, *rest = path
     if not rest:
-        builder.insert(first, blob, pygit2.enums.FileMode.BLOB)
+        if blob is None:
+            builder.remove(first)
+        else:
+            builder.insert(first, blob, pygit2.enums.FileMode.BLOB)
     else:
-        inner = _replaced(raw, raw[tree[first].id].peel(pygit2.Tree), rest, blob)
-        builder.insert(first, inner, pygit2.enums.FileMode.TREE)
+        inner = _set(raw, raw[tree[first].id].peel(pygit2.Tree), tuple(rest), blob)
+        if len(raw[inner].peel(pygit2.Tree)):
+            builder.insert(first, inner, pygit2.enums.FileMode.TREE)
+        else:
+            builder.remove(first)
     return builder.write()
 
 
-def _added(raw: pygit2.Repository, root: pygit2.Tree | None, commit: str, blob: pygit2.Oid) -> pygit2.Oid:
-    """The notes tree `root` (None: no notes yet) with a new note on `commit`: at the root
+def _added(
+    raw: pygit2.Repository, root: pygit2.Tree | None, commit: str, blob: pygit2.Oid, ref: str
+) -> pygit2.Oid:
+    """The notes tree `root` (None: no notes yet) of `ref` with a new note on `commit`: at the root
     of a small tree, in its fan-out folder past `FANOUT_AT` notes or once that folder
-    exists."""
+    exists.
+
+    A notes ref is fetched from other people and may hold entries that are not notes
+    (git keeps them): an entry already at the note's name at the root (a folder, a
+    gitlink) or at its folder's name (a file where git expects `ab/`) is never replaced —
+    the note goes to the other place, and when both are taken GitdreamError is raised
+    with nothing written (before, either entry was overwritten and lost)."""
     head, tail = commit[:2], commit[2:]
+    flat_taken = root is not None and commit in root
     folder = root[head] if root is not None and head in root else None
-    if folder is not None and folder.type != pygit2.enums.ObjectType.TREE:
+    blocked = folder is not None and folder.type != pygit2.enums.ObjectType.TREE
+    if blocked:
         folder = None
     builder = raw.TreeBuilder(root) if root is not None else raw.TreeBuilder()
-    if folder is None and (root is None or len(root) < FANOUT_AT):
+    small = folder is None and (root is None or len(root) < FANOUT_AT)
+    if not flat_taken and (small or blocked):
         builder.insert(commit, blob, pygit2.enums.FileMode.BLOB)
         return builder.write()
-    inner = raw.TreeBuilder(raw[folder.id].peel(pygit2.Tree)) if folder is not None else raw.TreeBuilder()
+    inner_tree = raw[folder.id].peel(pygit2.Tree) if folder is not None else None
+    if blocked or (inner_tree is not None and tail in inner_tree):
+        raise GitdreamError(
+            f"the notes tree of {ref} holds entries that are not notes where the note on "
+            f"{commit[:12]} goes ({commit} and {head}/ are both taken): the receipt line was not "
+            "written, and nothing was changed",
+            hint=f"look at them with `git ls-tree {ref} -- {commit} {head}`",
+        )
+    inner = raw.TreeBuilder(inner_tree) if inner_tree is not None else raw.TreeBuilder()
     if folder is None and root is not None:
         # libgit2 looks in folder `ab` alone for a note on ab…: flat notes of that
-        # prefix move in with it (git reads either layout)
+        # prefix move in with it (git reads either layout); entries that are not notes
+        # (not files) stay where they are
         for entry in root:
             name = entry.name or ""
-            if len(name) == 40 and name.startswith(head):
+            if len(name) == 40 and name.startswith(head) and entry.filemode in _NOTE_MODES:
                 inner.insert(name[2:], entry.id, entry.filemode)
                 builder.remove(name)
     inner.insert(tail, blob, pygit2.enums.FileMode.BLOB)
@@ -144,39 +197,73 @@ MAX_NOTE_BYTES = 32_000_000
 receipts are bounded far below it): read as if absent."""
 
 
-def _text(repo: Repo, note: object) -> str | None:
-    size = int(repo.raw.odb.read_header(note.id)[1])  # type: ignore[attr-defined]
-    if size > MAX_NOTE_BYTES:
+def _joined(repo: Repo, blobs: list[pygit2.Oid]) -> str | None:
+    """The text of the note whose copies are `blobs` (see `_copies`), or None when they
+    are larger than MAX_NOTE_BYTES together."""
+    if sum(int(repo.raw.odb.read_header(blob)[1]) for blob in blobs) > MAX_NOTE_BYTES:
         return None
-    return str(note.message)  # type: ignore[attr-defined]
+    texts = [repo.raw[blob].peel(pygit2.Blob).data.decode("utf-8", "replace") for blob in blobs]
+    return "".join(
+        text if text.endswith("\n") or n == len(texts) - 1 else text + "\n" for n, text in enumerate(texts)
+    )
 
 
 def read(repo: Repo, ref: str, commit: str) -> str | None:
     """The text of the note on `commit` under notes ref `ref`, or None without one (or
-    when it is larger than MAX_NOTE_BYTES)."""
+    when it is larger than MAX_NOTE_BYTES). Read from the notes tree as git reads it (see
+    `_copies`), not through libgit2, which reads one copy and takes links and gitlinks
+    for notes (a receipt appended to the other copy was then never read back)."""
+    _tip, root = _root(repo, ref)
+    copies = _copies(repo.raw, root, commit) if root is not None else []
+    return _joined(repo, [blob for _path, blob in copies]) if copies else None
 
-    try:
-        note = repo.raw.lookup_note(commit, ref)
-    except KeyError:
-        return None
-    except pygit2.GitError as exc:
-        raise refs.broken(repo, ref, exc) from None
-    return _text(repo, note)
+
+def _require_readable(repo: Repo, ref: str, commit: str) -> None:
+    """Refuse (GitdreamError, nothing written) to append to a note on `commit` under `ref`
+    that is larger than MAX_NOTE_BYTES: `read` reads it as absent, so the append would
+    replace it by the one new line and lose it (a fetched note of someone else's)."""
+    _tip, root = _root(repo, ref)
+    copies = _copies(repo.raw, root, commit) if root is not None else []
+    size = sum(int(repo.raw.odb.read_header(blob)[1]) for _path, blob in copies)
+    if size > MAX_NOTE_BYTES:
+        name = ref.removeprefix("refs/notes/")
+        raise GitdreamError(
+            f"the note on {commit[:12]} under {ref} is {size} bytes, more than gitdream reads "
+            f"({MAX_NOTE_BYTES}): its receipt line was not written, and the note was kept",
+            hint=f"look at it with `git notes --ref {name} show {commit}`; if it is not a receipt "
+            f"you need, remove it with `git notes --ref {name} remove {commit}`",
+        )
 
 
 def iter_notes(repo: Repo, ref: str) -> Iterator[tuple[str, str]]:
-    """Every `(annotated commit id, note text)` under `ref`, in no particular order
-    (nothing when the ref does not exist)."""
+    """Every `(annotated object id, note text)` under `ref`, in no particular order
+    (nothing when the ref does not exist; a note larger than MAX_NOTE_BYTES left out).
+    The notes tree is walked as git reads it (see `_copies`): libgit2's iterator failed
+    on a gitlink entry and yielded made-up ids for files that are not notes."""
     try:
-        notes = list(repo.raw.notes(ref))  # type: ignore[call-arg]  # the stub omits `ref`
-    except KeyError:
+        _tip, root = _root(repo, ref)
+    except GitdreamError:
         return
-    except Exception:  # pygit2 raises GitError when the ref does not exist
+    if root is None:
         return
-    for note in notes:
-        text = _text(repo, note)
+    found: dict[str, list[pygit2.Oid]] = {}
+    _walk(repo.raw, root, "", found)
+    for commit, blobs in found.items():
+        text = _joined(repo, blobs)
         if text is not None:
-            yield str(note.annotated_id), text
+            yield commit, text
+
+
+def _walk(raw: pygit2.Repository, tree: pygit2.Tree, prefix: str, found: dict[str, list[pygit2.Oid]]) -> None:
+    for entry in tree:
+        name = entry.name or ""
+        full = prefix + name
+        if not _HEX.issuperset(name):
+            continue
+        if entry.filemode in _NOTE_MODES and len(full) == 40:
+            found.setdefault(full, []).append(entry.id)
+        elif entry.type == _TREE and len(name) == 2 and len(full) < 40:
+            _walk(raw, raw[entry.id].peel(pygit2.Tree), full, found)
 
 
 LOCK_FILE = "notes.flock"
@@ -211,6 +298,7 @@ def _append(repo: Repo, ref: str, commit: str, line: str, ident: Identity) -> No
 
     last_error: Exception | None = None
     for attempt in range(ATTEMPTS):
+        _require_readable(repo, ref, commit)
         existing = read(repo, ref, commit) or ""
         text = existing.rstrip("\n") + ("\n" if existing.strip() else "") + line + "\n"
         when, offset = clock.git_time()

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import os
+import stat
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -55,7 +56,8 @@ class _Held:
     Each lock is announced in the record before libgit2 creates it (its path and the time,
     `announced_ns`), and named by inode once it exists: a kill between the two (libgit2
     has created the file, the record does not name it yet) leaves an announced lock, which
-    `drop_dead_locks` removes only when the file was created within ANNOUNCED_SECONDS of
+    `drop_dead_locks` removes only when the file is empty (as libgit2's is until it
+    commits; git writes the new id into its own), was created within ANNOUNCED_SECONDS of
     the announcement and has stayed unchanged for longer than any git command holds a ref
     lock (LOCK_TIMEOUT_SECONDS) — before, such a kill left a lock every later write refused
     (a random kill of the reliability suite hit it)."""
@@ -197,7 +199,7 @@ def drop_dead_locks(repo: Repo) -> list[str]:
             if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
                 continue
             path = Path(entry["path"])
-            if _its_own(path, entry):
+            if _a_ref_lock(repo, path) and _its_own(path, entry):
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
                 warnings.append(
@@ -208,6 +210,30 @@ def drop_dead_locks(repo: Repo) -> list[str]:
     return warnings
 
 
+def _a_ref_lock(repo: Repo, path: Path) -> bool:
+    """True when `path`, as a record names it, is a ref lock file of this repository a
+    gitdream transaction can take: a regular file (not a link) `HEAD.lock` or
+    `refs/….lock` in the common dir or in a worktree's git dir (`worktrees/<name>/`),
+    reached through no `..` and no symbolic link. A record is a file anyone who can write
+    `.git` can forge: without this, one naming `../../README.md` (or any file of the
+    user's, with its inode and change time) had the next gitdream command delete it."""
+    if not path.is_absolute() or ".." in path.parts or path.suffix != ".lock":
+        return False
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return False
+        real = Path(os.path.realpath(path))
+        common = Path(os.path.realpath(repo.common_dir))
+        if real != Path(os.path.realpath(path.parent)) / path.name:
+            return False
+        parts = real.relative_to(common).parts
+    except (OSError, ValueError):
+        return False
+    if len(parts) >= 2 and parts[0] == "worktrees":
+        parts = parts[2:]
+    return parts == ("HEAD.lock",) or (len(parts) >= 2 and parts[0] == "refs")
+
+
 _CLOCK_SLACK_NS = 50_000_000
 """File times come from the kernel's coarse clock, which can lag `time.time_ns()` by a
 tick: an announced lock's file may seem created up to this long before its announcement."""
@@ -215,8 +241,8 @@ tick: an announced lock's file may seem created up to this long before its annou
 
 def _its_own(path: Path, entry: dict[str, Any]) -> bool:
     """True when the lock file at `path` is the one a dead process's record `entry` names:
-    the very file (inode and change time), or — for a lock only announced (see `_Held`) — a
-    file created within ANNOUNCED_SECONDS of the announcement that stays unchanged until
+    the very file (inode and change time), or — for a lock only announced (see `_Held`) — an
+    empty file (as libgit2's lock is until it commits) created within ANNOUNCED_SECONDS of the announcement that stays unchanged until
     it is older than LOCK_TIMEOUT_SECONDS (waiting for that, at most that long: a git
     command that took the lock since would have released it)."""
     try:
@@ -227,6 +253,11 @@ def _its_own(path: Path, entry: dict[str, Any]) -> bool:
         return (found.st_ino, found.st_ctime_ns) == (entry.get("ino"), entry.get("ctime_ns"))
     announced = entry.get("announced_ns")
     if not isinstance(announced, int):
+        return False
+    if found.st_size:
+        # libgit2 leaves its lock file empty until the transaction commits; git writes
+        # the new id into its lock as soon as it takes it (a `git update-ref --stdin`
+        # transaction prepared and held): a lock with content is never an announced one
         return False
     created = found.st_ctime_ns
     if not announced - _CLOCK_SLACK_NS <= created <= announced + int(ANNOUNCED_SECONDS * 1e9):

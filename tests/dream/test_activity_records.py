@@ -106,6 +106,53 @@ def test_an_activity_record_joins_the_topic_of_the_tool_its_heading_names(agent_
     assert not any("rollback" in name for name in topics), list(topics)
 
 
+@pytest.mark.parametrize(
+    ("text", "record"),
+    [
+        ("Set up Python 3.13 virtual environment with required dependencies", True),
+        ("配置了 Python 3.13 虚拟环境和需要的依赖", True),
+        ("Always activate the virtual environment before running any commands", False),
+        ("Never retry a post that returned an ID, because the API already stored it", False),
+        ("반드시 가상 환경을 먼저 활성화한다", False),
+    ],
+)
+def test_an_item_of_a_log_of_what_was_done_is_a_record_unless_it_states_more(text: str, record: bool) -> None:
+    entry = Entry(LOG, 4, 4, f"- {text}", date(2026, 3, 2), ("Project Setup",))
+    assert salience.is_listed_record(entry, text) is record
+
+
+@pytest.mark.parametrize("max_units", [30, 1])
+def test_an_item_among_past_tense_items_is_a_record_however_runs_split(
+    agent_repo: Path, max_units: int
+) -> None:
+    # "Set up … with required dependencies" holds a rule word, but it is an item of a log of
+    # what was done (its siblings are past-tense records): read as they are, a record, not a
+    # fact of a topic of its own — also when the material takes several runs (max_units 1:
+    # a run that reads only what an earlier one left pending).
+    write(agent_repo, "gitdream.toml", f"max_units = {max_units}\n")
+    write(
+        agent_repo,
+        LOG,
+        "# 2026-03-02\n\n"
+        "## Deploys\n"
+        "- Rollbacks must use the previous image tag, because the registry drops older ones\n\n"
+        "## Project Setup\n"
+        "- Created the basic project layout with a src folder\n"
+        "- Set up Python 3.13 virtual environment with required dependencies\n"
+        "- Created requirements.txt with minimal version constraints\n\n"
+        "## Habits\n"
+        "- Always activate the virtual environment before running any commands\n"
+        "- Ran the smoke tests on staging\n",
+    )
+    commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
+    _dream(agent_repo)
+    topics = _topics(agent_repo)
+    assert any("Rollbacks must use the previous image tag" in t for t in topics.values()), topics
+    assert not any("Set up Python 3.13" in t for t in topics.values()), topics
+    assert not any("setup" in name for name in topics), list(topics)
+    assert any("Always activate the virtual environment" in t for t in topics.values()), topics
+
+
 def test_a_channel_named_with_a_hash_does_not_make_a_lone_record_durable(agent_repo: Path) -> None:
     # "#payments" inside the sentence names a channel; it is not the author filing the entry
     # under a tag, so the record stays a lone record: read and not kept. The same record

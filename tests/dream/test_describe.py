@@ -225,3 +225,29 @@ def test_a_cut_never_splits_a_word_of_a_script_written_with_spaces() -> None:
         clip("会议总结：" + "这是一个很长的句子没有任何空格" * 3, 20)
         == "会议总结：这是一个很长的句子没有任何空…"
     )
+
+
+def test_a_topic_is_described_by_a_fact_about_its_subject_not_one_that_landed_there() -> None:
+    # The survey note is the most salient sentence, but it does not name the topic: the
+    # line says what `scripts.md` is about.
+    facts = [
+        fact("`scripts/deploy-check.py` verifies the release manifest before a deploy.", day=1),
+        fact(
+            "Raft survey (Ongaro 2014): a leader must hold a majority, because two majorities overlap.", day=2
+        ),
+        fact("`scripts/log-rotate.py` keeps seven days of logs.", day=3),
+    ]
+    assert "scripts/" in summary_of(facts, "Scripts")
+    facts = [
+        fact("部署前必须先在预发布环境跑一遍冒烟测试。", day=1),
+        fact("Raft 共识算法必须使用多数派，因为两个多数派总会重叠。", day=2),
+    ]
+    assert summary_of(facts, "部署").startswith("部署前")
+    # A title no fact names chooses among all of them.
+    assert summary_of(facts, "General").startswith("Raft 共识算法必须")
+    # A fact that names no other subject is about the topic it is in, named or not.
+    facts = [
+        fact("No deploys on Friday afternoon, as agreed last week.", day=1),
+        fact("Never promote a build before its migrations have run, because checkout broke once.", day=2),
+    ]
+    assert summary_of(facts, "Deploy").startswith("Never promote a build")

@@ -303,3 +303,12 @@ def test_a_compound_of_a_topic_name_family_is_about_that_topic() -> None:
     matcher.add_names("deploys", ["Deploys"], own=True)
     match = matcher.best("created an appendix in the isnad-rfc repo")
     assert match is not None and match[0] == "isnad-sign"
+
+
+def test_a_name_of_several_capitalised_words_is_one_name_and_a_bold_label_opens_a_clause() -> None:
+    from gitdream.dream import grouping
+
+    assert grouping.names("List the books from Apple Books, newest first")[0] == "Apple Books"
+    assert "Extended" not in grouping.names("**Build:** Extended `deploy-helper.py` with a dry-run mode")
+    # A semicolon does not open a sentence: the capital after it is a name's.
+    assert "Grafana" in grouping.names("Never fail over before the team confirms; Grafana shows the lag")
