@@ -130,10 +130,6 @@ FEATURES: dict[str, tuple[float, str]] = {
         -1.5,
         "a request to the listener bound to the session (…you… at this time, review it …): not standing",
     ),
-    "exclamation": (
-        -1.0,
-        "the speaker exclaiming about themself (I am the master of …!, 我又…了！): a mood of the moment",
-    ),
     # what it says
     "rule": (1.0, "modal or imperative form: a rule, a limit, an instruction"),
     "rule-weak": (0.5, "a weaker modal (should, ensure, fails, 应, 권장, 推奨)"),
@@ -185,7 +181,6 @@ REASONS = {
     "expectation": "narration",
     "acknowledgement": "narration",
     "session-request": "a request for one session",
-    "exclamation": "a remark of the moment",
     "speculation": "a guess",
     "counts": "status snapshot",
     "clock": "status snapshot",
@@ -298,12 +293,6 @@ _DEICTIC = re.compile(
 )
 _NARRATION_GLYPH = re.compile(r"^\s*[⏺●✻]")
 _QUOTED_USER = re.compile(r"^\s*>\s")
-SUMMARY_BLOCKS = frozenset({"summary", "analysis"})
-"""Tag blocks in which a tool sums up a session it compacts (Claude Code writes `<analysis>`
-then `<summary>`, as the user's turn that continues the session): what the session did,
-told to the model, not knowledge of its own (a JSONL transcript's `isCompactSummary`
-record is not read at all, `gitdream.dream.transcript`)."""
-_SUMMARY_TAG = re.compile(r"^[ \t]*</?(?:summary|analysis)>\.?[ \t]*$", re.M)
 # An English imperative aimed at what is in front of the speaker: a verb opening a
 # sentence (or a clause after "and"), then "it", "this", "them" … as its object ("review it
 # and describe it in the commit message"). Not a subject pronoun or a joint opening it, and
@@ -316,42 +305,15 @@ _IMPERATIVE_AT_HAND = re.compile(
     r"(?!\s+(?:is|are|was|were|will|would|should|can|could|may|might|must|has|have|had|does|did)\b)",
     re.I,
 )
-_SENTENCE_STOP = re.compile(r"(?<=[.!?。！？])")
 _COPULA = re.compile(r"\b(?:is|are|am)\b|'s\b|是|이다|입니다|です|である")
 _CLAUSE_BREAK = re.compile(r"[,，;；、]\s*|(?<!\s)\s+[—–]\s+|(?<=[>`])\s+")
 _CLAUSES_WEIGHED = 8
 """Only the first clause breaks of a sentence are weighed (`_statement_before_request`)."""
 
 
-SESSION_SUMMARY = "a session's summary"
-"""The reason (receipt key) of an item of a session's summary that states no rule or decision."""
-SUMMARY_KEEPS = frozenset(
-    {
-        "rule",
-        "correction",
-        "limit",
-        "preference",
-        "decision",
-        "lesson-label",
-        "lesson-heading",
-        "lead-in-lesson",
-    }
-    | {"tagged", "keep-cue"}
-)
-"""The features by which an item of a session's summary states a rule or a decision (a
-modal rule, a correction, a limit, a preference, something done with its reason, an item
-the summary files under "Decisions:") — the only items of it that may be kept."""
-
-
-def in_session_summary(entry: Entry) -> bool:
-    """True when `entry` stands in a summary a tool wrote of a session it compacted: in a
-    `SUMMARY_BLOCKS` tag block of a log (`Entry.block`), or a message holding one."""
-    return entry.block in SUMMARY_BLOCKS or _SUMMARY_TAG.search(entry.text) is not None
-
-
-SESSION_TALK = frozenset({"session-request", "speculation", "exclamation", "acknowledgement", "expectation"})
+SESSION_TALK = frozenset({"session-request", "speculation", "acknowledgement", "expectation"})
 """Features of talk about the session itself: a request for it, a guess at what happened
-in it, a mood, an agreeing reply, an expectation about the change just made."""
+in it, an agreeing reply, an expectation about the change just made."""
 
 
 def is_session_talk(entry: Entry, text: str, cues: Cues | None = None) -> bool:
@@ -364,19 +326,6 @@ def said_by_user(entry: Entry) -> bool:
     """True when `entry` is a user's message: a transcript's user turn, or a quoted `> `
     line of a diary (a terminal copy)."""
     return entry.role == "user" or bool(_QUOTED_USER.match(entry.text.strip().split("\n", 1)[0]))
-
-
-def _exclaimed(text: str, cues: Cues) -> list[str]:
-    """The sentences of `text` in which the speaker exclaims about themself: ending with
-    "!" or "！" (whatever follows it: an exclamation ends a sentence in every script) and
-    holding a first-person word."""
-    if "!" not in text and "！" not in text:
-        return []
-    return [
-        part
-        for part in _SENTENCE_STOP.split(text)
-        if part.endswith(("!", "！")) and cues.first_person.search(part)
-    ]
 
 
 def _norm(text: str) -> str:
@@ -587,8 +536,6 @@ class _Reading:
             fire("user")
         elif self.entry.role == "assistant" or _NARRATION_GLYPH.match(first):
             fire("assistant")
-        if _exclaimed(_QUOTATION.sub(" ", self.raw), cues):  # the message: its other sentences vent too
-            fire("exclamation")  # "I am the master of procrastination!": a mood, not who one is
         if self.tool or (_INDENTED.match(self.raw) and _prose_item(self.first)):
             fire("tool-output")  # prose inside a tool's block: what an edit wrote, a diff's line
         elif _output_share(self.raw) >= 0.5 or "(ctrl+r to expand)" in self.raw:
@@ -648,11 +595,8 @@ class _Reading:
         if _NUMBER.search(body) and cues.limit.search(body):
             fire("limit")
         user = self.entry.role == "user" or bool(_QUOTED_USER.match(self.first))
-        stated = body
-        for part in _exclaimed(body, cues):
-            stated = stated.replace(part, " ")
-        if user and cues.preference.search(stated):
-            fire("preference")  # not in an exclamation: "I am the master of …!" is a mood
+        if user and cues.preference.search(body):
+            fire("preference")
         if _EMPHASIS.search(said):
             fire("emphasis")
         if label is not None and _REFERENCE.search(rest):
@@ -818,11 +762,7 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
     kept when its probability of being durable is at least `threshold` (0-1); below
     it, the reason (`REASONS`) whose features speak against it the most, summed — the
     entry's own features first, then those of where it stands (`PLACE`) — or
-    `NOT_DURABLE` when none does. An item of a session's summary (`in_session_summary`)
-    that states no rule or decision (none of `SUMMARY_KEEPS`) is not kept whatever its
-    score, for `SESSION_SUMMARY`: the summary retells that session's work to the model
-    (the request, the files touched, the problems solved, the next step), and what of it
-    was durable was said in the session itself.
+    `NOT_DURABLE` when none does.
 
     Pure: the verdict depends on the entry (text, headings, lead-in, role, tags) alone;
     never raises."""
@@ -831,8 +771,6 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
     score = round(BIAS + sum(contributions.values()), 3)
     chance = probability(score)
     if chance >= threshold:
-        if in_session_summary(entry) and SUMMARY_KEEPS.isdisjoint(values):
-            return Judgement(score, chance, contributions, SESSION_SUMMARY)
         return Judgement(score, chance, contributions, None)
     against: dict[str, float] = {}
     for own in (True, False):  # what the entry itself shows first, then where it stands

@@ -1,13 +1,14 @@
 """A user's message is durable when it states what holds beyond the session — a rule, a
 preference, a fact about the project or about themselves — and session talk when it is
 about the session itself (issue #14): a request aimed at the work at hand ("review it"),
-a guess at what happened in it, an exclamation about one's mood, a statement followed in
-the same sentence by a request (the statement stays, the request goes), and the summary
-a tool writes of a session it compacts (only its items that state a rule or a decision
-are material). Recognised by structure — who speaks, what the sentence points at, tense
-and hedge, "!", a tool's tag block — in English, Chinese, Korean and Japanese; small real
-repositories in tmp dirs (a diary copied from a terminal, a JSONL transcript), dreamed by
-the real CLI."""
+a guess at what happened in it, a statement followed in the same sentence by a request
+(the statement stays, the request goes). An exclaimed message is judged like any other
+(an exclamation often carries a rule), and the summary a tool writes of a session it
+compacts is read like the rest of the log (its items state the project's stable facts as
+often as the session's work: the hand-made labels keep them). Recognised by structure —
+who speaks, what the sentence points at, tense and hedge — in English, Chinese, Korean and
+Japanese; small real repositories in tmp dirs (a diary copied from a terminal, a JSONL
+transcript), dreamed by the real CLI."""
 
 from __future__ import annotations
 
@@ -69,17 +70,16 @@ def test_a_guess_at_what_happened_is_not_kept(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "I am the master of procrastination! I've spent another evening on the build setup instead of features.",
-        "我真是拖延大王！又在配置上浪费了一个晚上，而不是写功能。",
-        "저는 정말 미루기 대장이에요! 또 기능 대신 설정에 저녁을 다 썼어요.",
-        "私は先延ばしの達人だ！また機能ではなく設定に一晩使ってしまった。",
+        "I want every commit signed!",
+        "I hate force-pushes! Never rewrite the shared history.",
+        "I prefer small pull requests! Keep each one under 300 lines.",
+        "我讨厌强制推送！不要改写共享的历史。",
     ],
 )
-def test_an_exclamation_about_oneself_is_a_mood_not_a_fact(text: str) -> None:
+def test_an_exclaimed_rule_is_judged_like_any_other_and_kept(text: str) -> None:
+    # An exclamation is emphasis, not a mood: "!" carries rules as often as venting.
     said = judged(text)
-    assert "exclamation" in said.cues and "preference" not in said.cues and not said.kept, said
-    # a statement about oneself, not exclaimed, is a fact worth keeping
-    assert judged("I am the only maintainer of this project, and I prefer small pull requests.").kept
+    assert said.kept, said
 
 
 @pytest.mark.parametrize(
@@ -168,29 +168,23 @@ def _memory(repo: Path) -> str:
     return "\n".join(p.read_text(encoding="utf-8") for p in sorted(memory.glob("*.md")))
 
 
-def test_a_compaction_summary_keeps_only_its_rules_and_decisions(agent_repo: Path) -> None:
+def test_a_compaction_summary_is_read_like_the_rest_of_the_log(agent_repo: Path) -> None:
     write(agent_repo, LOG, DIARY)
     commit_all(agent_repo, "diary", date="2026-03-02T12:00:00Z")
     _dream(agent_repo)
     memory = _memory(agent_repo)
     assert "release checklist lives in docs/RELEASE.md" in memory, memory  # the user's own rule
     assert "Never pin the build backend's version" in memory, memory  # a decision the summary states
-    for recap in ("main request", "Holds the package metadata", "export to Markdown", "step by step"):
-        assert recap not in memory, (recap, memory)
 
 
-def test_an_item_of_a_summary_that_states_no_rule_or_decision_is_not_kept() -> None:
+def test_an_item_of_a_summary_is_judged_as_it_would_be_anywhere() -> None:
     item = "- `pyproject.toml` — holds the package metadata and the settings of every tool"
-    assert judged(item, role=None).kept  # in a log of its own, a definition of a file
-    in_summary = judged(item, role=None, block="summary")
-    assert not in_summary.kept and in_summary.reason == salience.SESSION_SUMMARY, in_summary
+    alone, in_summary = judged(item, role=None), judged(item, role=None, block="summary")
+    assert alone.kept and in_summary.kept, (alone, in_summary)  # a stable fact about a file
     rule = judged(
         "- Never pin the build backend's version, because the lock file does it", role=None, block="summary"
     )
     assert rule.kept, rule
-    # a transcript message that holds the block is a summary too (without the JSONL flag)
-    message = "Continued from an earlier conversation:\n<summary>\n" + item + "\n</summary>"
-    assert salience.in_session_summary(Entry(SESSION, 1, 1, message, DAY, (), "transcript", "user"))
 
 
 def _message(role: str, text: str, minute: int, **extra: object) -> str:
@@ -239,5 +233,5 @@ def test_session_talk_in_a_transcript_is_read_and_not_kept(agent_repo: Path) -> 
     memory = _memory(agent_repo)
     assert "always run the formatter before you commit" in memory, memory
     assert "There is no core team. My name is Ana Lima, my e-mail is <EMAIL>." in memory, memory
-    for talk in ("procrastination", "wasn't a typo", "I suspect", "update the credits", "main request"):
+    for talk in ("wasn't a typo", "I suspect", "update the credits"):
         assert talk not in memory, (talk, memory)
