@@ -260,6 +260,25 @@ STANDING_WORDS = _words(
     "常に|いつも|毎回|今後|必ず",
 )
 """Words that make a request standing ("always", "from now on", 今后, 앞으로, 今後)."""
+HEDGE_WORDS = _words(
+    "i suspect|i guess|i wonder|i believe|i assume|i imagine|maybe|perhaps|probably|possibly|"
+    "presumably|might have|may have|could have|must have",
+    "我怀疑|我猜|我估计|也许|可能是|大概|或许|估计是",
+    "아마|것 같|듯하|듯합니다|추측|의심이",
+    "かもしれない|かもしれません|たぶん|多分|おそらく|恐らく|気がする|のだろう|ようだ",
+)
+"""Words that hedge a claim ("I suspect", "maybe", 也许, 아마, かもしれない): with the past, a
+guess at what happened, not what is known."""
+REQUEST_WORDS = _words(
+    "update|add|fix|change|remove|delete|review|describe|rename|move|commit|write|rewrite|"
+    "create|include|mention|replace|drop|put|edit|document|acknowledge|note|list|reference|"
+    "use|make|set|check|run",
+    "请|帮我|麻烦你|给我",
+    "해 주세요|해주세요|해 줘|해줘|하세요|바꿔|고쳐",
+    "してください|して下さい|してほしい|お願い",
+)
+"""How a clause asks the listener to do something (an English verb in the imperative,
+opening the clause; 请, 해 주세요, してください anywhere in it)."""
 UNTIL_WORDS = _words(
     "until|till|wait until|wait till|not before|back at|resets at|expires at|retry at|retry after",
     "直到|等到|之前|为止|以前",
@@ -394,6 +413,8 @@ class Cues:
     expectation: Lexicon = field(default_factory=lambda: Lexicon(EXPECTATION_WORDS))
     standing: Lexicon = field(default_factory=lambda: Lexicon(STANDING_WORDS))
     agreement: Lexicon = field(default_factory=lambda: Lexicon(AGREEMENT_WORDS))
+    hedge: Lexicon = field(default_factory=lambda: Lexicon(HEDGE_WORDS))
+    request: Lexicon = field(default_factory=lambda: Lexicon(REQUEST_WORDS))
 
     @classmethod
     def configured(cls, keep: Iterable[str] = (), skip: Iterable[str] = ()) -> Cues:

@@ -128,7 +128,11 @@ FEATURES: dict[str, tuple[float, str]] = {
     ),
     "session-request": (
         -1.5,
-        "a request to the listener bound to the session (…you… at this time, …the same commit): not standing",
+        "a request to the listener bound to the session (…you… at this time, review it …): not standing",
+    ),
+    "exclamation": (
+        -1.0,
+        "the speaker exclaiming about themself (I am the master of …!, 我又…了！): a mood of the moment",
     ),
     # what it says
     "rule": (1.0, "modal or imperative form: a rule, a limit, an instruction"),
@@ -161,6 +165,10 @@ FEATURES: dict[str, tuple[float, str]] = {
     "id": (-0.5, "opaque ids of posts, messages, commits"),
     "activity": (-1.0, "a one-off record of something done (replied, posted, 했다, しました)"),
     "decision": (1.0, "something done together with its reason or a correction: a decision"),
+    "speculation": (
+        -1.0,
+        "a hedged guess at what happened (I suspect … were caused by, 也许…了, 아마 …했다): not what is known",
+    ),
     "past": (-0.25, "past tense, no present"),
     "first-person": (-0.25, "the speaker's own doings (I, we, 我, 저는, 私)"),
     "plan": (-2.0, "a plan or a to-do (next, TODO, will, [ ], 계획, 予定): not a fact"),
@@ -177,6 +185,8 @@ REASONS = {
     "expectation": "narration",
     "acknowledgement": "narration",
     "session-request": "a request for one session",
+    "exclamation": "a remark of the moment",
+    "speculation": "a guess",
     "counts": "status snapshot",
     "clock": "status snapshot",
     "date": "status snapshot",
@@ -250,6 +260,7 @@ _OUTPUT_LINE = re.compile(
     r"|\(ctrl\+r to expand\)|^\s*[…]\s*\+\d+ lines"
 )
 _WORD = re.compile(r"[^\W\d_]{2,}")
+_HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")  # scripts that end a sentence with "。"
 _DENSE_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _EMOJI_STATUS = re.compile("[\u2705\u274c\u26a0\u2714\u2716\u2611\U0001f534\U0001f7e2\U0001f7e1\u23f3\u2b50]")
 _EMPHASIS = re.compile(r"(?<![\w./-])[A-Z]{5,}(?![\w-]|\.\w)")  # not a file name (README, MEMORY.md)
@@ -287,6 +298,85 @@ _DEICTIC = re.compile(
 )
 _NARRATION_GLYPH = re.compile(r"^\s*[⏺●✻]")
 _QUOTED_USER = re.compile(r"^\s*>\s")
+SUMMARY_BLOCKS = frozenset({"summary", "analysis"})
+"""Tag blocks in which a tool sums up a session it compacts (Claude Code writes `<analysis>`
+then `<summary>`, as the user's turn that continues the session): what the session did,
+told to the model, not knowledge of its own (a JSONL transcript's `isCompactSummary`
+record is not read at all, `gitdream.dream.transcript`)."""
+_SUMMARY_TAG = re.compile(r"^[ \t]*</?(?:summary|analysis)>\.?[ \t]*$", re.M)
+# An English imperative aimed at what is in front of the speaker: a verb opening a
+# sentence (or a clause after "and"), then "it", "this", "them" … as its object ("review it
+# and describe it in the commit message"). Not a subject pronoun or a joint opening it, and
+# not "this is …" (a statement).
+_IMPERATIVE_AT_HAND = re.compile(
+    r"(?:^|[.!?;:]\s+|\band\s+)(?:please\s+)?"
+    r"(?!(?:it|its|this|that|these|those|there|here|what|which|who|how|why|when|where|is|are|was|were|"
+    r"do|does|did|and|but|or|so|if|then|as|of|in|on|at|to|for|with|from|by|about|like|all|let|has|have|had)\b)"
+    r"[a-z]{3,}\s+(?:it|this|that|them|these|those)\b"
+    r"(?!\s+(?:is|are|was|were|will|would|should|can|could|may|might|must|has|have|had|does|did)\b)",
+    re.I,
+)
+_SENTENCE_STOP = re.compile(r"(?<=[.!?。！？])")
+_COPULA = re.compile(r"\b(?:is|are|am)\b|'s\b|是|이다|입니다|です|である")
+_CLAUSE_BREAK = re.compile(r"[,，;；、]\s*|(?<!\s)\s+[—–]\s+|(?<=[>`])\s+")
+_CLAUSES_WEIGHED = 8
+"""Only the first clause breaks of a sentence are weighed (`_statement_before_request`)."""
+
+
+SESSION_SUMMARY = "a session's summary"
+"""The reason (receipt key) of an item of a session's summary that states no rule or decision."""
+SUMMARY_KEEPS = frozenset(
+    {
+        "rule",
+        "correction",
+        "limit",
+        "preference",
+        "decision",
+        "lesson-label",
+        "lesson-heading",
+        "lead-in-lesson",
+    }
+    | {"tagged", "keep-cue"}
+)
+"""The features by which an item of a session's summary states a rule or a decision (a
+modal rule, a correction, a limit, a preference, something done with its reason, an item
+the summary files under "Decisions:") — the only items of it that may be kept."""
+
+
+def in_session_summary(entry: Entry) -> bool:
+    """True when `entry` stands in a summary a tool wrote of a session it compacted: in a
+    `SUMMARY_BLOCKS` tag block of a log (`Entry.block`), or a message holding one."""
+    return entry.block in SUMMARY_BLOCKS or _SUMMARY_TAG.search(entry.text) is not None
+
+
+SESSION_TALK = frozenset({"session-request", "speculation", "exclamation", "acknowledgement", "expectation"})
+"""Features of talk about the session itself: a request for it, a guess at what happened
+in it, a mood, an agreeing reply, an expectation about the change just made."""
+
+
+def is_session_talk(entry: Entry, text: str, cues: Cues | None = None) -> bool:
+    """True when `text`, as `entry`'s text, is talk about the session itself (one of
+    `SESSION_TALK`): the offline engine does not open a fact with such a sentence. Pure."""
+    return not SESSION_TALK.isdisjoint(features(entry, text, cues or _DEFAULT_CUES))
+
+
+def said_by_user(entry: Entry) -> bool:
+    """True when `entry` is a user's message: a transcript's user turn, or a quoted `> `
+    line of a diary (a terminal copy)."""
+    return entry.role == "user" or bool(_QUOTED_USER.match(entry.text.strip().split("\n", 1)[0]))
+
+
+def _exclaimed(text: str, cues: Cues) -> list[str]:
+    """The sentences of `text` in which the speaker exclaims about themself: ending with
+    "!" or "！" (whatever follows it: an exclamation ends a sentence in every script) and
+    holding a first-person word."""
+    if "!" not in text and "！" not in text:
+        return []
+    return [
+        part
+        for part in _SENTENCE_STOP.split(text)
+        if part.endswith(("!", "！")) and cues.first_person.search(part)
+    ]
 
 
 def _norm(text: str) -> str:
@@ -497,6 +587,8 @@ class _Reading:
             fire("user")
         elif self.entry.role == "assistant" or _NARRATION_GLYPH.match(first):
             fire("assistant")
+        if _exclaimed(_QUOTATION.sub(" ", self.raw), cues):  # the message: its other sentences vent too
+            fire("exclamation")  # "I am the master of procrastination!": a mood, not who one is
         if self.tool or (_INDENTED.match(self.raw) and _prose_item(self.first)):
             fire("tool-output")  # prose inside a tool's block: what an edit wrote, a diff's line
         elif _output_share(self.raw) >= 0.5 or "(ctrl+r to expand)" in self.raw:
@@ -525,13 +617,12 @@ class _Reading:
         assistant = not user and (self.entry.role == "assistant" or bool(_NARRATION_GLYPH.match(first)))
         if assistant and cues.agreement.starts(_NARRATION_GLYPH.sub("", body)):
             fire("acknowledgement")  # "You're right - …": this turn's answer to the listener
-        if (
-            user
-            and cues.address.search(self.said)
-            and (cues.pointer.search(self.said) or cues.moment.search(self.said))
-            and not cues.standing.search(self.said)
-        ):
-            fire("session-request")  # "don't change any code at this time": for this session only
+        addressed = cues.address.search(self.said) and (
+            cues.pointer.search(self.said) or cues.moment.search(self.said)
+        )
+        at_hand = _IMPERATIVE_AT_HAND.search(self.said) and not cues.generic.search(self.said)
+        if user and (addressed or at_hand) and not cues.standing.search(self.said):
+            fire("session-request")  # "don't change any code at this time", "review it": this session only
 
     def knowledge(self) -> None:
         """Rules, reasons, procedures, corrections, limits, preferences, definitions,
@@ -557,8 +648,11 @@ class _Reading:
         if _NUMBER.search(body) and cues.limit.search(body):
             fire("limit")
         user = self.entry.role == "user" or bool(_QUOTED_USER.match(self.first))
-        if user and cues.preference.search(body):
-            fire("preference")
+        stated = body
+        for part in _exclaimed(body, cues):
+            stated = stated.replace(part, " ")
+        if user and cues.preference.search(stated):
+            fire("preference")  # not in an exclamation: "I am the master of …!" is a mood
         if _EMPHASIS.search(said):
             fire("emphasis")
         if label is not None and _REFERENCE.search(rest):
@@ -584,6 +678,8 @@ class _Reading:
             fire("present")
         elif past and not present:
             fire("past")
+        if past and past >= present and cues.hedge.search(said):
+            fire("speculation")  # "I suspect the issues were caused by …": a guess at a cause
 
     def _definition(self, body: str, label: str | None, rest: str) -> None:
         self.artifact = bool(_CODE_NAME.search(body[:120]))
@@ -722,7 +818,11 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
     kept when its probability of being durable is at least `threshold` (0-1); below
     it, the reason (`REASONS`) whose features speak against it the most, summed — the
     entry's own features first, then those of where it stands (`PLACE`) — or
-    `NOT_DURABLE` when none does.
+    `NOT_DURABLE` when none does. An item of a session's summary (`in_session_summary`)
+    that states no rule or decision (none of `SUMMARY_KEEPS`) is not kept whatever its
+    score, for `SESSION_SUMMARY`: the summary retells that session's work to the model
+    (the request, the files touched, the problems solved, the next step), and what of it
+    was durable was said in the session itself.
 
     Pure: the verdict depends on the entry (text, headings, lead-in, role, tags) alone;
     never raises."""
@@ -731,6 +831,8 @@ def judge(entry: Entry, text: str, cues: Cues, threshold: float) -> Judgement:
     score = round(BIAS + sum(contributions.values()), 3)
     chance = probability(score)
     if chance >= threshold:
+        if in_session_summary(entry) and SUMMARY_KEEPS.isdisjoint(values):
+            return Judgement(score, chance, contributions, SESSION_SUMMARY)
         return Judgement(score, chance, contributions, None)
     against: dict[str, float] = {}
     for own in (True, False):  # what the entry itself shows first, then where it stands
@@ -763,15 +865,47 @@ def names_a_thing(text: str) -> bool:
     return bool(re.search(r"(?<=[\w,;:] )[A-Z][a-z]{2,}", text))
 
 
-def standing_sentences(text: str, cues: Cues | None = None) -> str:
+def _statement_before_request(sentence: str, cues: Cues) -> str | None:
+    """The statement that opens `sentence` when the rest of it asks the listener to do
+    something now ("My e-mail is x, update the license and your credits" → "My e-mail is
+    x."): a clause, after a comma, a dash or a value, that opens with a request (an
+    English imperative; 请, 해 주세요, してください in it) and speaks to or points at the
+    listener and the work at hand, with no word that makes it standing; None when there
+    is no such shape."""
+    if not cues.request.search(sentence):
+        return None
+    for number, brk in enumerate(_CLAUSE_BREAK.finditer(sentence)):
+        if number >= _CLAUSES_WEIGHED:
+            break
+        head, clause = sentence[: brk.start()].strip(), sentence[brk.end() :]
+        asks = cues.request.starts(clause) or (not clause.isascii() and cues.request.search(clause))
+        if not asks or not _COPULA.search(head):
+            continue
+        if (cues.address.search(clause) or cues.pointer.search(clause)) and not cues.standing.search(clause):
+            if head.endswith((".", "。", "!", "！")):
+                return head
+            return head + ("。" if _HAN_KANA.search(head[-1:]) else ".")
+    return None
+
+
+def standing_sentences(text: str, cues: Cues | None = None, *, user: bool = False) -> str:
     """`text` (one line) without the sentences that hold only for the moment: one bounded
     by a clock time or a date ("Hit the 30-min cooldown. Need to wait until ~23:45 to
     retry." → "Hit the 30-min cooldown."): status, stale once it passes; and one that
     announces the speaker's own next step ("… Let me update the documentation:", "我来改一下。",
     "수정하겠습니다."): narration, done by the next turn. `text` itself when no sentence
-    would be left (the entry is then judged, and usually not kept, whole)."""
+    would be left (the entry is then judged, and usually not kept, whole).
+
+    When `user` (the text is a user's message, `said_by_user`), a sentence that states
+    something and then, in the same sentence, asks the listener to act on the work at hand
+    keeps its statement only (`_statement_before_request`)."""
     cues = cues or _DEFAULT_CUES
     parts = sentences.split(text)
+    if user:
+        cut = [_statement_before_request(part, cues) for part in parts]
+        if any(cut):
+            text = sentences.join([c or p for c, p in zip(cut, parts, strict=True)])
+            parts = sentences.split(text)
     standing = [
         part
         for part in parts

@@ -187,7 +187,8 @@ def first_sentences(text: str, count: int = FACT_SENTENCES) -> str:
 def salient_sentences(entry: Entry, text: str, count: int = FACT_SENTENCES) -> str:
     """At most `count` sentences of one-line `text`, in the order written: the first one
     when it is a sentence of substance (`SUBSTANTIAL_WORDS` words or more: it usually names
-    the subject), then those that carry the most (each scored by `salience.prior_score` as
+    the subject; not when it is talk about the session, `salience.is_session_talk`: "I
+    suspect the issues were caused by …"), then those that carry the most (each scored by `salience.prior_score` as
     the entry's text; a further one only when something speaks for it) — a long message's
     point is often not in its first sentences ("Wow, OK. … Always explain the purpose of a
     file."). A short label that opened the dropped first sentence stays as the subject
@@ -197,7 +198,8 @@ def salient_sentences(entry: Entry, text: str, count: int = FACT_SENTENCES) -> s
     if len(parts) <= count:
         return text
     parts = parts[:SALIENT_SENTENCES_MAX]
-    first = [0] if salience.content_words(parts[0]) >= SUBSTANTIAL_WORDS else []
+    substantial = salience.content_words(parts[0]) >= SUBSTANTIAL_WORDS
+    first = [0] if substantial and not salience.is_session_talk(entry, parts[0], _CUES) else []
     rest = [i for i in range(len(parts)) if i not in first]
     scores = {i: salience.prior_score(entry, parts[i], _CUES) for i in rest}
     ranked = sorted(rest, key=lambda i: (-scores[i], i))
@@ -239,7 +241,9 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
         if not match or match.group(1).lower() not in tags:
             break
         text = text[: match.start()].rstrip()
-    text = salience.standing_sentences(one_line(salience.without_kind_label(strip_layout(text))))
+    text = salience.standing_sentences(
+        one_line(salience.without_kind_label(strip_layout(text))), user=salience.said_by_user(entry)
+    )
     text = salient_sentences(entry, text)
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))
@@ -749,7 +753,8 @@ class _Run:
                     and (
                         jaccard(text, f.text) >= self.engine.threshold
                         or text.rstrip(".;。") in f.text  # an item of a list the fact holds
-                        or f.text.rstrip(".;。") in text  # the fact is part of the entry
+                        or f.text.rstrip(".;。").casefold()
+                        in text.casefold()  # part of the entry (recapitalised)
                         or lists.without_subject(f.text, entry).rstrip(".;。") in text  # led by its heading
                         or self._same_instruction(text, f.text)  # it corroborated the fact in other words
                     )

@@ -1,0 +1,243 @@
+"""A user's message is durable when it states what holds beyond the session — a rule, a
+preference, a fact about the project or about themselves — and session talk when it is
+about the session itself (issue #14): a request aimed at the work at hand ("review it"),
+a guess at what happened in it, an exclamation about one's mood, a statement followed in
+the same sentence by a request (the statement stays, the request goes), and the summary
+a tool writes of a session it compacts (only its items that state a rule or a decision
+are material). Recognised by structure — who speaks, what the sentence points at, tense
+and hedge, "!", a tool's tag block — in English, Chinese, Korean and Japanese; small real
+repositories in tmp dirs (a diary copied from a terminal, a JSONL transcript), dreamed by
+the real CLI."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from gitdream.dream import salience
+from gitdream.dream.logentries import split_entries, tag_blocks
+from gitdream.dream.salience import Cues, judge
+from gitdream.engines.offline import clean_text
+from gitdream.units import Entry
+from tests.helpers import commit_all, run_gitdream, write
+
+LOG = "agents/ops/memory/logs/2026/03/2026-03-02.md"
+SESSION = "agents/ops/sessions/2026-03-02-chat.jsonl"
+DAY = date(2026, 3, 2)
+
+
+def judged(text: str, *, role: str | None = "user", block: str = "") -> salience.Judgement:
+    item = Entry(LOG, 1, 1, text, DAY, (), "transcript" if role else "log", role, block=block)
+    return judge(item, clean_text(item, None), Cues(), salience.DEFAULT_THRESHOLD)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my change to the style guide wasn't a typo! review it and describe it properly in the commit message",
+        "Fix this before you push, the linter complains about the new module and the import order.",
+    ],
+)
+def test_an_imperative_aimed_at_the_work_at_hand_is_a_request_for_the_session(text: str) -> None:
+    said = judged(text)
+    assert "session-request" in said.cues and not said.kept, said
+    # the same verb with a standing word is an instruction
+    standing = judged("Always review the commit message before you push, and describe every change in it.")
+    assert "session-request" not in standing.cues and standing.kept, standing
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I suspect that the failures we saw were caused by the flags I gave you at the end of our previous session.",
+        "我怀疑上次的失败可能是我给你的那些参数导致了。",
+        "아마 지난번 세션에서 제가 준 옵션 때문에 테스트가 실패했다.",
+        "前回のセッションで私が渡したオプションのせいでテストが失敗したかもしれない。",
+    ],
+)
+def test_a_guess_at_what_happened_is_not_kept(text: str) -> None:
+    said = judged(text)
+    assert "speculation" in said.cues and not said.kept, said
+    assert said.reason is not None
+    # a hedge about what holds now is not a guess at what happened
+    assert "speculation" not in judged("Maybe the cache should expire after an hour, because tokens do.").cues
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I am the master of procrastination! I've spent another evening on the build setup instead of features.",
+        "我真是拖延大王！又在配置上浪费了一个晚上，而不是写功能。",
+        "저는 정말 미루기 대장이에요! 또 기능 대신 설정에 저녁을 다 썼어요.",
+        "私は先延ばしの達人だ！また機能ではなく設定に一晩使ってしまった。",
+    ],
+)
+def test_an_exclamation_about_oneself_is_a_mood_not_a_fact(text: str) -> None:
+    said = judged(text)
+    assert "exclamation" in said.cues and "preference" not in said.cues and not said.kept, said
+    # a statement about oneself, not exclaimed, is a fact worth keeping
+    assert judged("I am the only maintainer of this project, and I prefer small pull requests.").kept
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "There is no core team. My name is Ana Lima, my e-mail is <EMAIL> update the credits and your "
+            "own entry in the license files",
+            "There is no core team. My name is Ana Lima, my e-mail is <EMAIL>.",
+        ),
+        ("项目只有一个维护者是我，请把你的名字也加到许可证文件里。", "项目只有一个维护者是我。"),
+        (
+            "이 프로젝트의 관리자는 저 한 명입니다, 라이선스 파일에 당신 이름도 추가해 주세요.",
+            "이 프로젝트의 관리자는 저 한 명입니다.",
+        ),
+        (
+            "このプロジェクトの管理者は私一人です、あなたの名前もライセンスに追加してください。",
+            "このプロジェクトの管理者は私一人です。",
+        ),
+    ],
+)
+def test_a_statement_followed_by_a_request_keeps_the_statement(text: str, kept: str) -> None:
+    assert salience.standing_sentences(text, user=True) == kept
+    assert salience.standing_sentences(text) == text  # an agent's own log: no request to a listener
+    # a request that says it stands is kept with its statement
+    standing = "The tests are slow, please always run them with the parallel flag."
+    assert salience.standing_sentences(standing, user=True) == standing
+
+
+DIARY = """# Session 3
+
+> The release checklist lives in docs/RELEASE.md and must be followed for every tag, because
+  the changelog is generated from it.
+
+> This session is being continued from a previous conversation that ran out of context. The
+  conversation is summarized below:
+  <analysis>
+  Let me go through the conversation step by step:
+
+  1. The user asked to review the packaging and to modernise it.
+  </analysis>
+
+  <summary>
+  1. Primary Request and Intent:
+     The user's main request was to analyse the packaging of the project and modernise it.
+
+  2. Files and Code Sections:
+     - `pyproject.toml` (created)
+       - Holds the package metadata and the tool settings
+
+  3. Decisions:
+     - Never pin the build backend's version, because the lock file already does it.
+
+  4. Optional Next Step:
+     Implement the export to Markdown once the user confirms.
+  </summary>.
+
+> /compact
+"""
+
+
+def test_a_tools_tag_block_names_the_entries_inside_it() -> None:
+    lines = DIARY.splitlines()
+    spans, _ = split_entries(LOG, lines)
+    blocks = tag_blocks(spans, lines)
+    named = {lines[start - 1].strip()[:24]: name for start, name in blocks.items()}
+    assert named.get("1. Primary Request and I") == "summary", named
+    assert named.get("1. The user asked to rev") == "analysis", named
+    assert not any(line.startswith("> The release") for line in named), named  # outside every block
+    # a block left open runs to the end of the file; a tag inside a line of prose opens none
+    open_block = ["- before <summary> in prose", "", "<summary>", "- one", "", "- two"]
+    spans, _ = split_entries(LOG, open_block)
+    assert tag_blocks(spans, open_block) == {3: "summary", 4: "summary", 6: "summary"}
+
+
+def _dream(repo: Path) -> None:
+    for _ in range(5):
+        proc = run_gitdream(repo, "run", "--engine", "offline", "--json")
+        assert proc.returncode == 0, proc.stderr
+        if not any(r.get("pending") for r in json.loads(proc.stdout)["runs"]):
+            break
+
+
+def _memory(repo: Path) -> str:
+    memory = repo / "agents/ops/memory"
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(memory.glob("*.md")))
+
+
+def test_a_compaction_summary_keeps_only_its_rules_and_decisions(agent_repo: Path) -> None:
+    write(agent_repo, LOG, DIARY)
+    commit_all(agent_repo, "diary", date="2026-03-02T12:00:00Z")
+    _dream(agent_repo)
+    memory = _memory(agent_repo)
+    assert "release checklist lives in docs/RELEASE.md" in memory, memory  # the user's own rule
+    assert "Never pin the build backend's version" in memory, memory  # a decision the summary states
+    for recap in ("main request", "Holds the package metadata", "export to Markdown", "step by step"):
+        assert recap not in memory, (recap, memory)
+
+
+def test_an_item_of_a_summary_that_states_no_rule_or_decision_is_not_kept() -> None:
+    item = "- `pyproject.toml` — holds the package metadata and the settings of every tool"
+    assert judged(item, role=None).kept  # in a log of its own, a definition of a file
+    in_summary = judged(item, role=None, block="summary")
+    assert not in_summary.kept and in_summary.reason == salience.SESSION_SUMMARY, in_summary
+    rule = judged(
+        "- Never pin the build backend's version, because the lock file does it", role=None, block="summary"
+    )
+    assert rule.kept, rule
+    # a transcript message that holds the block is a summary too (without the JSONL flag)
+    message = "Continued from an earlier conversation:\n<summary>\n" + item + "\n</summary>"
+    assert salience.in_session_summary(Entry(SESSION, 1, 1, message, DAY, (), "transcript", "user"))
+
+
+def _message(role: str, text: str, minute: int, **extra: object) -> str:
+    record = {"type": role, "message": {"role": role, "content": text}}
+    return json.dumps({**record, "timestamp": f"2026-03-02T10:{minute:02d}:00Z", **extra}) + "\n"
+
+
+def test_session_talk_in_a_transcript_is_read_and_not_kept(agent_repo: Path) -> None:
+    turns = [
+        _message(
+            "user", "I am the master of procrastination! I've burnt another evening on the CI setup.", 1
+        ),
+        _message("assistant", "Getting the tooling right takes time.", 2),
+        _message(
+            "user",
+            "my edit to the style guide wasn't a typo! review it and describe it in the commit message",
+            3,
+        ),
+        _message(
+            "user",
+            "I suspect the failures we saw were caused by the flags I gave you in our previous session.",
+            4,
+        ),
+        _message(
+            "user",
+            "There is no core team. My name is Ana Lima, my e-mail is <EMAIL> update the credits and your own "
+            "entry in the license files",
+            5,
+        ),
+        _message(
+            "user",
+            "Please always run the formatter before you commit, because the CI rejects unformatted code.",
+            6,
+        ),
+        _message(
+            "user",
+            "This session is being continued from a previous conversation that ran out of context.\n"
+            "<summary>\n1. Primary Request and Intent:\n   The user's main request was to modernise the packaging.\n"
+            "</summary>",
+            7,
+        ),
+    ]
+    write(agent_repo, SESSION, "".join(turns))
+    commit_all(agent_repo, "session", date="2026-03-02T12:00:00Z")
+    _dream(agent_repo)
+    memory = _memory(agent_repo)
+    assert "always run the formatter before you commit" in memory, memory
+    assert "There is no core team. My name is Ana Lima, my e-mail is <EMAIL>." in memory, memory
+    for talk in ("procrastination", "wasn't a typo", "I suspect", "update the credits", "main request"):
+        assert talk not in memory, (talk, memory)
