@@ -73,7 +73,10 @@ def test_entries_that_are_not_notes_are_kept_and_never_read_as_notes(tmp_path: P
     from gitdream.git.repo import Repo
 
     root = agent_repo(tmp_path / "repo")
-    linked, gitlinked, foldered, fanned = _commits(root, 4)
+    distinct: dict[str, str] = {}  # four commits of four fan-out folders: none shares another's places
+    for commit in _commits(root, 24):
+        distinct.setdefault(commit[:2], commit)
+    linked, gitlinked, foldered, fanned = list(distinct.values())[:4]
     text = _blob(root, "not a note\n")
     folder = mktree(root, f"100644 blob {text}\tinside\n")
     lines = "".join(
