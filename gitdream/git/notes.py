@@ -1,12 +1,14 @@
 """git notes: read the note on a commit, list a notes ref, append a line to a note.
 
 A note is appended to, never rewritten: its new text is the old text plus one line.
-libgit2 builds the notes commit on the ref's current tip, but writes the note's whole new
-text: two processes that read the same old text would each drop the other's line. So the
-read and the write happen under an exclusive `flock` of `<git-common-dir>/gitdream/
-notes.flock` (released by the kernel if the process dies); the notes ref still moves by
-compare-and-swap, and the append is tried again when something else (a `git fetch`)
-moved it meanwhile.
+gitdream builds the notes tree itself, as git reads one (`_write`: a note at any fan-out
+depth, its copies joined, entries that are not notes kept), commits it on the ref's
+current tip and moves the ref through `refs.compare_and_swap` (never libgit2's
+`create_note`, whose ref lock a kill left unrecorded). Each write holds the note's whole
+new text, so two processes that read the same old text would each drop the other's line:
+the read and the write happen under an exclusive `flock` of `<git-common-dir>/gitdream/
+notes.flock` (released by the kernel if the process dies), and the append is tried again
+when something else (a `git fetch`) moved the ref meanwhile.
 """
 
 from __future__ import annotations
