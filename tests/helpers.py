@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -116,6 +117,21 @@ def run_gitdream(
         text=True,
         timeout=timeout,
     )
+
+
+def dream_until_done(repo: Path, attempts: int = 5) -> list[dict[str, object]]:
+    """`gitdream run --engine offline --json` in `repo` until no run of an invocation
+    leaves entries pending (at most `attempts` invocations); asserts each exits 0.
+    Returns every run record of every invocation, in order."""
+    runs: list[dict[str, object]] = []
+    for _ in range(attempts):
+        proc = run_gitdream(repo, "run", "--engine", "offline", "--json")
+        assert proc.returncode == 0, proc.stderr
+        these = json.loads(proc.stdout)["runs"]
+        runs += these
+        if not any(r.get("pending") for r in these):
+            break
+    return runs
 
 
 def popen(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:

@@ -16,7 +16,7 @@ import pytest
 from gitdream.dream import salience
 from gitdream.engines.offline import ACTIVITY_RECORD
 from gitdream.units import Entry
-from tests.helpers import commit_all, git, run_gitdream, write
+from tests.helpers import commit_all, dream_until_done, git, write
 
 LOG = "agents/ops/memory/logs/2026/03/2026-03-02.md"
 
@@ -40,17 +40,6 @@ LOG = "agents/ops/memory/logs/2026/03/2026-03-02.md"
 def test_an_activity_record_is_told_from_durable_knowledge(text: str, heading: str, record: bool) -> None:
     entry = Entry(LOG, 3, 3, f"- {text}", date(2026, 3, 2), (heading,))
     assert salience.is_activity_record(entry, text) is record
-
-
-def _dream(repo: Path) -> list[dict]:
-    runs: list[dict] = []
-    for _ in range(5):
-        proc = run_gitdream(repo, "run", "--engine", "offline", "--json")
-        assert proc.returncode == 0, proc.stderr
-        runs += json.loads(proc.stdout)["runs"]
-        if not any(r.get("pending") for r in runs[-1:]):
-            break
-    return runs
 
 
 def _topics(repo: Path) -> dict[str, str]:
@@ -80,7 +69,7 @@ def test_a_lone_activity_record_opens_no_topic_and_is_read_and_not_kept(agent_re
         "- Created `release-draft.md` in the partner repo — a deliverable for the Q2 review\n",
     )
     commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     topics = _topics(agent_repo)
     assert any("Rollbacks must use the previous image tag" in t for t in topics.values()), topics
     assert not any("release-draft" in t for t in topics.values()), topics  # no topic of its own, nowhere
@@ -99,7 +88,7 @@ def test_an_activity_record_joins_the_topic_of_the_tool_its_heading_names(agent_
         "- Added `rollback` command: restores the previous image tag\n",
     )
     commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     topics = _topics(agent_repo)
     (home,) = [name for name, text in topics.items() if "Added `rollback` command" in text]
     assert "must run before the smoke tests" in topics[home], topics  # beside the tool's rule
@@ -145,7 +134,7 @@ def test_an_item_among_past_tense_items_is_a_record_however_runs_split(
         "- Ran the smoke tests on staging\n",
     )
     commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     topics = _topics(agent_repo)
     assert any("Rollbacks must use the previous image tag" in t for t in topics.values()), topics
     assert not any("Set up Python 3.13" in t for t in topics.values()), topics
@@ -168,7 +157,7 @@ def test_a_channel_named_with_a_hash_does_not_make_a_lone_record_durable(agent_r
         "- Paged the #billing on-call with the incident summary. #billing\n",
     )
     commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     topics = _topics(agent_repo)
     assert not any("Replied to the" in t for t in topics.values()), topics
     assert not any("payments" in name for name in topics), list(topics)

@@ -23,7 +23,7 @@ from gitdream.dream.logentries import split_entries, tag_blocks
 from gitdream.dream.salience import Cues, judge
 from gitdream.engines.offline import clean_text
 from gitdream.units import Entry
-from tests.helpers import commit_all, run_gitdream, write
+from tests.helpers import commit_all, dream_until_done, write
 
 LOG = "agents/ops/memory/logs/2026/03/2026-03-02.md"
 SESSION = "agents/ops/sessions/2026-03-02-chat.jsonl"
@@ -155,14 +155,6 @@ def test_a_tools_tag_block_names_the_entries_inside_it() -> None:
     assert tag_blocks(spans, open_block) == {3: "summary", 4: "summary", 6: "summary"}
 
 
-def _dream(repo: Path) -> None:
-    for _ in range(5):
-        proc = run_gitdream(repo, "run", "--engine", "offline", "--json")
-        assert proc.returncode == 0, proc.stderr
-        if not any(r.get("pending") for r in json.loads(proc.stdout)["runs"]):
-            break
-
-
 def _memory(repo: Path) -> str:
     memory = repo / "agents/ops/memory"
     return "\n".join(p.read_text(encoding="utf-8") for p in sorted(memory.glob("*.md")))
@@ -171,7 +163,7 @@ def _memory(repo: Path) -> str:
 def test_a_compaction_summary_is_read_like_the_rest_of_the_log(agent_repo: Path) -> None:
     write(agent_repo, LOG, DIARY)
     commit_all(agent_repo, "diary", date="2026-03-02T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     memory = _memory(agent_repo)
     assert "release checklist lives in docs/RELEASE.md" in memory, memory  # the user's own rule
     assert "Never pin the build backend's version" in memory, memory  # a decision the summary states
@@ -229,7 +221,7 @@ def test_session_talk_in_a_transcript_is_read_and_not_kept(agent_repo: Path) -> 
     ]
     write(agent_repo, SESSION, "".join(turns))
     commit_all(agent_repo, "session", date="2026-03-02T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     memory = _memory(agent_repo)
     assert "always run the formatter before you commit" in memory, memory
     assert "There is no core team. My name is Ana Lima, my e-mail is <EMAIL>." in memory, memory

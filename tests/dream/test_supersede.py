@@ -5,7 +5,6 @@ it for any engine's units."""
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from gitdream.dream.supersede import subject_names, supersedes
 from gitdream.engines.offline import OfflineEngine
 from gitdream.text import blocks
 from gitdream.units import Unit
-from tests.helpers import commit_all, run_gitdream, write
+from tests.helpers import commit_all, dream_until_done, write
 
 AGENT = make_agent("agents/ops", defaults())
 MEM = "agents/ops/memory"
@@ -367,14 +366,6 @@ def _log(repo: Path, day: str, body: str) -> None:
     commit_all(repo, f"log {day}", date=f"{day}T12:00:00Z")
 
 
-def _dream(repo: Path) -> None:
-    for _ in range(5):
-        proc = run_gitdream(repo, "run", "--engine", "offline", "--json")
-        assert proc.returncode == 0, proc.stderr
-        if not any(r.get("pending") for r in json.loads(proc.stdout)["runs"]):
-            return
-
-
 def _current_and_superseded(repo: Path) -> tuple[list[str], list[str]]:
     current: list[str] = []
     gone: list[str] = []
@@ -398,7 +389,7 @@ def test_on_a_real_repository_a_status_replaces_a_status_and_never_a_rule(agent_
         "2026-03-10",
         "## Forum BAN LIFTED\n- Hit a 30-minute cooldown after a repost\n- Forum: suspended again, posting is blocked for a week\n",
     )
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     current, gone = _current_and_superseded(agent_repo)
     rule = [f for f in current if "Each failed captcha EXTENDS the suspension" in f]
     assert rule, current  # a rule is never replaced by a status or a record about the same subject
@@ -414,9 +405,9 @@ def test_an_older_statement_read_late_never_replaces_the_newer_one(agent_repo: P
     # Statuses are below the default salience bar; this test is about superseding them.
     write(agent_repo, "gitdream.toml", "[offline]\nsalience_threshold = 0.1\n")
     _log(agent_repo, "2026-03-10", f"## Forum\n- {newer}\n")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     _log(agent_repo, "2026-03-02", f"## Forum\n- {older}\n")  # a log of an earlier day, committed late
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     current, gone = _current_and_superseded(agent_repo)
     assert newer in current and older not in current, current
     assert f"{older} — superseded 2026-03-10 by: {newer}" in gone, gone

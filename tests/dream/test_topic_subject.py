@@ -8,17 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import commit_all, run_gitdream, write
+from tests.helpers import commit_all, dream_until_done, run_gitdream, write
 
 MEM = "agents/ops/memory"
-
-
-def _dream(repo: Path) -> None:
-    for _ in range(5):
-        proc = run_gitdream(repo, "run", "--engine", "offline", "--json")
-        assert proc.returncode == 0, proc.stderr
-        if not any(r.get("pending") for r in json.loads(proc.stdout)["runs"]):
-            return
 
 
 def _topics(repo: Path) -> dict[str, str]:
@@ -51,10 +43,10 @@ def test_a_note_naming_what_one_fact_of_a_topic_mentions_in_passing_does_not_joi
 ) -> None:
     write(agent_repo, f"{MEM}/logs/2026/03/2026-03-02.md", SCRIPTS_DAY)
     commit_all(agent_repo, "day 1", date="2026-03-02T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     write(agent_repo, f"{MEM}/logs/2026/03/2026-03-03.md", SURVEY_DAY)
     commit_all(agent_repo, "day 2", date="2026-03-03T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     topics = _topics(agent_repo)
     assert "scripts.md" in topics, list(topics)
     assert "Consensus survey" not in topics["scripts.md"], topics["scripts.md"]
@@ -75,7 +67,7 @@ def test_a_topic_is_described_by_a_fact_that_names_its_subject(agent_repo: Path)
         "miss each other\n",
     )
     commit_all(agent_repo, "day 1", date="2026-03-02T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     topics = _topics(agent_repo)
     index = "\n".join(topics.get("gitdream-topics.md", "").splitlines())
     index += (agent_repo / MEM / "MEMORY.md").read_text(encoding="utf-8")
@@ -100,7 +92,7 @@ def test_one_instruction_said_in_other_words_is_one_fact_in_one_topic(agent_repo
         "- Terraform state lives in the shared bucket, because two laptops once diverged\n",
     )
     commit_all(agent_repo, "day 1", date="2026-03-02T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     write(
         agent_repo,
         f"{MEM}/logs/2026/03/2026-03-03.md",
@@ -111,7 +103,7 @@ def test_one_instruction_said_in_other_words_is_one_fact_in_one_topic(agent_repo
         "- Grafana dashboards must be edited in the repo, because the UI edits are overwritten\n",
     )
     commit_all(agent_repo, "day 2", date="2026-03-03T12:00:00Z")
-    _dream(agent_repo)
+    dream_until_done(agent_repo)
     holding = [name for name, text in _topics(agent_repo).items() if "export the staging credentials" in text]
     assert len(holding) == 1, holding
     assert "seen 2 times" in _topics(agent_repo)[holding[0]], _topics(agent_repo)[holding[0]]
