@@ -64,9 +64,7 @@ class Entry:
     it (outermost first); `kind` is "log" or "transcript"; `role` is "user"/"assistant"
     for transcript messages, else None; `tags` are explicit tags found in the text
     (`#tag` or a leading `[tag]`), lower-cased, in order; `lead_in` is, for an item of a
-    list that a sentence introduces ("The decisions we made:"), that sentence, else "";
-    `block` is the name of the tag block a tool framed the entry in (`<summary>` …
-    `</summary>`, `logentries.tag_blocks`), else "".
+    list that a sentence introduces ("The decisions we made:"), that sentence, else "".
     """
 
     path: str
@@ -79,7 +77,6 @@ class Entry:
     role: str | None = None
     tags: tuple[str, ...] = ()
     lead_in: str = ""
-    block: str = ""
 
     @property
     def id(self) -> str:

@@ -227,36 +227,3 @@ def lead_ins(spans: list[EntrySpan], lines: list[str]) -> dict[int, str]:
             lead, indent = None, None
         previous = span
     return out
-
-
-# A line that is only a tag, as a tool writes one around what it generated: "<summary>",
-# "</analysis>." (Claude Code's compaction summary in a terminal copy).
-_TAG_LINE = re.compile(r"<(?P<close>/?)(?P<name>[a-z][a-z_-]{0,30})>\.?")
-
-
-def tag_blocks(spans: list[EntrySpan], lines: list[str]) -> dict[int, str]:
-    """`{start line of an entry: the name of the tag block it stands in}`.
-
-    A tag block runs from a line that is only an opening tag (`<summary>`) to the line
-    that is only its closing tag (`</summary>`, a trailing "." allowed), or to the end of
-    the file: text a tool wrote and framed as such — Claude Code writes the summary of a
-    session it compacts as `<analysis>` … `</analysis>` `<summary>` … `</summary>`. An
-    entry any of whose lines lies in a block (the tag lines included) gets the block's
-    name, lower-cased; blocks do not nest (an inner tag line is text). Pure; never raises."""
-    inside: dict[int, str] = {}
-    name: str | None = None
-    for number, line in enumerate(lines, start=1):
-        tag = _TAG_LINE.fullmatch(line.strip()) if len(line) < 80 and "<" in line else None
-        if tag is not None and name is None and not tag["close"]:
-            name = tag["name"].lower()
-            inside[number] = name
-        elif name is not None:
-            inside[number] = name
-            if tag is not None and tag["close"] and tag["name"].lower() == name:
-                name = None
-    out: dict[int, str] = {}
-    for span in spans:
-        found = next((inside[n] for n in range(span.start, span.end + 1) if n in inside), None)
-        if found is not None:
-            out[span.start] = found
-    return out

@@ -28,7 +28,7 @@ from datetime import date
 
 from gitdream.dream.dates import date_from_path, date_from_timestamp, date_in, parse_day
 from gitdream.dream.decode import decode_lines
-from gitdream.dream.logentries import lead_ins, split_entries, tag_blocks
+from gitdream.dream.logentries import lead_ins, split_entries
 from gitdream.dream.tags import find_tags, strip_prefix
 from gitdream.dream.transcript import parse_messages
 from gitdream.units import Entry
@@ -68,7 +68,7 @@ def read_markdown_log(
     the date may come from); `data` the file's bytes at the input commit. Entries get
     `kind="log"`, `role=None`, `context` = heading path, `tags` from `tags.find_tags`,
     `lead_in` from `logentries.lead_ins` (found in the whole file, so an entry read again
-    alone gets the same one), `block` from `logentries.tag_blocks`.
+    alone gets the same one).
     Never raises for any `data`: problems are `warnings` or `skipped`.
     """
     decoded = decode_lines(path, data)
@@ -80,7 +80,6 @@ def read_markdown_log(
     result.warnings += warnings
     file_date = date_from_path(path)
     leads = lead_ins(spans, lines)
-    blocks = tag_blocks(spans, lines)
     for span in spans:
         if not _touched(span.start, span.end, added_lines):
             continue
@@ -104,7 +103,6 @@ def read_markdown_log(
                 None,
                 find_tags(text),
                 leads.get(span.start, ""),
-                blocks.get(span.start, ""),
             )
         )
     return result

@@ -511,7 +511,7 @@ class _Reading:
             self._lead_in(_norm(self.entry.lead_in))
         if cues.keep.search(self.body):
             fire("keep-cue")
-        if self.entry.tags and files_entry(self.entry.text):
+        if self.entry.tags and files_entry(self.entry.text, self.entry.tags):
             fire("tagged")
         if cues.skip.search(self.body):
             fire("skip-cue")

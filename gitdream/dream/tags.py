@@ -70,17 +70,19 @@ _TRAILING_TAGS = re.compile(r"(?:^|\s)#[\w-]*[^\W\d_][\w-]*(?:[ \t]+#[\w-]+)*[ \
 _OPENING_TAG = re.compile(r"#[\w-]*[^\W\d_][\w-]*(?:\s|$)")
 
 
-def files_entry(text: str) -> bool:
+def files_entry(text: str, tags: tuple[str, ...] | None = None) -> bool:
     """True when one entry's `text` is filed under a tag by its author: it has a leading
     `[tag]`, opens with a `#tag`, or ends with a run of `#tag`s (module docstring); False
-    for text whose `#tag`s all sit inside the sentence, and for text without tags."""
+    for text whose `#tag`s all sit inside the sentence, and for text without tags.
+    `tags` are the text's `find_tags` when the caller has them (an Entry's `tags`), so
+    the text is not scanned for them again."""
     rest, _ = strip_prefix(text)
     match = _BRACKET_TAG.match(rest)
     if match is not None and _is_word(match[1]):
         return True
     if "#" not in rest:
         return False
-    found = find_tags(text)
+    found = find_tags(text) if tags is None else tags
     if not found:
         return False
     body = rest.rstrip()

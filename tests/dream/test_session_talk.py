@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from gitdream.dream import salience
-from gitdream.dream.logentries import split_entries, tag_blocks
 from gitdream.dream.salience import Cues, judge
 from gitdream.engines.offline import clean_text
 from gitdream.units import Entry
@@ -30,8 +29,8 @@ SESSION = "agents/ops/sessions/2026-03-02-chat.jsonl"
 DAY = date(2026, 3, 2)
 
 
-def judged(text: str, *, role: str | None = "user", block: str = "") -> salience.Judgement:
-    item = Entry(LOG, 1, 1, text, DAY, (), "transcript" if role else "log", role, block=block)
+def judged(text: str, *, role: str | None = "user") -> salience.Judgement:
+    item = Entry(LOG, 1, 1, text, DAY, (), "transcript" if role else "log", role)
     return judge(item, clean_text(item, None), Cues(), salience.DEFAULT_THRESHOLD)
 
 
@@ -141,20 +140,6 @@ DIARY = """# Session 3
 """
 
 
-def test_a_tools_tag_block_names_the_entries_inside_it() -> None:
-    lines = DIARY.splitlines()
-    spans, _ = split_entries(LOG, lines)
-    blocks = tag_blocks(spans, lines)
-    named = {lines[start - 1].strip()[:24]: name for start, name in blocks.items()}
-    assert named.get("1. Primary Request and I") == "summary", named
-    assert named.get("1. The user asked to rev") == "analysis", named
-    assert not any(line.startswith("> The release") for line in named), named  # outside every block
-    # a block left open runs to the end of the file; a tag inside a line of prose opens none
-    open_block = ["- before <summary> in prose", "", "<summary>", "- one", "", "- two"]
-    spans, _ = split_entries(LOG, open_block)
-    assert tag_blocks(spans, open_block) == {3: "summary", 4: "summary", 6: "summary"}
-
-
 def _memory(repo: Path) -> str:
     memory = repo / "agents/ops/memory"
     return "\n".join(p.read_text(encoding="utf-8") for p in sorted(memory.glob("*.md")))
@@ -167,16 +152,6 @@ def test_a_compaction_summary_is_read_like_the_rest_of_the_log(agent_repo: Path)
     memory = _memory(agent_repo)
     assert "release checklist lives in docs/RELEASE.md" in memory, memory  # the user's own rule
     assert "Never pin the build backend's version" in memory, memory  # a decision the summary states
-
-
-def test_an_item_of_a_summary_is_judged_as_it_would_be_anywhere() -> None:
-    item = "- `pyproject.toml` — holds the package metadata and the settings of every tool"
-    alone, in_summary = judged(item, role=None), judged(item, role=None, block="summary")
-    assert alone.kept and in_summary.kept, (alone, in_summary)  # a stable fact about a file
-    rule = judged(
-        "- Never pin the build backend's version, because the lock file does it", role=None, block="summary"
-    )
-    assert rule.kept, rule
 
 
 def _message(role: str, text: str, minute: int, **extra: object) -> str:
