@@ -304,7 +304,7 @@ def status(result: StatusResult) -> Lines:
     if any(hook.status != "missing" for hook in hooks):
         lines.out("hooks: " + ", ".join(f"{hook.name} {hook.status}" for hook in hooks))
     else:
-        lines.out("hooks: not installed (gitdream hooks install)")
+        lines.out("hooks: missing (gitdream hooks install)")
     if result.hooks_log is not None:
         lines.out(f"hooks log: {result.hooks_log.path}")
         last_decision = result.hooks_log.last
@@ -675,6 +675,11 @@ def hooks_result(result: HooksResult) -> Lines:
             detail = "not gitdream's hook; left alone"
         rows.append([hook.action, hook.name, detail])
     lines.table(rows)
+    from gitdream.trigger.hookscripts import INSTALL_ACTIONS, PURPOSES  # idle path: hooks commands only
+
+    for hook in result.hooks:
+        if hook.action in INSTALL_ACTIONS and hook.name in PURPOSES:
+            lines.out(f"{hook.name}: {PURPOSES[hook.name]}")
     lines.warnings(result.warnings)
     return lines
 

@@ -830,3 +830,72 @@ def test_pre_commit_patterns_are_written_by_the_real_check(committer: tuple[Path
     lines = patterns.read_text().splitlines()
     assert lines[:3] == [str(root), f"||||{os.environ['GITDREAM_HOME']}", "+gitdream.toml"]
     assert "+agents/*/agent.md" in lines and "-agents/*/memory/*/*" in lines
+
+
+def _memory(lines: int) -> str:
+    return "# ops — memory index\n" + "".join(
+        f"- note {n}: one line an agent runtime wrote\n" for n in range(lines - 1)
+    )
+
+
+def test_a_memory_md_already_over_its_limit_does_not_block_its_runtimes_commit(
+    committer: tuple[Path, dict[str, str]],
+) -> None:
+    """The new user's item 4: after `hooks install`, one line added to an adopted
+    MEMORY.md that was already 543 lines long blocked the agent runtime's commit. Over
+    the limit at HEAD: a warning; pushed over by the commit: blocked, as before."""
+    root, env = committer
+    write(root, "agents/ops/memory/MEMORY.md", _memory(543))
+    git(root, "add", "-A")
+    assert commit(root, env, "--no-verify", "-m", "adopted memory").returncode == 0
+
+    with open(root / "agents/ops/memory/MEMORY.md", "a") as handle:
+        handle.write("- one more line\n")
+    git(root, "add", "-A")
+    before = head(root)
+    proc = commit(root, env, "-m", "edit ops memory")
+    assert proc.returncode == 0, proc.stderr
+    assert head(root) != before
+    assert (
+        "warning: agents/ops/memory/MEMORY.md:201: memory-lines: MEMORY.md has 544 lines, over the limit "
+        "of 200 (it was over before this commit, which does not block it)"
+    ) in proc.stderr, proc.stderr
+
+    # Another rule of the same file still blocks.
+    with open(root / "agents/ops/memory/MEMORY.md", "a") as handle:
+        handle.write("<!-- gitdream:begin index -->\n")
+    git(root, "add", "-A")
+    assert commit(root, env, "-m", "broken block").returncode == 1
+    git(root, "checkout", "-q", "HEAD", "--", "agents/ops/memory/MEMORY.md")
+
+    # A MEMORY.md the commit pushes over its limit is blocked.
+    write(root, "agents/ops/memory/MEMORY.md", _memory(200))
+    git(root, "add", "-A")
+    assert commit(root, env, "--no-verify", "-m", "shortened").returncode == 0
+    with open(root / "agents/ops/memory/MEMORY.md", "a") as handle:
+        handle.write("- the line over the limit\n")
+    git(root, "add", "-A")
+    before = head(root)
+    proc = commit(root, env, "-m", "over the limit")
+    assert (
+        proc.returncode == 1 and "memory-lines: MEMORY.md has 201 lines, over the limit of 200" in proc.stderr
+    )
+    assert "it was over before" not in proc.stderr and head(root) == before
+
+
+def test_hooks_install_says_what_each_hook_checks(tmp_path: Path) -> None:
+    root = init_repo(tmp_path / "repo")
+    proc = subprocess.run(
+        [sys.executable, "-m", "gitdream", "hooks", "install"],
+        cwd=root,
+        env=gitdream_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    said = dict(
+        line.split(": ", 1) for line in proc.stdout.splitlines() if line.startswith(("pre-", "post-"))
+    )
+    assert "agent.md's first 2000 characters" in said["pre-commit"] and "MEMORY.md" in said["pre-commit"]
+    assert "--no-verify" in said["pre-commit"]
+    assert set(said) == set(hookscripts.HOOK_NAMES)

@@ -173,7 +173,7 @@ def test_foreign_hook_equal_to_saved_hook_is_replaced(git_repo: Path) -> None:
 
 def test_uninstall_leaves_foreign_hooks_and_does_not_blow_up(git_repo: Path) -> None:
     result = uninstall(git_repo)
-    assert [h.action for h in result.hooks] == ["not-installed"] * 4
+    assert [h.action for h in result.hooks] == ["missing"] * 4
     hooks = git_repo / ".git/hooks"
     hooks.mkdir()
     (hooks / "pre-commit").write_bytes(FOREIGN)
@@ -336,3 +336,20 @@ def test_hook_templates_are_executable_posix_sh() -> None:
         assert path.stat().st_mode & stat.S_IXUSR
         if shutil.which("dash"):
             assert subprocess.run(["dash", "-n", str(path)]).returncode == 0
+
+
+def test_a_hook_that_is_not_installed_has_one_name_everywhere(git_repo: Path) -> None:
+    """The new user's item 10: `missing` in the docs and `hooks status --json`, but `not
+    installed` in `hooks status` and `not-installed` in `hooks uninstall`."""
+    texts = [
+        cli(git_repo, "hooks", "status").stdout,
+        cli(git_repo, "hooks", "uninstall").stdout,
+        cli(git_repo, "status").stdout,
+    ]
+    documents = [
+        json.loads(cli(git_repo, "hooks", "status", "--json").stdout)["hooks"],
+        json.loads(cli(git_repo, "hooks", "uninstall", "--json").stdout)["hooks"],
+    ]
+    assert {hook.get("status", hook.get("action")) for hook in documents[0] + documents[1]} == {"missing"}
+    for text in texts:
+        assert "missing" in text and "not installed" not in text and "not-installed" not in text, text

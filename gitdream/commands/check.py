@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,8 @@ from gitdream.text.checks import (
     KIND_DEFINITION,
     KIND_INDEX,
     KIND_TOPIC,
+    RULE_BYTES,
+    RULE_LINES,
     FileCheck,
     Limits,
     Problem,
@@ -248,6 +250,33 @@ def _dangling_links(data: bytes, topic_files: set[str]) -> list[Problem]:
     return found
 
 
+LIMIT_RULES = (RULE_LINES, RULE_BYTES)
+"""The MEMORY.md size limits: the rules `--changed` does not block on for a file that was
+already over them at HEAD (an agent runtime that commits its own long MEMORY.md)."""
+
+
+def _demote_limits_over_at_head(checked: FileCheck, before: bytes, limits: Limits) -> None:
+    """Turn `checked`'s size-limit problems into warnings when the file was over the same
+    limit at HEAD (`before`, its blob there): a commit that adds a line to a MEMORY.md
+    already 543 lines long does not make it over, so it is not blocked (the new user's
+    item 4: agent runtimes commit their own MEMORY.md); a commit that pushes a file over a
+    limit still is. The limits stay reported, as warnings that say so."""
+    old = check_bytes(checked.path, before, limits, checked.kind, agent=checked.agent)
+    over_before = {p.rule for p in old.problems if p.rule in LIMIT_RULES}
+    kept = []
+    for problem in checked.problems:
+        if problem.rule not in over_before:
+            kept.append(problem)
+            continue
+        checked.warnings.append(
+            replace(
+                problem,
+                message=f"{problem.message} (it was over before this commit, which does not block it)",
+            )
+        )
+    checked.problems = kept
+
+
 def _selected(path: str, filters: list[str]) -> bool:
     if not filters:
         return True
@@ -340,6 +369,7 @@ def check_agents(
                 contents[path] = (repo.workdir / path).read_bytes()
             except OSError as exc:
                 warnings.append(f"{path}: cannot be read ({exc.strerror}), not checked")
+    at_head: dict[str, bytes | None] = {}
     if changed:
         from gitdream.git import indexfile  # idle path: only where it is used
 
@@ -349,6 +379,10 @@ def check_agents(
         check_bytes(path, contents[path], limits, selected[path][0], agent=selected[path][1])
         for path in sorted(contents)
     ]
+    for checked in files:
+        before = at_head.get(checked.path)
+        if before is not None and any(p.rule in LIMIT_RULES for p in checked.problems):
+            _demote_limits_over_at_head(checked, before, limits)
     files += _bad_folders(bad, filters, warnings if changed else None)
     files.sort(key=lambda f: f.path)
     for checked in files:

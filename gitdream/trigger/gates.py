@@ -38,13 +38,17 @@ GATES = ("enabled", "repository", "time", "sessions", "lock")
 @dataclass
 class AgentGate:
     """One agent's verdict: `gate` is None when all its gates are open, else the name of
-    the first closed one, with the reason; `sessions` when they were counted."""
+    the first closed one, with the reason; `sessions` when they were counted; `opens`
+    (ISO 8601 UTC) when the time gate is closed. `summary` is the reason without what is
+    particular to the agent (its id, when the count was taken): agents with the same gate
+    and summary are one group of the decision line (`summarize`); None: the reason."""
 
     agent: str
     gate: str | None
     reason: str
     sessions: int | None = None
     opens: str | None = None
+    summary: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"gate": self.gate, "reason": self.reason, "sessions": self.sessions, "opens": self.opens}
@@ -93,14 +97,9 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
         entry = state.agent(agent.id)
         opens = state_mod.time_gate_opens(entry, base_hours)
         if opens is not None and now < opens:
-            result.agents.append(
-                AgentGate(
-                    agent.id,
-                    "time",
-                    state_mod.time_gate_reason(entry, base_hours, opens, now),
-                    opens=clock.iso(opens),
-                )
-            )
+            why = state_mod.time_gate_reason(entry, base_hours, opens, now)
+            summary = why.split(state_mod.OPENS_IN)[0]  # what agents closed alike share
+            result.agents.append(AgentGate(agent.id, "time", why, opens=clock.iso(opens), summary=summary))
             continue
         from gitdream.git import refs  # idle path: not before the time gate
 
@@ -128,7 +127,7 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
                 sessions = count(repo, agent, head.oid, entry, unreadable=True)
                 pending = pending_paths(repo, agent)
             except Uncountable as exc:
-                result.agents.append(AgentGate(agent.id, "sessions", exc.reason))
+                result.agents.append(AgentGate(agent.id, "sessions", exc.reason, summary=exc.summary))
                 continue
             except GitdreamError as exc:
                 result.agents.append(AgentGate(agent.id, "repository", exc.message))
@@ -147,14 +146,11 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
             result.ready.append(agent)
             continue
         if sessions is not None and sessions < minimum:
+            counted_text = (
+                f"{sessions} new session{'s' if sessions != 1 else ''} since the watermark, {minimum} needed"
+            )
             result.agents.append(
-                AgentGate(
-                    agent.id,
-                    "sessions",
-                    f"{sessions} new session{'s' if sessions != 1 else ''} since the "
-                    f"watermark, {minimum} needed{note}",
-                    sessions,
-                )
+                AgentGate(agent.id, "sessions", counted_text + note, sessions, summary=counted_text)
             )
             continue
         result.agents.append(AgentGate(agent.id, None, "all gates open", sessions))
@@ -163,13 +159,71 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
         names = {a.gate for a in result.agents}
         if not result.agents:
             result.gate, result.reason = "sessions", "no agents"
-        elif len(names) == 1:
-            result.gate = result.agents[0].gate
-            result.reason = "; ".join(f"{a.agent}: {a.reason}" for a in result.agents)
         else:
-            result.gate = "mixed"
-            result.reason = "; ".join(f"{a.agent}: {a.gate} — {a.reason}" for a in result.agents)
+            result.gate = result.agents[0].gate if len(names) == 1 else MIXED
+            result.reason = summarize(result.agents)
     return result
+
+
+MIXED = "mixed"
+"""The gate of a closed verdict whose agents are closed by different gates; its reason
+names the gate of each group of agents ("sessions — …; time — …")."""
+
+NAMES_PER_GROUP = 3
+"""How many agents a group of the decision line names before "and N more"."""
+GROUPS_SHOWN = 4
+"""How many groups of agents the decision line shows; the rest are counted."""
+REASON_CHARS = 700
+"""The most characters of one group's reason in the decision line (reasons can quote
+names and refs a repository chose)."""
+
+# Which closed gates matter most, first: a repository problem and an uncountable session
+# count need the user; then the agents nearest a dream (most sessions, soonest opening).
+_RANK = {"repository": 0, "lock": 1, "sessions": 3, "time": 4}
+
+
+def _closeness(gate: AgentGate) -> tuple[int, float, str]:
+    rank = _RANK.get(gate.gate or "", 2)
+    if gate.gate == "sessions" and gate.sessions is None:
+        rank = 2  # uncountable: fetch gitdream's refs
+    if gate.gate == "sessions" and gate.sessions is not None:
+        return rank, -float(gate.sessions), gate.agent
+    return rank, 0.0, gate.opens or ""
+
+
+def summarize(agents: list[AgentGate]) -> str:
+    """The decision line's reason for closed `agents`: one part per group of agents with
+    the same gate and reason (`AgentGate.summary`), the groups that matter first — a
+    repository problem, sessions that cannot be counted, then the agents nearest a dream
+    — each naming at most NAMES_PER_GROUP agents ("31 agents (a, b, c and 28 more): …"),
+    at most GROUPS_SHOWN groups, so the line stays short whatever the number of agents
+    (issue #17: with 6 000 agents one line was 389 KB and `status` lost the decision).
+    Agents closed by different gates have the gate before each reason. `--json` keeps
+    every agent's own reason."""
+    groups: dict[tuple[str | None, str], list[AgentGate]] = {}
+    for verdict in sorted(agents, key=lambda g: (_closeness(g), g.agent)):
+        groups.setdefault((verdict.gate, verdict.summary or verdict.reason), []).append(verdict)
+    several = len({gate for gate, _ in groups}) > 1
+    parts = []
+    for (gate, reason), members in list(groups.items())[:GROUPS_SHOWN]:
+        if len(members) == 1:
+            reason = members[0].reason
+        elif gate == "time" and members[0].opens:
+            reason = f"{reason} (the first opens at {members[0].opens})"
+        if len(reason) > REASON_CHARS:
+            reason = reason[: REASON_CHARS - 1] + "…"
+        names = ", ".join(m.agent[:80] for m in members[:NAMES_PER_GROUP])
+        if len(members) > NAMES_PER_GROUP:
+            names = f"{len(members)} agents ({names} and {len(members) - NAMES_PER_GROUP} more)"
+        parts.append(f"{names}: {gate} — {reason}" if several else f"{names}: {reason}")
+    rest = list(groups.values())[GROUPS_SHOWN:]
+    if rest:
+        count = sum(len(members) for members in rest)
+        parts.append(
+            f"and {count} more agent{'s' if count != 1 else ''} for {len(rest)} other reason"
+            f"{'s' if len(rest) != 1 else ''} (`gitdream run --auto --json` gives each)"
+        )
+    return "; ".join(parts)
 
 
 def _parse(value: str | None) -> datetime | None:
@@ -225,6 +279,9 @@ class Uncountable(GitdreamError):
         super().__init__(cause.message, cause.hint)
         self.reason = f"cannot count new sessions without the watermark: {cause.message}" + (
             f"; {cause.hint}" if cause.hint else ""
+        )
+        self.summary = "cannot count new sessions without the watermark" + (
+            f" — {cause.hint}" if cause.hint else ""
         )
 
 

@@ -54,6 +54,17 @@ TEMPLATES = {
     "post-rewrite": "post-merge",
     "post-commit": "post-merge",
 }
+# What each hook does, in the words `hooks install` prints after installing it.
+PURPOSES = {
+    "pre-commit": "checks the agent files the commit stages (`gitdream check --staged --changed`: "
+    "agent.md's first 2000 characters, managed blocks, front matter, a MEMORY.md the commit "
+    "pushes over its limits) and blocks the commit on a problem; `git commit --no-verify` skips it",
+    "post-merge": "dreams in the background after a pull or merge, when the gates are open",
+    "post-rewrite": "the same after a rebase (`git pull --rebase` with local commits)",
+    "post-commit": "the same when a commit concludes a merge that had stopped (conflicts, `--no-commit`)",
+}
+INSTALL_ACTIONS = ("installed", "chained", "updated", "unchanged")
+"""The `HookAction.action`s of `install`: the hook is in place afterwards."""
 HOOK_ID = "gitdream-hook-5c0b7e21"
 PRIOR_IDS: tuple[str, ...] = ()
 PREV_SUFFIX = ".gitdream-prev"
@@ -100,7 +111,8 @@ class HooksDir(NamedTuple):
 
 class HookAction(NamedTuple):
     """What install/uninstall did to one hook: `action` is one of installed, chained,
-    updated, unchanged (install); removed, restored, not-installed, foreign (uninstall).
+    updated, unchanged (install); removed, restored, missing (nothing to remove), foreign
+    (uninstall).
     `previous` is the saved previous hook, when there is one; `note` says more (where it
     runs under a hook manager, a CRLF conversion)."""
 
@@ -131,7 +143,7 @@ class HooksResult:
 
     @property
     def changed(self) -> bool:
-        return any(h.action not in ("unchanged", "not-installed", "foreign") for h in self.hooks)
+        return any(h.action not in ("unchanged", "missing", "foreign") for h in self.hooks)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -572,7 +584,7 @@ def uninstall(
     """Remove gitdream's `hooks` and put back what was there before install.
 
     A hook that is not gitdream's is left alone (action "foreign"); nothing to remove is
-    not an error ("not-installed"). Raises HookInstallError for a hooks directory outside
+    not an error ("missing", the name `status` gives it). Raises HookInstallError for a hooks directory outside
     the repository without `allow_outside`.
     """
     where = locate(repo)
@@ -626,7 +638,7 @@ def uninstall(
             os.replace(prev, path)
             actions.append(HookAction(name, path, "restored", prev, "gitdream's hook was already gone"))
         else:
-            actions.append(HookAction(name, path, "not-installed"))
+            actions.append(HookAction(name, path, "missing"))
     marker = directory / CREATED_MARKER
     if marker.is_file() and not marker.is_symlink():
         rest = [p for p in directory.iterdir() if p.name != CREATED_MARKER]
@@ -692,7 +704,7 @@ _STATUSES = {
     "run `gitdream hooks install` again",
     "husky": "a Husky stub without gitdream: put `gitdream hook {name}` in .husky/{name}",
     "foreign": "another tool's hook; gitdream is not installed in it",
-    "missing": "not installed",
+    "missing": "missing: run `gitdream hooks install`",
 }
 
 

@@ -132,6 +132,10 @@ def time_gate_opens(agent: AgentState, base_hours: float) -> datetime | None:
     return max(openings) if openings else None
 
 
+OPENS_IN = " (opens in "
+"""Where `time_gate_reason` turns from why the gate is closed to when it opens."""
+
+
 def time_gate_reason(agent: AgentState, base_hours: float, opens: datetime, now: datetime) -> str:
     """Why the time gate is closed until `opens`, for `run --auto --verbose` and the hooks log."""
     hours = (opens - now).total_seconds() / 3600
@@ -143,7 +147,7 @@ def time_gate_reason(agent: AgentState, base_hours: float, opens: datetime, now:
         )
     else:
         since = f"the last dream was less than {base_hours:g} h ago"
-    return f"{since} (opens in {hours:.1f} h, at {clock.iso(opens)})"
+    return f"{since}{OPENS_IN}{hours:.1f} h, at {clock.iso(opens)})"
 
 
 def record_run(

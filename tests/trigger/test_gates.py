@@ -342,8 +342,8 @@ def test_a_count_is_reused_exactly_while_the_agents_folder_trees_are_unchanged(a
     commit_all(agent_repo, "a session of dev only")
     again = _evaluate(agent_repo, st, scan_interval_minutes=0)  # no throttle: HEAD moved anyway
     assert [(a.agent, a.sessions) for a in again.agents] == [("dev", 1), ("ops", 4)]
-    assert again.reason == (
-        "dev: 1 new session since the watermark, 5 needed; ops: 4 new sessions since the watermark, 5 needed"
+    assert again.reason == (  # the agent nearest a dream first
+        "ops: 4 new sessions since the watermark, 5 needed; dev: 1 new session since the watermark, 5 needed"
     )
 
 
