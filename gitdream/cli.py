@@ -526,7 +526,9 @@ def demo_cmd(ctx: click.Context, directory: Path | None, json_: bool) -> None:
 def status_cmd(ctx: click.Context, json_: bool) -> None:
     """Show, per agent, the last dream and when the next one can start.
 
-    Per agent: last run (time, run id, status), NEXT — when `run --auto` (a hook, a
+    Per agent: last run (time, run id, status; "(repository)" when this machine never
+    ran the agent and the dream comes from the repository's receipt notes, as in a clone
+    that fetched them — the time gate counts this machine's runs), NEXT — when `run --auto` (a hook, a
     schedule) will dream it: "in 3.5 h" (time gate), "at 5 sessions", "now", "after the
     running dream" (lock held), "after the first commit" (no commit yet: commit the
     agent files, e.g. `gitdream init --commit`), "after the repository is fixed" (merge,

@@ -278,6 +278,15 @@ def demo(result: DemoResult) -> Lines:
 # --- status -------------------------------------------------------------------------------
 
 
+def _last_run(agent: Any) -> str:
+    """`status`'s LAST RUN of an `AgentStatus`: "2026-12-01T21:52:00Z ok", "never", and
+    "(repository)" after a dream learnt from the repository (a clone), not this machine."""
+    if agent.last_run_source == "repository" and agent.last_run_time is None:
+        return f"watermark {(agent.watermark or '')[:7]} (repository)"
+    text = (agent.last_run_time or "never") + (f" {agent.last_run_status}" if agent.last_run_status else "")
+    return text + (" (repository)" if agent.last_run_source == "repository" else "")
+
+
 def status(result: StatusResult) -> Lines:
     lines = Lines()
     lines.warnings(result.warnings)
@@ -316,8 +325,7 @@ def status(result: StatusResult) -> Lines:
         rows.append(
             [
                 agent.id,
-                (agent.last_run_time or "never")
-                + (f" {agent.last_run_status}" if agent.last_run_status else ""),
+                _last_run(agent),
                 agent.next,
                 f"{agent.sessions if agent.sessions is not None else '?'}/{agent.needed}"
                 + (f" +{agent.pending} pending" if agent.pending else ""),

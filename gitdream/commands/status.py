@@ -111,7 +111,9 @@ class HooksLogStatus(NamedTuple):
 
 class AgentStatus(NamedTuple):
     """One agent's row. `last_run_*`: its last run (id, ISO 8601 time, status), None when
-    it never ran; `last_dream`: the last run that consolidated material; `next`: when it
+    it never ran, and `last_run_source` where that was learnt ("machine": this machine's
+    state; "repository": the receipt note of its watermark, in a clone; None: never ran);
+    `last_dream`: the last run that consolidated material; `next`: when it
     will dream, in words (`gates.next_dream`, or "never (disabled)"); `time_gate_opens`:
     None when the time gate is open; `sessions`: new sessions since the watermark (None:
     not counted, see `sessions_error`), `needed` of them, `pending` paths left by the last
@@ -124,6 +126,7 @@ class AgentStatus(NamedTuple):
     last_run: str | None
     last_run_time: str | None
     last_run_status: str | None
+    last_run_source: str | None
     last_dream: str | None
     next: str
     time_gate_open: bool
@@ -142,7 +145,12 @@ class AgentStatus(NamedTuple):
             "id": self.id,
             "dir": self.dir,
             "watermark": self.watermark,
-            "last_run": {"run": self.last_run, "time": self.last_run_time, "status": self.last_run_status},
+            "last_run": {
+                "run": self.last_run,
+                "time": self.last_run_time,
+                "status": self.last_run_status,
+                "source": self.last_run_source,
+            },
             "last_dream": self.last_dream,
             "next": self.next,
             "time_gate": {
@@ -286,11 +294,14 @@ def _agent_status(
     sessions_error = None
     pending = 0
     uncountable = False
+    record = None
     try:
         mark = material.read_watermark(repo, agent)
         if head is not None:
             sessions = gates.count(repo, agent, head, entry)
-            pending = gates.pending_paths(repo, agent)
+        if mark is not None:
+            record = gates.last_dream_record(repo, agent)
+            pending = gates.pending_count(record) if head is not None else 0
     except GitdreamError as exc:
         uncountable = isinstance(exc, gates.Uncountable)  # run --auto's sessions gate stays closed
         sessions_error = exc.message
@@ -300,14 +311,16 @@ def _agent_status(
     if over is not None:
         warnings.append(over)
     needed = cfg.int("min_sessions")
+    last = _last_run(entry, record, mark)
     return AgentStatus(
         id=agent.id,
         dir=agent.dir or ".",
         watermark=mark,
-        last_run=entry.last_run,
-        last_run_time=entry.last_attempt,
-        last_run_status=entry.last_status,
-        last_dream=entry.last_dream,
+        last_run=last.run,
+        last_run_time=last.time,
+        last_run_status=last.status,
+        last_run_source=last.source,
+        last_dream=last.dream,
         next=gates.next_dream(
             opens,
             sessions,
@@ -328,6 +341,50 @@ def _agent_status(
         uncommitted_raw=None if changed is None else _uncommitted_sources(repo, agent, changed),
         failures=entry.failures,
         interval_hours=state_mod.interval_hours(base_hours, entry.failures),
+    )
+
+
+class LastRun(NamedTuple):
+    """An agent's last run as `status` shows it: its id, ISO 8601 start, status, the last
+    run that consolidated material (`dream`), and where it was learnt (`source`)."""
+
+    run: str | None
+    time: str | None
+    status: str | None
+    dream: str | None
+    source: str | None
+
+
+SOURCE_MACHINE = "machine"
+"""The last run comes from this machine's state file (its own runs)."""
+SOURCE_REPOSITORY = "repository"
+"""The last run comes from the repository: the receipt note of the agent's watermark."""
+
+
+def _last_run(entry: AgentState, record: dict[str, Any] | None, mark: str | None) -> LastRun:
+    """This machine's last run of the agent; when it never ran it here but the repository
+    has its watermark (a clone that fetched gitdream's refs), the dream that set it, from
+    the receipt note on the watermark commit (`record`, `gates.last_dream_record`) — its
+    run id, start and status — or only that a watermark exists when the note was not
+    fetched (time and status None). The time gate still counts from this machine's runs
+    (docs/troubleshooting.md)."""
+    if entry.last_run is not None or entry.last_attempt is not None:
+        return LastRun(
+            entry.last_run, entry.last_attempt, entry.last_status, entry.last_dream, SOURCE_MACHINE
+        )
+    if mark is None:
+        return LastRun(None, None, None, None, None)
+    if record is None:
+        return LastRun(None, None, None, None, SOURCE_REPOSITORY)
+    run, started, status = (record.get(k) for k in ("run", "started", "status"))
+    started = started if isinstance(started, str) else None
+    status = status if isinstance(status, str) else None
+    return LastRun(
+        run if isinstance(run, str) else None,
+        started,
+        status,
+        started if status in ("ok", "partial") else None,
+        SOURCE_REPOSITORY,
     )
 
 

@@ -262,11 +262,23 @@ def pending_paths(repo: Repo, agent: Agent) -> int:
     """How many source paths the agent's last completed dream left pending — over
     `max_units`, a failed batch, a refused definition — read from the receipt (git note)
     of its watermark commit. Such material opens the sessions gate by itself."""
+    return pending_count(last_dream_record(repo, agent))
+
+
+def last_dream_record(repo: Repo, agent: Agent) -> dict[str, Any] | None:
+    """The receipt record (a plain dict, `receiptlog.latest_dream`) of the agent's last
+    completed dream: the note on its watermark commit, or None (no watermark, or its
+    note was not fetched). What the repository says about the agent's dreams, whichever
+    machine ran them."""
     from gitdream.dream import receiptlog  # idle path: the sessions gate
     from gitdream.git import refs  # idle path: only where it is used
 
-    last = receiptlog.latest_dream(repo, agent.id, refs.target(repo, agent.watermark_ref))
-    pending = last.get("pending") if last is not None else None
+    return receiptlog.latest_dream(repo, agent.id, refs.target(repo, agent.watermark_ref))
+
+
+def pending_count(record: dict[str, Any] | None) -> int:
+    """How many paths the receipt `record` (`last_dream_record`) left pending (0: none)."""
+    pending = record.get("pending") if record is not None else None
     return len(pending) if isinstance(pending, list) else 0
 
 

@@ -7,7 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from tests.helpers import cli, commit_all, git, write
+from tests.conftest import AGENT_MD
+from tests.helpers import cli, commit_all, git, run_gitdream, write
 
 LOGS = "agents/ops/memory/logs/2026/03"
 
@@ -160,3 +161,59 @@ def test_status_says_when_memory_md_alone_is_over_its_limits_and_where_the_topic
     )
     warnings = json.loads(cli(agent_repo, "status", "--json").stdout)["warnings"]
     assert not [w for w in warnings if index in w]
+
+
+def test_in_a_clone_status_shows_the_last_dream_the_repository_records(tmp_path: Path) -> None:
+    """The new user's item 3: in a clone that fetched gitdream's refs and notes, `status`
+    said `never` for agents `gitdream log` shows as dreamed (LAST RUN came only from this
+    machine's state file). Now it shows the dream from the repository, marked so; the
+    time gate still counts this machine's runs only (docs/troubleshooting.md)."""
+    upstream = tmp_path / "upstream"
+    git(tmp_path, "init", "-q", "-b", "main", str(upstream))
+    write(upstream, "agents/kit/agent.md", AGENT_MD)
+    write(upstream, "agents/kit/memory/MEMORY.md", "# kit — memory index\n")
+    write(
+        upstream,
+        "agents/kit/memory/logs/2026/03/2026-03-01.md",
+        "- Lesson: the deploy needs the cache warmed first, because cold starts time out.\n",
+    )
+    commit_all(upstream, "kit")
+    dreamed = json.loads(run_gitdream(upstream, "run", "--json").stdout)["runs"][0]
+    assert dreamed["status"] == "ok"
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    git(clone, "fetch", "-q", "origin", "refs/gitdream/*:refs/gitdream/*")
+
+    (agent,) = json.loads(cli(clone, "status", "--json").stdout)["agents"]
+    assert agent["last_run"] == {"run": None, "time": None, "status": None, "source": "repository"}
+    watermark = agent["watermark"]
+    assert f"watermark {watermark[:7]} (repository)" in cli(clone, "status").stdout
+
+    git(clone, "fetch", "-q", "origin", "+refs/notes/gitdream:refs/notes/gitdream-fetched")
+    git(
+        clone,
+        "notes",
+        "--ref",
+        "gitdream",
+        "merge",
+        "-q",
+        "-s",
+        "cat_sort_uniq",
+        "refs/notes/gitdream-fetched",
+    )
+    (agent,) = json.loads(cli(clone, "status", "--json").stdout)["agents"]
+    assert agent["last_run"] == {
+        "run": dreamed["run"],
+        "time": dreamed["started"],
+        "status": "ok",
+        "source": "repository",
+    }
+    assert agent["last_dream"] == dreamed["started"]
+    assert agent["time_gate"]["open"] is True  # counted per machine: this one never ran kit
+    (row,) = [line for line in cli(clone, "status").stdout.splitlines() if line.startswith("kit ")]
+    assert f"{dreamed['started']} ok (repository)" in row and "never" not in row, row
+
+    # This machine's own run is what status shows from then on.
+    mine = json.loads(run_gitdream(clone, "run", "--json").stdout)["runs"][0]
+    (agent,) = json.loads(cli(clone, "status", "--json").stdout)["agents"]
+    assert agent["last_run"]["run"] == mine["run"] and agent["last_run"]["source"] == "machine"
