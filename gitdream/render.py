@@ -681,6 +681,8 @@ def hooks_result(result: HooksResult) -> Lines:
             detail = detail or f"put back the hook saved as {hook.previous.name}"
         elif hook.action == "foreign":
             detail = "not gitdream's hook; left alone"
+        elif hook.action == "missing":
+            detail = "nothing to remove"
         rows.append([hook.action, hook.name, detail])
     lines.table(rows)
     from gitdream.trigger.hookscripts import INSTALL_ACTIONS, PURPOSES  # idle path: hooks commands only

@@ -150,7 +150,13 @@ def evaluate(repo: Repo, cfg: Config, agents: list[Agent], state: state_mod.Stat
                 f"{sessions} new session{'s' if sessions != 1 else ''} since the watermark, {minimum} needed"
             )
             result.agents.append(
-                AgentGate(agent.id, "sessions", counted_text + note, sessions, summary=counted_text)
+                AgentGate(
+                    agent.id,
+                    "sessions",
+                    counted_text + note,
+                    sessions,
+                    summary=counted_text + (" (counts reused; nothing committed since)" if note else ""),
+                )
             )
             continue
         result.agents.append(AgentGate(agent.id, None, "all gates open", sessions))
