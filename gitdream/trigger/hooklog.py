@@ -135,7 +135,8 @@ def describe(result: Any) -> str:
             for outcome in rest:
                 counts[outcome.status] = counts.get(outcome.status, 0) + 1
             told = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-            parts.append(f"and {len(rest)} more agents ({told}; `gitdream log` lists each run)")
+            noun = "agent" if len(rest) == 1 else "agents"
+            parts.append(f"and {len(rest)} more {noun} ({told}; `gitdream log` lists each run)")
         return "dreamed: " + "; ".join(parts)
     if gate and not gate.get("open"):
         return f"gate '{gate.get('gate')}' closed: {gate.get('reason')}"

@@ -144,3 +144,25 @@ def test_a_recorded_decision_is_bounded(isolate: Path, tmp_path: Path) -> None:
     (line,) = (isolate / "gitdream-home" / "logs" / "hooks.log").read_text().splitlines()
     message = line.split("\t")[3]
     assert len(message) == hooklog.MESSAGE_CHARS and message.endswith(hooklog.CUT)
+
+
+def test_a_dreamed_decision_names_a_few_agents_and_counts_the_rest(tmp_path: Path, isolate: Path) -> None:
+    """A dream of many agents at once is one short line too: five runs named, the rest
+    counted by status."""
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    names = [f"agent{n}" for n in range(hooklog.DREAMS_SHOWN + 1)]
+    for agent in names:
+        write(repo, f"agents/{agent}/agent.md", AGENT_MD)
+        write(repo, f"agents/{agent}/memory/MEMORY.md", f"# {agent} — memory index\n")
+        write(repo, f"agents/{agent}/memory/logs/2026/03/2026-03-01.md", _log(1, agent))
+    write(repo, "gitdream.toml", "min_sessions = 1\n")
+    commit_all(repo, "agents")
+    done = run_gitdream(
+        repo, "run", "--auto", "--trigger", "post-merge", env={hooklog.HOOK_ENV: "post-merge"}
+    )
+    assert done.returncode == 0, done.stderr
+    (decision,) = _decisions(isolate / "gitdream-home" / "logs" / "hooks.log", repo)
+    assert decision.startswith("dreamed: agent0 ok (run "), decision
+    assert decision.count(" ok (run ") == hooklog.DREAMS_SHOWN
+    assert decision.endswith("; and 1 more agent (1 ok; `gitdream log` lists each run)"), decision
