@@ -312,3 +312,68 @@ def test_a_name_of_several_capitalised_words_is_one_name_and_a_bold_label_opens_
     assert "Extended" not in grouping.names("**Build:** Extended `deploy-helper.py` with a dry-run mode")
     # A semicolon does not open a sentence: the capital after it is a name's.
     assert "Grafana" in grouping.names("Never fail over before the team confirms; Grafana shows the lag")
+
+
+# --- Related: links by the names topics are about (grouping.relations) ---
+
+_SCRIPTS = [f"Wrote `scripts/tool-{n}.py` that parses export {n}." for n in range(20)]
+
+
+def test_a_topic_about_another_topics_name_is_related_to_it() -> None:
+    topics = {
+        "deploys": (
+            "Deploys",
+            ["Rollbacks need the registry's previous image tag.", "Deploys run at night."],
+        ),
+        "registry": ("Registry", ["The registry keeps the last 10 image tags."]),
+        "cooking": ("Cooking", ["Pasta needs salted water."]),
+    }
+    links = grouping.relations(topics, topics)
+    assert links["deploys"] == ["registry"]
+    assert links["registry"] == ["deploys"]
+    assert links["cooking"] == []
+
+
+def test_a_name_mentioned_once_among_many_facts_relates_nothing() -> None:
+    # "Scripts" mentions Clawk in one fact of twenty-one: that fact's subject, not the topic's.
+    topics = {
+        "scripts": ("Scripts", [*_SCRIPTS, "Wrote `scripts/poster.py` for Clawk replies."]),
+        "clawk": ("Clawk", ["Clawk replies are limited to 280 characters.", "Clawk has no edit."]),
+    }
+    assert grouping.relations(topics, topics) == {"scripts": [], "clawk": []}
+
+
+def test_a_persons_list_is_read_item_by_item_not_as_one_text_about_everything() -> None:
+    # A person's topic arrives as one text per item (integrate splits its body): a list that
+    # names each subject once is not "about" every one of them.
+    queue = [f"- [ ] Post about {name} someday" for name in ("Moltbook", "Lobchan", "Clawk", "Gendolf")]
+    topics = {
+        "digest-queue": ("Digest Queue", queue),
+        "clawk": ("Clawk", ["Clawk replies are limited to 280 characters.", "Clawk has no edit."]),
+        "gendolf": ("Gendolf", ["Gendolf runs the isnad sandbox.", "Gendolf answers within a day."]),
+    }
+    links = grouping.relations(topics, topics)
+    assert links["clawk"] == [] and links["gendolf"] == []
+
+
+def test_everyday_words_in_common_relate_nothing_but_alike_facts_do() -> None:
+    topics = {
+        "signer": (
+            "Signer",
+            ["The signer makes Ed25519 keys and signs attestations as JWK.", "Verify with the jwk command."],
+        ),
+        "isnad": (
+            "isnad",
+            ["isnad signs attestations with Ed25519 keys and JWK output.", "The jwk command verifies."],
+        ),
+        "notes": ("Notes", ["The tool reads the id from the API.", "A tool writes the API log."]),
+        "queue": ("Queue", ["The API tool returns an id.", "Every tool hits the API twice."]),
+        # What makes "tool", "API", "id" everyday words: most of the agent's facts hold them.
+        "daily": (
+            "Daily",
+            [f"The {w} tool calls the API and logs the id." for w in ("mail", "chat", "feed", "wiki")],
+        ),
+    }
+    links = grouping.relations(topics, topics)
+    assert links["signer"] == ["isnad"]
+    assert "queue" not in links["notes"] and "notes" not in links["queue"]
