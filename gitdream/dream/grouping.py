@@ -68,8 +68,8 @@ fractions" in one of twenty script notes) is that fact's subject, not the topic'
 MENTION_MIN = 3
 MAX_RELATED = 3
 RELATED_MIN_SCORE = 3.0
-"""Summed rarity (idf among the topics) of the names that relate two topics (`relations`); a
-link through one topic's own name counts twice."""
+"""Summed rarity (idf among the topics) of the names both of two topics are about, for them
+to be related (`relations`); one topic about the other's own name is related at any score."""
 RELATED_MIN_COSINE = 0.15
 """Without names in common, two topics are related when their facts are at least this alike
 (tf-idf cosine over every text of the agent's topics, `relations`)."""
@@ -952,9 +952,9 @@ def relations(
                 continue
             linked = (own[other] & about[slug]) | (own[slug] & about[other])
             shared = (about[slug] & about[other]) - linked
-            score = sum(2 * name_idf(f) for f in linked) + sum(
-                name_idf(f) for f in shared if topic_df[f] * 3 <= n_topics
-            )
+            score = sum(name_idf(f) for f in shared if topic_df[f] * 3 <= n_topics)
+            if linked:  # one is about the other's own name: related, however few the topics
+                score += RELATED_MIN_SCORE + sum(2 * name_idf(f) for f in linked)
             if score < RELATED_MIN_SCORE:
                 mine, theirs = term_sets[slug], term_sets[other]
                 dot = sum(weight(mine[t], t) * weight(theirs[t], t) for t in mine.keys() & theirs.keys())

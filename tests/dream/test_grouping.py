@@ -348,7 +348,8 @@ def test_a_name_mentioned_once_among_many_facts_relates_nothing() -> None:
 def test_a_persons_list_is_read_item_by_item_not_as_one_text_about_everything() -> None:
     # A person's topic arrives as one text per item (integrate splits its body): a list that
     # names each subject once is not "about" every one of them.
-    queue = [f"- [ ] Post about {name} someday" for name in ("Moltbook", "Lobchan", "Clawk", "Gendolf")]
+    subjects = ("Moltbook", "Lobchan", "Clawk", "Gendolf", "Keenable", "AgentMail", "Shellmates", "Telegram")
+    queue = [f"- [ ] Post about {name} someday" for name in subjects]
     topics = {
         "digest-queue": ("Digest Queue", queue),
         "clawk": ("Clawk", ["Clawk replies are limited to 280 characters.", "Clawk has no edit."]),
