@@ -94,9 +94,11 @@ class _Held:
             self.path.unlink(missing_ok=True)
             return
         data = json.dumps({**_me(), "locks": locks}).encode()
-        paths.ensure_dir(self.path.parent)
+        paths.state_folder(self.repo.common_dir, REFLOCKS)  # a real folder, never a link
         tmp = self.path.with_name(f".{self.path.name}.tmp")
-        tmp.write_bytes(data)  # no fsync: it guards against a kill, and locks die with power
+        fd = paths.open_state_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)  # no fsync: it guards against a kill, and locks die with power
         os.replace(tmp, self.path)
 
     def release(self) -> None:
@@ -179,17 +181,21 @@ def drop_dead_locks(repo: Repo) -> list[str]:
     """Remove the ref lock files (`HEAD.lock`, `refs/…/<name>.lock`) that a gitdream process
     took and was killed holding, as its record (see `_Held`) names them: only files that
     are still the very files it created, of a process provably gone; then the record.
-    Returns a warning per file removed. Records of live processes are left alone."""
+    Returns a warning per file removed. Records of live processes are left alone, and so
+    is anything in the records' folder that is not a regular file. Raises the
+    RepoStateError of `paths.linked_state` when that folder (or `gitdream/`) is a link."""
     from gitdream import processes  # idle path: only where it is used
 
     warnings: list[str] = []
-    folder = paths.state_dir(repo.common_dir) / REFLOCKS
+    folder = paths.state_folder(repo.common_dir, REFLOCKS, create=False)  # never through a link
     try:
         records = [p for p in folder.iterdir() if p.name.isdigit()]
     except OSError:
         return warnings
     for record_path in records:
         try:
+            if not stat.S_ISREG(record_path.lstat().st_mode):
+                continue  # not a record gitdream wrote (a link, a folder): never followed
             record = json.loads(record_path.read_bytes())
         except (OSError, ValueError):
             continue  # a record being written right now, or damaged: leave the locks
