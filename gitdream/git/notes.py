@@ -100,7 +100,7 @@ def _write(
 def _root(repo: Repo, ref: str) -> tuple[str | None, pygit2.Tree | None]:
     """The tip of notes ref `ref` and its tree ((None, None) without the ref); the
     RepoStateError of `refs.broken` when the ref or its commit cannot be read."""
-    tip = refs.target(repo, ref)
+    tip = refs.commit_target(repo, ref)
     if tip is None:
         return None, None
     try:
