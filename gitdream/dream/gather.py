@@ -14,7 +14,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gitdream.dream import material as material_mod
-from gitdream.dream import noise, readers, receipts
+from gitdream.dream import noise, readers, receipts, screen
 from gitdream.git import trees
 from gitdream.units import Unit
 
@@ -94,6 +94,16 @@ def carried_units(records: list[Any], entry_ids: set[str]) -> list[Unit]:
     return units
 
 
+def _secret_name(path: str, agent_id: str, allow: list[Any], deny: list[Any]) -> str:
+    """The warning for a raw file whose name holds what the scanner finds (masked)."""
+    return (
+        f"{screen.redact(path, allow=allow, deny=deny)}: the file name holds a secret or personal data, "
+        "so gitdream cannot cite it; skipped (rename it with `git mv`, then `gitdream run --agent "
+        f"{agent_id} --full` reads it: a rename alone is not new material, and what was read before "
+        "is recognised)"
+    )
+
+
 def gather(
     repo: Repo, agent: Agent, cfg: Config, opts: RunOptions, input_commit: str, watermark: str | None
 ) -> Gathered:
@@ -128,7 +138,13 @@ def gather(
     dropped: dict[str, int] = {}
     skipped_files: list[dict[str, str]] = []
     max_file_bytes = cfg.int("max_file_bytes")
+    allow, deny = screen.user_patterns(cfg)
     for source in material.files:
+        if screen.scan_text(source.path, allow=allow, deny=deny):
+            # Its name would be cited in topics, commit messages and receipts, which the
+            # scanner never lets hold a secret (issue 16): only this file stops.
+            found.warnings.append(_secret_name(source.path, agent.id, allow, deny))
+            continue
         # The size first, from the object header: a 50 MB log is not loaded to be skipped.
         size = trees.blob_size(repo, source.blob)
         result = readers.skip_too_large(source.path, size, max_file_bytes) or readers.read_source(
