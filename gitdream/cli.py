@@ -79,7 +79,7 @@ def _report(ctx: click.Context, exc: errors.GitdreamError) -> None:
 def _crash(exc: BaseException) -> int:
     from gitdream import crashlog, git  # idle path: a command loads only its own modules
 
-    path = crashlog.write(exc, git.versions())
+    path = crashlog.write(exc, git.versions(), mask=output.masked)
     output.problem(f"error: gitdream failed unexpectedly: {type(exc).__name__}: {exc}")
     if path is not None:
         output.err(f"hint: this is a bug; please report it with the crash log at {path}")

@@ -523,3 +523,21 @@ def test_a_raw_file_whose_name_holds_a_secret_is_never_cited(agent_repo: Path) -
         assert needle not in receipt["_stderr"] + shown.stdout + shown.stderr + audit.stdout + audit.stderr
     assert "[REDACTED github-token, 40 chars].md: the file name holds a secret" in receipt["_stderr"]
     assert "git mv" in receipt["_stderr"]
+
+
+def test_a_crash_log_never_holds_a_secret(tmp_path: Path, monkeypatch: Any) -> None:
+    """Regression test: the crash log (the file the hint asks to attach to a bug report)
+    held the exception's message whole; one quoting material (a line of a log, a value)
+    put its tokens there. The CLI writes it through the scanner, as it prints errors."""
+    from gitdream import cli as cli_module
+
+    monkeypatch.setenv("GITDREAM_HOME", str(tmp_path / "home"))
+    token = "ghp_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    try:
+        raise ValueError(f"cannot parse the line 'export GITHUB_TOKEN={token}'")
+    except ValueError as exc:
+        assert cli_module._crash(exc) == 3
+    (log,) = (tmp_path / "home" / "logs").glob("crash-*.md")
+    text = log.read_text(encoding="utf-8")
+    assert "ValueError: cannot parse the line" in text and "Traceback" in text
+    assert token[4:12] not in text, text
