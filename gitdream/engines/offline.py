@@ -80,7 +80,7 @@ from gitdream.dream.dates import absolutize
 from gitdream.dream.facts import one_line, parse
 from gitdream.dream.slugs import slugify
 from gitdream.errors import BlockError
-from gitdream.text import blocks, sentences
+from gitdream.text import blocks, markup, sentences
 from gitdream.text.clip import clip
 from gitdream.text.similarity import ShingleIndex, Vocabulary, jaccard
 from gitdream.units import DEFINITION_TARGETS, Entry, Unit, parse_entry_id, parse_source_ref
@@ -129,9 +129,9 @@ _HASHTAG_TAIL = re.compile(r"(?<!\S)#([^\s#]+)$")
 # URL): with `[^\]]*` a heading of many "[" was rescanned to its end from each one.
 _MD_LINK = re.compile(r"\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)")
 _HEADING_NOISE = re.compile(r"[\d\W_]+")
-# Underscore runs are matched from their first "_" only (`(?<!_)`): otherwise a long run
-# followed by a letter was rescanned from each of its underscores.
-_EMPHASIS = re.compile(r"[*`~]+|(?<!\w)_+|(?<!_)_+(?!\w)")
+# What emphasis leaves in a name (`markup.unemphasize` drops the rest): code-span backticks,
+# strike-through tildes and a stray run of asterisks standing alone.
+_NAME_MARKS = re.compile(r"`+|~~+|(?<!\S)\*+(?!\S)")
 _TRAILING_COUNT = re.compile(r"\s*[(\[（]\s*[\d\s,./:#-]*[)\]）]\s*$")
 
 
@@ -157,7 +157,6 @@ _STATUS_MARK = re.compile(
     "\U0001f534\U0001f7e0\U0001f7e1\U0001f7e2\U0001f535\U0001f6a8\U0001f525\U0001f4cc"
     "\U0001f4dd\U0001f4a1\U0001f389\U0001f680]\\s*)+"
 )
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
 _TRAILING_ID = re.compile(
     r" ?\((?:id:\s*|#)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
     r"| ?\(id: ?[^()]{1,60}\)"
@@ -167,12 +166,14 @@ _SUB_ITEM = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s+")
 
 def strip_layout(text: str) -> str:
     """`text` without layout-only markup (module docstring, step 1): glyph prefixes,
-    emoji status marks, bold markers, trailing ids in parentheses; nested list items
-    become "; "-separated clauses."""
+    emoji status marks, bold markers (`gitdream.text.markup`: never inside code or a name),
+    trailing ids in parentheses; nested list items become clauses of one line
+    (`sentences.join_clauses`: "; " where an item ends with no mark, no ".;")."""
     text = _GLYPH.sub("", text, count=1)
     text = _STATUS_MARK.sub("", text)
-    text = one_line(_SUB_ITEM.sub("; ", text))  # single spaces: the patterns below stay linear
-    text = _BOLD.sub(lambda m: m.group(1) or m.group(2), text)
+    # single spaces: the patterns below stay linear
+    text = one_line(sentences.join_clauses([one_line(part) for part in _SUB_ITEM.split(text)]))
+    text = markup.unemphasize(text)
     text = _TRAILING_ID.sub("", text)
     text = re.sub(r" ([:;,])", r"\1", text)
     return text.replace(":;", ":").strip()
@@ -217,6 +218,23 @@ def _written(entry: Entry) -> str:
     return terminal.prose(entry.text) or entry.text
 
 
+def _with_items(entry: Entry, line: str, items: list[str], limit: int = FACT_MAX_CHARS) -> str:
+    """Log item `line` followed by the sub-items of `items` that fit within `limit`
+    characters, in the order written: the line always (it names what they are about), then
+    the items that carry most first (`salience.prior_score`; ties: the earlier), so a key
+    finding at the end of a long list is not the one cut."""
+    items = [item for item in items if item.strip()]
+    if len(sentences.join_clauses([line, *items])) <= limit:
+        return sentences.join_clauses([line, *items])
+    ranked = sorted(range(len(items)), key=lambda i: (-salience.prior_score(entry, items[i], _CUES), i))
+    chosen: list[int] = []
+    for i in ranked:
+        trial = sorted([*chosen, i])
+        if len(sentences.join_clauses([line, *(items[j] for j in trial)])) <= limit:
+            chosen = trial
+    return sentences.join_clauses([line, *(items[j] for j in chosen)])
+
+
 def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     """The fact text of `entry` (see module docstring, step 1); "" when nothing is left."""
     tags = set(entry.tags)
@@ -241,15 +259,23 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
         if not match or match.group(1).lower() not in tags:
             break
         text = text[: match.start()].rstrip()
+    # A log item's sub-items are what its line introduces: they stay with it, whole, and
+    # only the line's own sentences are chosen from ("Detector on quorum theory. Chain
+    # class: …; Detector: …" keeps its parts; cut by `describe.fit` at a clause's end).
+    head, *items = _SUB_ITEM.split(text) if _LIST_MARKER.match(entry.text) else (text,)
     text = salience.standing_sentences(
-        one_line(salience.without_kind_label(strip_layout(text))), user=salience.said_by_user(entry)
+        one_line(salience.without_kind_label(strip_layout(head))), user=salience.said_by_user(entry)
     )
     text = salient_sentences(entry, text)
+    if items:
+        text = _with_items(entry, text, [strip_layout(item) for item in items])
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))
     text = memoryfiles.neutral(text)
     if not _has_content(text):
         return ""
+    if items:  # the line names what its sub-items are about: they are cut, never it
+        return describe.fit(text, FACT_MAX_CHARS)
     return describe.fit(text, FACT_MAX_CHARS, lambda part: salience.prior_score(entry, part, _CUES))
 
 
@@ -258,7 +284,7 @@ def clean_name(name: str) -> str:
     line, a trailing count such as "(5)" and a trailing colon dropped, first letter
     upper-cased, capped at TOPIC_NAME_MAX_CHARS characters."""
     text = _MD_LINK.sub(r"\1", name)
-    text = _EMPHASIS.sub("", text)
+    text = _NAME_MARKS.sub("", markup.unemphasize(text, italic=True))
     text = _TRAILING_COUNT.sub("", one_line(text))
     text = memoryfiles.neutral(text).strip(" :：-—")
     if text[:1].islower() and not re.search(r"[\w][-_./][\w]", text):
