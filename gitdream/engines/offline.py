@@ -570,17 +570,33 @@ class _Known:
     by_id: dict[str, list[_Fact]]
     by_line: dict[tuple[str, int], list[_Fact]]
     """(path, line) → the facts citing an entry that starts or ends on that line."""
+    by_range: dict[str, list[tuple[int, int, _Fact]]]
+    """path → (start, end, fact) of each line range a fact cites: one range may cover
+    several entries (`facts.merge_sources`)."""
+
+    def citing(self, entry: Entry) -> list[_Fact]:
+        """The facts citing `entry`: by its id, or by a range of its file that overlaps its
+        lines (consecutive entries are cited as one range)."""
+        out = list(self.by_id.get(entry.id, ()))
+        for start, end, fact in self.by_range.get(entry.path, ()):
+            if start <= entry.end and entry.start <= end and fact not in out:
+                out.append(fact)
+        return out
 
     @classmethod
     def load(cls, context: DistillContext, memory: memoryfiles.MemoryFiles) -> _Known:
         facts: dict[str, list[_Fact]] = {"experience": []}
         by_path: dict[str, list[_Fact]] = {}
         by_id: dict[str, list[_Fact]] = {}
+        by_range: dict[str, list[tuple[int, int, _Fact]]] = {}
 
         def cite(fact: _Fact, sources: list[str]) -> None:
             ids = _cited(sources)
             for entry_id in ids:
                 by_id.setdefault(entry_id, []).append(fact)
+                cited = parse_entry_id(entry_id)
+                if cited is not None and cited[2] > cited[1]:
+                    by_range.setdefault(cited[0], []).append((cited[1], cited[2], fact))
             for path in {parsed[0] for parsed in map(parse_entry_id, ids) if parsed}:
                 by_path.setdefault(path, []).append(fact)
 
@@ -614,7 +630,7 @@ class _Known:
             if parsed is not None:
                 for line in {parsed[1], parsed[2]}:
                     by_line.setdefault((parsed[0], line), []).extend(cited)
-        return cls(facts, by_path, by_id, by_line)
+        return cls(facts, by_path, by_id, by_line, by_range)
 
 
 class _Run:
@@ -774,7 +790,7 @@ class _Run:
             done = next(
                 (
                     f
-                    for f in self.known.by_id.get(entry.id, ())
+                    for f in self.known.citing(entry)
                     if f.group in (target, "superseded")
                     and (
                         jaccard(text, f.text) >= self.engine.threshold
