@@ -287,7 +287,7 @@ class _FactList:
         elif not refs or any(not _cited_by(fact, ref) for ref in refs):
             fact.seen += 1  # an entry already cited (read again) is not a new corroboration
         for ref in refs:
-            if ref not in fact.sources:
+            if ref not in fact.sources and not _lines_cited(fact, ref):
                 fact.sources.append(ref)
         fact.sources[:] = merge_sources(fact.sources)  # consecutive lines: one range
         if len(fact.sources) > MAX_SOURCES:
@@ -311,6 +311,21 @@ class _FactList:
             del self._by_text[_norm(old.text)]
         self._by_text.setdefault(_norm(text), fact)
         return fact
+
+
+def _lines_cited(fact: Fact, ref: str) -> bool:
+    """True when a source of `fact` already cites every line `ref` cites, of the same file
+    (read at any commit): the same entry read again adds no source."""
+    parsed = parse_source_ref(ref)
+    entry = parse_entry_id(parsed[0] if parsed else ref)
+    if entry is None:
+        return False
+    for source in fact.sources:
+        known = parse_source_ref(source)
+        cited = parse_entry_id(known[0] if known else source)
+        if cited is not None and cited[0] == entry[0] and cited[1] <= entry[1] and entry[2] <= cited[2]:
+            return True
+    return False
 
 
 def _cited_by(fact: Fact, ref: str) -> bool:

@@ -218,21 +218,19 @@ def _written(entry: Entry) -> str:
     return terminal.prose(entry.text) or entry.text
 
 
-def _with_items(entry: Entry, line: str, items: list[str], limit: int = FACT_MAX_CHARS) -> str:
+def _with_items(line: str, items: list[str], limit: int = FACT_MAX_CHARS) -> str:
     """Log item `line` followed by the sub-items of `items` that fit within `limit`
-    characters, in the order written: the line always (it names what they are about), then
-    the items that carry most first (`salience.prior_score`; ties: the earlier), so a key
-    finding at the end of a long list is not the one cut."""
-    items = [item for item in items if item.strip()]
-    if len(sentences.join_clauses([line, *items])) <= limit:
-        return sentences.join_clauses([line, *items])
-    ranked = sorted(range(len(items)), key=lambda i: (-salience.prior_score(entry, items[i], _CUES), i))
-    chosen: list[int] = []
-    for i in ranked:
-        trial = sorted([*chosen, i])
-        if len(sentences.join_clauses([line, *(items[j] for j in trial)])) <= limit:
-            chosen = trial
-    return sentences.join_clauses([line, *(items[j] for j in chosen)])
+    characters, in the order written (`sentences.join_clauses`): the line always — it names
+    what they are about —, then the items up to the first that does not fit."""
+    text = line
+    for item in items:
+        if not item.strip():
+            continue
+        joined = sentences.join_clauses([text, item])
+        if len(joined) > limit:
+            break
+        text = joined
+    return text
 
 
 def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
@@ -268,7 +266,7 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     )
     text = salient_sentences(entry, text)
     if items:
-        text = _with_items(entry, text, [strip_layout(item) for item in items])
+        text = _with_items(text, [strip_layout(item) for item in items])
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))
     text = memoryfiles.neutral(text)
@@ -405,6 +403,39 @@ _RECORD = "\0record"
 
 def _may_restate(new: str, fact: _Fact) -> bool:
     return _compatible(new, fact.text)
+
+
+WORDS_WITHIN = 0.8
+"""An entry a fact cites is that fact read again when this share of the words of one of
+the two texts is in the other (`_words_within`)."""
+_WORD = re.compile(r"\w+")
+
+
+def _words_within(text: str, fact: str) -> bool:
+    """True when `WORDS_WITHIN` of the words of `text` are in `fact`, or of `fact`'s in
+    `text` (case folded): for an entry a fact already cites, the fact made from it however
+    its text was cleaned up then ("theory.; Chain" then, "theory. Chain" now)."""
+    ours, theirs = set(_WORD.findall(text.casefold())), set(_WORD.findall(fact.casefold()))
+    if not ours or not theirs:
+        return False
+    shared = len(ours & theirs)
+    return shared >= WORDS_WITHIN * len(ours) or shared >= WORDS_WITHIN * len(theirs)
+
+
+OPENING_WORDS = 6
+"""An entry a fact cites whose first sentence is the fact's, and at least this many words
+long, is that fact read again (`_same_opening`)."""
+
+
+def _same_opening(text: str, fact: str) -> bool:
+    """True when `text` and `fact` open with the same first sentence of at least
+    `OPENING_WORDS` words (case folded): a log item whose line the fact states, with other
+    sub-items chosen after it by an earlier version."""
+    ours, theirs = sentences.split(text)[:1], sentences.split(fact)[:1]
+    if not ours or not theirs:
+        return False
+    words = _WORD.findall(ours[0].casefold())
+    return len(words) >= OPENING_WORDS and words == _WORD.findall(theirs[0].casefold())
 
 
 def _cited(sources: list[str]) -> set[str]:
@@ -799,6 +830,8 @@ class _Run:
                         in text.casefold()  # part of the entry (recapitalised)
                         or lists.without_subject(f.text, entry).rstrip(".;。") in text  # led by its heading
                         or self._same_instruction(text, f.text)  # it corroborated the fact in other words
+                        or _words_within(text, f.text)  # cleaned up otherwise by an earlier version
+                        or _same_opening(text, f.text)  # its sub-items chosen otherwise
                     )
                 ),
                 None,

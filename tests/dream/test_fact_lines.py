@@ -100,3 +100,42 @@ def test_a_topic_file_of_an_earlier_version_integrates_cleanly(agent_repo: Path)
         assert "seen 1 time" not in deploys and ", first " not in deploys, deploys
     for fact in _audit(agent_repo):
         assert fact["sources"] and all(s["status"] == "resolved" for s in fact["sources"]), fact
+
+
+def test_an_item_a_fact_of_an_earlier_version_states_is_already_consolidated() -> None:
+    """An earlier version joined sub-items with ".;" and chose other ones: the entry read
+    again (a lost watermark, `--full`) is that fact, not a new fact beside it or another
+    source on it."""
+    from datetime import date
+
+    from gitdream.agents import make_agent
+    from gitdream.config import defaults
+    from gitdream.contract import DistillContext, MemoryView
+    from gitdream.engines.offline import OfflineEngine
+    from gitdream.units import Entry
+    from tests.standins import simple_absolutize, simple_slugify
+
+    commit = "1a2b3c4d5e6f" + "0" * 28
+    item = (
+        "- **`scripts/fork.py`** — Fork detector based on quorum intersection theory of observers.\n"
+        "  - Chain class: causal hash chains with parent pointers\n"
+        "  - Detector: multi-observer fork detection via quorum analysis"
+    )
+    entry = Entry(LOG, 3, 5, item, date(2026, 3, 2), ("Build",))
+    for old_text in (
+        "`scripts/fork.py` — Fork detector based on quorum intersection theory of observers.; "
+        "Chain class: causal hash chains with parent pointers; Detector: multi-observer fork detection via quorum analysis",
+        "`scripts/fork.py` — Fork detector based on quorum intersection theory of observers. Results: 83% accuracy",
+    ):
+        topic = (
+            "---\nname: Scripts\ndescription: d\ntype: project\norigin: gitdream\n---\n\n# Scripts\n\n"
+            f"<!-- gitdream:begin facts -->\n- {old_text}\n  Sources: `{LOG}#L3-L5@{commit[:12]}` — seen 1 time, "
+            "first 2026-03-02, last 2026-03-02\n<!-- gitdream:end facts -->\n"
+        )
+        cfg = defaults()
+        engine = OfflineEngine(cfg, slugify=simple_slugify, absolutize=simple_absolutize)
+        agent = make_agent("agents/ops", cfg)
+        memory = MemoryView({f"{MEM}/scripts.md": topic})
+        result = engine.distill(DistillContext(agent, [entry], memory, cfg, commit, date(2026, 3, 2)))
+        assert result.units == [], old_text
+        assert result.skipped and "already consolidated" in result.skipped[0][1], result.skipped
