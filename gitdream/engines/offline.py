@@ -161,6 +161,7 @@ _TRAILING_ID = re.compile(
     r" ?\((?:id:\s*|#)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
     r"| ?\(id: ?[^()]{1,60}\)"
 )
+_FULL_WIDTH_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")  # Chinese, Japanese
 _SUB_ITEM = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s+")
 
 
@@ -275,6 +276,23 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     if items:  # the line names what its sub-items are about: they are cut, never it
         return describe.fit(text, FACT_MAX_CHARS)
     return describe.fit(text, FACT_MAX_CHARS, lambda part: salience.prior_score(entry, part, _CUES))
+
+
+def _closed(text: str) -> str:
+    """The text of a kept fact not ending on a colon that introduces what it does not hold
+    (a command, a list left out): a last sentence of substance (`SUBSTANTIAL_WORDS` words
+    or more) ends with a stop instead ("… then stage the fixed files and commit:" → "… and
+    commit."; "。" after Chinese or Japanese); a shorter one ("Need to either:") leaves the
+    fact when sentences precede it; `text` itself otherwise. Applied once an entry is kept:
+    salience judged the text as written, colon included (a lead-in alone is rarely kept)."""
+    stripped = text.rstrip()
+    if not stripped.endswith((":", "：")):
+        return text
+    last = (sentences.split(stripped) or [stripped])[-1]
+    if salience.content_words(last) >= SUBSTANTIAL_WORDS:
+        body = stripped[:-1].rstrip()
+        return body + ("。" if _FULL_WIDTH_TEXT.match(body[-1:]) else ".")
+    return lists.without_lead_sentence(stripped) or text
 
 
 def clean_name(name: str) -> str:
@@ -867,7 +885,7 @@ class _Run:
         out = self._lists(out)
         for candidate in out:  # an item that names nothing carries its heading's subject
             if not candidate.members and candidate.target == "experience":
-                candidate.text = lists.with_subject(candidate.text, candidate.entry)
+                candidate.text = lists.with_subject(_closed(candidate.text), candidate.entry)
         out.sort(key=lambda c: (-c.score, c.position))
         return out
 
