@@ -120,6 +120,12 @@ Absolutize = Callable[[str, date], str]
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,9}[.)])\s+")
 _TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
 _LEAD_DATE = re.compile(r"^\[\d{4}-\d{2}-\d{2}(?:[ T][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?\]\s*")
+# A clock time opening an entry ("09:35 …", "[14:02 UTC] …") is when it was written, layout
+# like a list marker: the fact states itself without it.
+_LEAD_CLOCK = re.compile(
+    r"^\[?~?(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?"
+    r"(?:\s?(?:UTC|GMT|Z|CET|CEST|JST|KST|CST|PST|PDT|EST|EDT|BST)\b)?\]?(?:\s*[-–—:|]\s*|\s+)(?=\S)"
+)
 _LEAD_TAG = re.compile(r"^\[([^\[\]\s]{1,40})\](?![(\[:])\s*")
 _HASHTAG_HEAD = re.compile(r"^#([^\s#]+)\s*")
 # No leading `\s*` (the caller strips the space before the tag): with it, each position of a
@@ -244,6 +250,7 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     while True:
         before = text
         text = _LEAD_DATE.sub("", text, count=1)
+        text = _LEAD_CLOCK.sub("", text, count=1)
         match = _LEAD_TAG.match(text)
         if match and (match.group(1).lower() in tags or match.group(1).lower() in ROUTING_TAGS):
             text = text[match.end() :]
