@@ -59,3 +59,41 @@ def test_a_parenthesis_never_closed_does_not_swallow_the_rest_of_the_message() -
 def test_a_stray_closing_bracket_does_not_open_a_later_parenthesis() -> None:
     text = "a) First check the logs. Then (if needed. really) restart. Done."
     assert split(text) == ["a) First check the logs.", "Then (if needed. really) restart.", "Done."]
+
+
+@pytest.mark.parametrize(
+    ("parts", "line"),
+    [
+        (
+            ["Detector based on quorum theory.", "Chain class: hash chains", "Detector: overlap"],
+            "Detector based on quorum theory. Chain class: hash chains; Detector: overlap",
+        ),
+        (["Never retry a post!", "check first"], "Never retry a post! check first"),
+        (["Steps:", "back up;", "migrate,", "deploy;"], "Steps: back up; migrate, deploy"),
+        (["部署前必须迁移。", "先备份", "再运行"], "部署前必须迁移。先备份；再运行"),
+        (["注意：", "先备份！", "再运行？"], "注意：先备份！再运行？"),
+        (["デプロイ前に移行する。", "バックアップ"], "デプロイ前に移行する。バックアップ"),
+        (["배포 전에 마이그레이션한다.", "백업", "실행"], "배포 전에 마이그레이션한다. 백업; 실행"),
+        (['He said "stop."', "then left"], 'He said "stop." then left'),
+    ],
+)
+def test_join_clauses_never_doubles_punctuation(parts: list[str], line: str) -> None:
+    """Regression test: sub-items were joined with "; " after any text, so a fact read
+    "… quorum intersection theory.; AgentChain class: …"."""
+    from gitdream.text.sentences import join_clauses
+
+    joined = join_clauses(parts)
+    assert joined == line
+    for doubled in (".;", "!;", "?;", ";;", "。；", "！；", "：；", ":;"):
+        assert doubled not in joined
+
+
+def test_sub_items_of_an_entry_join_without_doubled_punctuation() -> None:
+    from gitdream.engines.offline import strip_layout
+
+    text = "- `fork.py` — Fork detector on quorum theory.\n  - Chain class: hash chains\n  - Scores 0.9 → keep.\n  - `--demo` flag"
+    assert (
+        strip_layout(text)
+        == "- `fork.py` — Fork detector on quorum theory. Chain class: hash chains; Scores 0.9 → keep. `--demo` flag"
+    )
+    assert strip_layout("部署规则。\n  - 先备份\n  - 再迁移") == "部署规则。先备份；再迁移"

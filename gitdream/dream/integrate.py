@@ -33,7 +33,7 @@ from urllib.parse import quote
 
 from gitdream.dream import describe, grouping
 from gitdream.dream import memoryfiles as mf
-from gitdream.dream.facts import Fact, one_line, render
+from gitdream.dream.facts import Fact, cites, merge_sources, one_line, render
 from gitdream.dream.facts import parse as parse_facts
 from gitdream.dream.supersede import Candidates, Superseded, subject_names
 from gitdream.errors import BlockError, LossGuardError
@@ -286,11 +286,12 @@ class _FactList:
             fact.text = new_text
             self.candidates.add(fact, seq)
             self._by_text.setdefault(_norm(new_text), fact)
-        elif not refs or any(_entry_of(ref) not in {_entry_of(s) for s in fact.sources} for ref in refs):
+        elif not refs or any(not _cited_by(fact, ref) for ref in refs):
             fact.seen += 1  # an entry already cited (read again) is not a new corroboration
         for ref in refs:
-            if ref not in fact.sources:
+            if ref not in fact.sources and not _lines_cited(fact, ref):
                 fact.sources.append(ref)
+        fact.sources[:] = merge_sources(fact.sources)  # consecutive lines: one range
         if len(fact.sources) > MAX_SOURCES:
             # Keep the first sources (where the fact came from) and the newest ones; `seen`
             # still counts every corroboration. Unbounded, one fact seen 136 times carried a
@@ -314,10 +315,27 @@ class _FactList:
         return fact
 
 
-def _entry_of(ref: str) -> str:
-    """The entry id of a source reference (without its commit)."""
+def _lines_cited(fact: Fact, ref: str) -> bool:
+    """True when a source of `fact` already cites every line `ref` cites, of the same file
+    (read at any commit): the same entry read again adds no source."""
     parsed = parse_source_ref(ref)
-    return parsed[0] if parsed else ref
+    entry = parse_entry_id(parsed[0] if parsed else ref)
+    if entry is None:
+        return False
+    for source in fact.sources:
+        known = parse_source_ref(source)
+        cited = parse_entry_id(known[0] if known else source)
+        if cited is not None and cited[0] == entry[0] and cited[1] <= entry[1] and entry[2] <= cited[2]:
+            return True
+    return False
+
+
+def _cited_by(fact: Fact, ref: str) -> bool:
+    """True when `fact` already cites the lines of source reference `ref` (`facts.cites`:
+    the same entry, or a range of the same file overlapping it)."""
+    parsed = parse_source_ref(ref)
+    entry = parse_entry_id(parsed[0] if parsed else ref)
+    return ref in fact.sources if entry is None else cites(fact.sources, *entry)
 
 
 def _norm(text: str) -> str:

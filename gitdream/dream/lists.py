@@ -109,8 +109,8 @@ def statement(lead: str, items: Sequence[str], limit: int) -> tuple[str, int]:
             continue
         if count == 0:
             joined = text + ("" if not text or text.endswith(_FULL_WIDTH) else " ") + clause
-        else:  # Chinese and Japanese separate clauses with a full-width semicolon
-            joined = text + ("；" if _HAN_KANA.match(text[-1:]) else "; ") + clause
+        else:  # "; " or "；", never after a stop of its own ("Never retry!; …")
+            joined = sentences.join_clauses([text, clause])
         if count and len(joined) > limit:
             break
         text, count = joined, count + 1

@@ -21,7 +21,10 @@ Same subject, different value (`supersedes(new, old)`), in any language, by stru
   supersede each other only when both state the subject's state (`STATE_WORDS`,
   `STATUS_WORDS`, no rule): "Moltbook: suspended until Feb 27" replaces "Moltbook: ban
   lifted", but "Moltbook: each failed attempt extends the ban" (a rule) is never replaced by
-  a status, nor one rule about Moltbook by another.
+  a status, nor one rule about Moltbook by another;
+- a label shared by facts that each name their own subject after it (a file or command in
+  backticks, then what is said of it) is a section's label, not a slot: "Files and Code
+  Sections: `README.md`; Updated …" never replaces "…: `conftest.py`; Simplified …".
 
 A fact corroborated again is not superseded (the caller corroborates first); two facts that
 merely share words are never superseded, so nothing is replaced by a guess.
@@ -167,6 +170,19 @@ def names_subject(label: str, subjects: frozenset[str]) -> bool:
     return any(label == name or f" {label} " in f" {name} " for name in subjects)
 
 
+_OWN_SUBJECT = re.compile(r"^\s*`([^`\n]+)`\s*(?:[;；,，:：—–-]\s*)?(?=\S)")
+
+
+def _own_subjects_differ(value_new: str, value_old: str) -> bool:
+    """True when both values open with a name of their own — a code span (a file, a
+    command) with more said after it — and the names differ: the label was a section's
+    ("Files and Code Sections: `README.md`; Updated …" beside "…: `conftest.py`;
+    Simplified …"), each fact is about its own name, and neither replaces the other. A
+    value that is the name alone ("Config: `a.toml`" → "Config: `b.toml`") is a new value."""
+    new, old = _OWN_SUBJECT.match(value_new), _OWN_SUBJECT.match(value_old)
+    return new is not None and old is not None and new.group(1).strip() != old.group(1).strip()
+
+
 def supersedes(new: str, old: str, subjects: frozenset[str] = frozenset()) -> str | None:
     """Why fact text `new` supersedes fact text `old` ("numbers revised", "negation
     flipped", "same label, new value", "same subject, new state"), or None when it does not
@@ -185,6 +201,8 @@ def supersedes(new: str, old: str, subjects: frozenset[str] = frozenset()) -> st
         value_new, value_old = normalise(label_new[1]), normalise(label_old[1])
         extends = value_old in value_new or value_new in value_old  # more detail, not another value
         if extends or jaccard(value_new, value_old) >= 0.5:
+            return None
+        if _own_subjects_differ(label_new[1], label_old[1]):
             return None
         if not names_subject(label_new[0], subjects):
             return "same label, new value"

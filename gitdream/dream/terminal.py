@@ -121,6 +121,23 @@ def _written_lines(rows: list[str]) -> list[str]:
     return out
 
 
+_OPEN_END = re.compile(r"[^\W\d_]$")  # a line ending on a letter: its clause goes on
+_CONTINUES = re.compile(r"^[^\W\d_]")
+
+
+def _unwrapped(rows: list[str]) -> list[str]:
+    """`rows` of a tool's message with the lines a terminal wrapped put back together: a
+    row ending on a letter (no stop, colon or other mark) followed by one opening with a
+    lower-case letter is one line ("… run: `x` to" + "automatically fix this.")."""
+    out: list[str] = []
+    for row in rows:
+        if out and out[-1] and _OPEN_END.search(out[-1]) and _CONTINUES.match(row) and row[:1].islower():
+            out[-1] += " " + row
+        else:
+            out.append(row)
+    return out
+
+
 def prose(text: str) -> str:
     """The sentences the edits and messages of a tool block hold (module docstring), one
     line, "" when there are none (or `text` is not a tool block)."""
@@ -136,8 +153,10 @@ def prose(text: str) -> str:
         else:
             head = re.sub(r"^\s*⎿\s*", "", segment[0])
             marker = _MARKER.match(head)
-            lines = [head if _is_prose(head[marker.end() if marker else 0 :]) else ""]
-            lines += [row.strip() for row in segment[1:]]
+            lines = _unwrapped(
+                [head.strip() if _is_prose(head[marker.end() if marker else 0 :]) else ""]
+                + [row.strip() for row in segment[1:]]
+            )
         for number, line in enumerate(lines):
             line = _CHROME.sub("", line)
             if not line.strip() or (not _is_prose(line) and not (kind == "message" and number == 0)):

@@ -80,7 +80,7 @@ from gitdream.dream.dates import absolutize
 from gitdream.dream.facts import one_line, parse
 from gitdream.dream.slugs import slugify
 from gitdream.errors import BlockError
-from gitdream.text import blocks, sentences
+from gitdream.text import blocks, markup, sentences
 from gitdream.text.clip import clip
 from gitdream.text.similarity import ShingleIndex, Vocabulary, jaccard
 from gitdream.units import DEFINITION_TARGETS, Entry, Unit, parse_entry_id, parse_source_ref
@@ -135,9 +135,9 @@ _HASHTAG_TAIL = re.compile(r"(?<!\S)#([^\s#]+)$")
 # URL): with `[^\]]*` a heading of many "[" was rescanned to its end from each one.
 _MD_LINK = re.compile(r"\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)")
 _HEADING_NOISE = re.compile(r"[\d\W_]+")
-# Underscore runs are matched from their first "_" only (`(?<!_)`): otherwise a long run
-# followed by a letter was rescanned from each of its underscores.
-_EMPHASIS = re.compile(r"[*`~]+|(?<!\w)_+|(?<!_)_+(?!\w)")
+# What emphasis leaves in a name (`markup.unemphasize` drops the rest): code-span backticks,
+# strike-through tildes and a stray run of asterisks standing alone.
+_NAME_MARKS = re.compile(r"`+|~~+|(?<!\S)\*+(?!\S)")
 _TRAILING_COUNT = re.compile(r"\s*[(\[（]\s*[\d\s,./:#-]*[)\]）]\s*$")
 
 
@@ -163,27 +163,24 @@ _STATUS_MARK = re.compile(
     "\U0001f534\U0001f7e0\U0001f7e1\U0001f7e2\U0001f535\U0001f6a8\U0001f525\U0001f4cc"
     "\U0001f4dd\U0001f4a1\U0001f389\U0001f680]\\s*)+"
 )
-# `__word__` (one identifier: `__init__`, `__main__`) is a dunder name, not bold; nor is `__` inside
-# a word, a code span or before ".py"/"(".
-_BOLD = re.compile(
-    r"\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w`])__(?!\w+__)(?=\S)((?:(?!__).)+?)(?<=\S)__(?![\w(`]|\.\w)"
-)
 _TRAILING_ID = re.compile(
     r" ?\((?:id:\s*|#)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
     r"| ?\(id: ?[^()]{1,60}\)"
 )
+_FULL_WIDTH_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")  # Chinese, Japanese
 _SUB_ITEM = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s+")
 
 
 def strip_layout(text: str) -> str:
     """`text` without layout-only markup (module docstring, step 1): glyph prefixes,
-    emoji status marks, bold markers, trailing ids in parentheses; nested list items
-    become "; "-separated clauses."""
+    emoji status marks, bold markers (`gitdream.text.markup`: never inside code or a name),
+    trailing ids in parentheses; nested list items become clauses of one line
+    (`sentences.join_clauses`: "; " where an item ends with no mark, no ".;")."""
     text = _GLYPH.sub("", text, count=1)
     text = _STATUS_MARK.sub("", text)
-    text = one_line(_SUB_ITEM.sub("; ", text))  # single spaces: the patterns below stay linear
-    text = re.sub(r"([.!?。！？]) ?; ", r"\1 ", text)  # an item that ended its sentence: no ".;"
-    text = _BOLD.sub(lambda m: m.group(1) or m.group(2), text)
+    # single spaces: the patterns below stay linear
+    text = one_line(sentences.join_clauses([one_line(part) for part in _SUB_ITEM.split(text)]))
+    text = markup.unemphasize(text)
     text = _TRAILING_ID.sub("", text)
     text = re.sub(r" ([:;,])", r"\1", text)
     return text.replace(":;", ":").strip()
@@ -228,6 +225,21 @@ def _written(entry: Entry) -> str:
     return terminal.prose(entry.text) or entry.text
 
 
+def _with_items(line: str, items: list[str], limit: int = FACT_MAX_CHARS) -> str:
+    """Log item `line` followed by the sub-items of `items` that fit within `limit`
+    characters, in the order written (`sentences.join_clauses`): the line always — it names
+    what they are about —, then the items up to the first that does not fit."""
+    text = line
+    for item in items:
+        if not item.strip():
+            continue
+        joined = sentences.join_clauses([text, item])
+        if len(joined) > limit:
+            break
+        text = joined
+    return text
+
+
 def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     """The fact text of `entry` (see module docstring, step 1); "" when nothing is left."""
     tags = set(entry.tags)
@@ -253,16 +265,41 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
         if not match or match.group(1).lower() not in tags:
             break
         text = text[: match.start()].rstrip()
+    # A log item's sub-items are what its line introduces: they stay with it, whole, and
+    # only the line's own sentences are chosen from ("Detector on quorum theory. Chain
+    # class: …; Detector: …" keeps its parts; cut by `describe.fit` at a clause's end).
+    head, *items = _SUB_ITEM.split(text) if _LIST_MARKER.match(entry.text) else (text,)
     text = salience.standing_sentences(
-        one_line(salience.without_kind_label(strip_layout(text))), user=salience.said_by_user(entry)
+        one_line(salience.without_kind_label(strip_layout(head))), user=salience.said_by_user(entry)
     )
     text = salient_sentences(entry, text)
+    if items:
+        text = _with_items(text, [strip_layout(item) for item in items])
     if absolutize is not None and entry.date is not None and text:
         text = one_line(absolutize(text, entry.date))
     text = memoryfiles.neutral(text)
     if not _has_content(text):
         return ""
+    if items:  # the line names what its sub-items are about: they are cut, never it
+        return describe.fit(text, FACT_MAX_CHARS)
     return describe.fit(text, FACT_MAX_CHARS, lambda part: salience.prior_score(entry, part, _CUES))
+
+
+def _closed(text: str) -> str:
+    """The text of a kept fact not ending on a colon that introduces what it does not hold
+    (a command, a list left out): a last sentence of substance (`SUBSTANTIAL_WORDS` words
+    or more) ends with a stop instead ("… then stage the fixed files and commit:" → "… and
+    commit."; "。" after Chinese or Japanese); a shorter one ("Need to either:") leaves the
+    fact when sentences precede it; `text` itself otherwise. Applied once an entry is kept:
+    salience judged the text as written, colon included (a lead-in alone is rarely kept)."""
+    stripped = text.rstrip()
+    if not stripped.endswith((":", "：")):
+        return text
+    last = (sentences.split(stripped) or [stripped])[-1]
+    if salience.content_words(last) >= SUBSTANTIAL_WORDS:
+        body = stripped[:-1].rstrip()
+        return body + ("。" if _FULL_WIDTH_TEXT.match(body[-1:]) else ".")
+    return lists.without_lead_sentence(stripped) or text
 
 
 def clean_name(name: str) -> str:
@@ -270,7 +307,7 @@ def clean_name(name: str) -> str:
     line, a trailing count such as "(5)" and a trailing colon dropped, first letter
     upper-cased, capped at TOPIC_NAME_MAX_CHARS characters."""
     text = _MD_LINK.sub(r"\1", name)
-    text = _EMPHASIS.sub("", text)
+    text = _NAME_MARKS.sub("", markup.unemphasize(text, italic=True))
     text = _TRAILING_COUNT.sub("", one_line(text))
     text = memoryfiles.neutral(text).strip(" :：-—")
     if text[:1].islower() and not re.search(r"[\w][-_./][\w]", text):
@@ -454,6 +491,39 @@ def _may_restate(new: str, fact: _Fact) -> bool:
     return _compatible(new, fact.text)
 
 
+WORDS_WITHIN = 0.8
+"""An entry a fact cites is that fact read again when this share of the words of one of
+the two texts is in the other (`_words_within`)."""
+_WORD = re.compile(r"\w+")
+
+
+def _words_within(text: str, fact: str) -> bool:
+    """True when `WORDS_WITHIN` of the words of `text` are in `fact`, or of `fact`'s in
+    `text` (case folded): for an entry a fact already cites, the fact made from it however
+    its text was cleaned up then ("theory.; Chain" then, "theory. Chain" now)."""
+    ours, theirs = set(_WORD.findall(text.casefold())), set(_WORD.findall(fact.casefold()))
+    if not ours or not theirs:
+        return False
+    shared = len(ours & theirs)
+    return shared >= WORDS_WITHIN * len(ours) or shared >= WORDS_WITHIN * len(theirs)
+
+
+OPENING_WORDS = 6
+"""An entry a fact cites whose first sentence is the fact's, and at least this many words
+long, is that fact read again (`_same_opening`)."""
+
+
+def _same_opening(text: str, fact: str) -> bool:
+    """True when `text` and `fact` open with the same first sentence of at least
+    `OPENING_WORDS` words (case folded): a log item whose line the fact states, with other
+    sub-items chosen after it by an earlier version."""
+    ours, theirs = sentences.split(text)[:1], sentences.split(fact)[:1]
+    if not ours or not theirs:
+        return False
+    words = _WORD.findall(ours[0].casefold())
+    return len(words) >= OPENING_WORDS and words == _WORD.findall(theirs[0].casefold())
+
+
 def _cited(sources: list[str]) -> set[str]:
     """Entry ids cited by source references."""
     out = set()
@@ -617,17 +687,33 @@ class _Known:
     by_id: dict[str, list[_Fact]]
     by_line: dict[tuple[str, int], list[_Fact]]
     """(path, line) → the facts citing an entry that starts or ends on that line."""
+    by_range: dict[str, list[tuple[int, int, _Fact]]]
+    """path → (start, end, fact) of each line range a fact cites: one range may cover
+    several entries (`facts.merge_sources`)."""
+
+    def citing(self, entry: Entry) -> list[_Fact]:
+        """The facts citing `entry`: by its id, or by a range of its file that overlaps its
+        lines (consecutive entries are cited as one range)."""
+        out = list(self.by_id.get(entry.id, ()))
+        for start, end, fact in self.by_range.get(entry.path, ()):
+            if start <= entry.end and entry.start <= end and fact not in out:
+                out.append(fact)
+        return out
 
     @classmethod
     def load(cls, context: DistillContext, memory: memoryfiles.MemoryFiles) -> _Known:
         facts: dict[str, list[_Fact]] = {"experience": []}
         by_path: dict[str, list[_Fact]] = {}
         by_id: dict[str, list[_Fact]] = {}
+        by_range: dict[str, list[tuple[int, int, _Fact]]] = {}
 
         def cite(fact: _Fact, sources: list[str]) -> None:
             ids = _cited(sources)
             for entry_id in ids:
                 by_id.setdefault(entry_id, []).append(fact)
+                cited = parse_entry_id(entry_id)
+                if cited is not None and cited[2] > cited[1]:
+                    by_range.setdefault(cited[0], []).append((cited[1], cited[2], fact))
             for path in {parsed[0] for parsed in map(parse_entry_id, ids) if parsed}:
                 by_path.setdefault(path, []).append(fact)
 
@@ -661,7 +747,7 @@ class _Known:
             if parsed is not None:
                 for line in {parsed[1], parsed[2]}:
                     by_line.setdefault((parsed[0], line), []).extend(cited)
-        return cls(facts, by_path, by_id, by_line)
+        return cls(facts, by_path, by_id, by_line, by_range)
 
 
 class _Run:
@@ -827,7 +913,7 @@ class _Run:
             done = next(
                 (
                     f
-                    for f in self.known.by_id.get(entry.id, ())
+                    for f in self.known.citing(entry)
                     if f.group in (target, "superseded")
                     and (
                         jaccard(text, f.text) >= self.engine.threshold
@@ -836,6 +922,8 @@ class _Run:
                         in text.casefold()  # part of the entry (recapitalised)
                         or lists.without_subject(f.text, entry).rstrip(".;。") in text  # led by its heading
                         or self._same_instruction(text, f.text)  # it corroborated the fact in other words
+                        or _words_within(text, f.text)  # cleaned up otherwise by an earlier version
+                        or _same_opening(text, f.text)  # its sub-items chosen otherwise
                     )
                 ),
                 None,
@@ -874,7 +962,7 @@ class _Run:
             if context and clean_name(context[-1]).casefold() in self.slots:
                 continue  # a slot of the session template names no subject (`template_slots`)
             if not candidate.members and candidate.target == "experience":
-                candidate.text = lists.with_subject(candidate.text, candidate.entry)
+                candidate.text = lists.with_subject(_closed(candidate.text), candidate.entry)
         out.sort(key=lambda c: (-c.score, c.position))
         return out
 

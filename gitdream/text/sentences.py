@@ -7,7 +7,8 @@ follows one: 「…。」). A stop is not an end inside parentheses or brackets 
 — a bracket that is never closed encloses nothing —,
 after a common abbreviation ("e.g.", "et al.", "vs.", "Dr.") or after a single capital
 (an initial: "J. Smith"). `join` puts sentences back together, without a space after a
-full-width stop. Pure functions; never raise.
+full-width stop; `join_clauses` puts the items of a list together as one line of clauses
+without doubling punctuation. Pure functions; never raise.
 """
 
 from __future__ import annotations
@@ -68,3 +69,39 @@ def join(parts: list[str]) -> str:
     for part in parts:
         out += part if not out or out.endswith(_FULL_WIDTH) else " " + part
     return out
+
+
+_STOPS = (".", "!", "?", "…", "。", "！", "？", "…")
+_SEPARATORS = ";；,，、"
+_OPENERS = (":", "：")
+_HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+_CLOSERS = "\"'”’)]）」』"
+
+
+def join_clauses(parts: list[str]) -> str:
+    """`parts` (the items of a list, or a line and its sub-items) as one line: each part
+    after the one before it, separated by "; " ("；" after Chinese or Japanese text) where
+    the one before ends with no mark of its own; by a space where it ends a sentence or
+    introduces what follows (".", "!", "?", ":", "…"), or with a separator (";", ",")
+    — nothing where that mark is full-width ("。", "！", "？", "：", "；"). A trailing
+    separator of the last part is dropped, and one before a stop is never added: no ".;",
+    no ";;", no "。；"."""
+    out = ""
+    for part in parts:
+        part = part.strip()
+        if not part:
+            continue
+        if not out:
+            out = part
+            continue
+        out = out.rstrip()
+        end = out.rstrip(_CLOSERS)[-1:] or out[-1:]
+        if end in _STOPS or end in _OPENERS or end in _SEPARATORS:
+            out += ("" if _full_width(end) else " ") + part
+        else:
+            out += ("；" if _HAN_KANA.match(out[-1:]) else "; ") + part
+    return out.rstrip(_SEPARATORS.replace("、", "")).rstrip() if out else out
+
+
+def _full_width(mark: str) -> bool:
+    return mark in "。！？：；，、"

@@ -504,12 +504,24 @@ def test_sources_per_fact_are_capped_but_seen_counts_all() -> None:
 
     facts = _FactList([])
     fact = facts.add("Rollbacks need the previous tag.", ["a.md#L1-L1@aaaaaaaaaaaa"], None)
-    for n in range(2, 40):
-        facts.touch(fact, [f"a.md#L{n}-L{n}@aaaaaaaaaaaa"], None)
+    for n in range(2, 40):  # every other line: consecutive lines would be one range
+        facts.touch(fact, [f"a.md#L{2 * n}-L{2 * n}@aaaaaaaaaaaa"], None)
     assert fact.seen == 39
     assert len(fact.sources) == MAX_SOURCES
     assert fact.sources[0] == "a.md#L1-L1@aaaaaaaaaaaa"
-    assert fact.sources[-1] == "a.md#L39-L39@aaaaaaaaaaaa"
+    assert fact.sources[-1] == "a.md#L78-L78@aaaaaaaaaaaa"
+
+
+def test_consecutive_sources_are_one_range_and_a_line_inside_it_is_no_new_corroboration() -> None:
+    from gitdream.dream.integrate import _FactList
+
+    facts = _FactList([])
+    fact = facts.add("Rollbacks need the previous tag.", ["a.md#L1-L1@aaaaaaaaaaaa"], None)
+    for n in range(2, 6):
+        facts.touch(fact, [f"a.md#L{n}-L{n}@aaaaaaaaaaaa"], None)
+    assert (fact.seen, fact.sources) == (5, ["a.md#L1-L5@aaaaaaaaaaaa"])
+    facts.touch(fact, ["a.md#L3-L3@aaaaaaaaaaaa"], None)  # read again: already cited
+    assert (fact.seen, fact.sources) == (5, ["a.md#L1-L5@aaaaaaaaaaaa"])
 
 
 def test_malformed_index_markers_are_a_warning_naming_file_and_line() -> None:

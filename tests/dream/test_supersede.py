@@ -411,3 +411,33 @@ def test_an_older_statement_read_late_never_replaces_the_newer_one(agent_repo: P
     current, gone = _current_and_superseded(agent_repo)
     assert newer in current and older not in current, current
     assert f"{older} — superseded 2026-03-10 by: {newer}" in gone, gone
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "why"),
+    [
+        (
+            "Files and Code Sections: `app/conftest.py`; Simplified to set up the module path",
+            "Files and Code Sections: `app/README.md`; Updated to stress activating the environment",
+            None,
+        ),
+        (
+            "文件与代码: `app/conftest.py`；简化为只设置模块路径",
+            "文件与代码: `app/README.md`；更新为强调激活环境",
+            None,
+        ),
+        (
+            "Config file: `deploy/prod.yaml`",
+            "Config file: `settings.ini`",
+            "same label, new value",
+        ),  # name = value
+        ("Deploy window: Fridays after 10:00", "Deploy window: Tuesdays only", "same label, new value"),
+    ],
+)
+def test_a_section_label_shared_by_facts_about_their_own_names_is_no_subject(
+    new: str, old: str, why: str | None
+) -> None:
+    """Regression test (review §5.3): the README summary line was archived as "superseded
+    by" the conftest.py one — they describe different files and only share the glued
+    label."""
+    assert supersedes(new, old) == why

@@ -382,7 +382,7 @@ def test_clean_up_is_linear_in_long_runs_between_words(filler: str) -> None:
     else:
         assert cleaned.startswith("a b") and "#deploy" not in cleaned and name == "A b"
     assert clean_text(Entry("m.md", 1, 1, "- fix it  #deploy", None, tags=("deploy",)), None) == "fix it"
-    assert clean_name("__init__ and _private_ names") == "Init and private names"
+    assert clean_name("__init__ and _private_ names") == "__init__ and _private_ names"  # identifiers
 
 
 def test_different_numbers_never_corroborate() -> None:
