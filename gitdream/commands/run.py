@@ -243,9 +243,13 @@ def _dream_each(
             result.outcomes.append(outcome)
             if save is not None:
                 # Refused for the repository's state (RepoStateError: e.g. the watermark is
-                # not in this clone) is not a failed dream: it does not back the hooks off.
+                # not in this clone) is not a failed dream: it does not back the hooks off;
+                # nor is a run partial only because its definitions were refused (a file to
+                # create or fix: waiting longer does not help).
                 error = outcome.receipt.error or {}
-                refused = outcome.status == "failed" and error.get("type") == RepoStateError.kind
+                refused = (outcome.status == "failed" and error.get("type") == RepoStateError.kind) or (
+                    outcome.status == "partial" and outcome.receipt.partial_causes == ["definitions"]
+                )
                 state_mod.record_run(state, agent.id, run_id, outcome.status, started, refused=refused)
                 save()
             if outcome.status == "aborted":
