@@ -35,6 +35,7 @@ FIGURES = (
     "anthropic_fake",
     "anthropic_backlog",
     "quality",
+    "probe",
 )
 
 

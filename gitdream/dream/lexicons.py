@@ -1,11 +1,12 @@
 """The cue words of salience, per language, and how they are matched.
 
-Each list holds words for English, Chinese, Korean and Japanese (in that order in the
-source): general words of the language for what an entry is — a lesson, a rule, a
+Each list holds words for English, Chinese, Korean and Japanese, then Spanish, German,
+French and Portuguese (in that order in the source): general words of the language for what an entry is — a lesson, a rule, a
 reason, a status, an activity — never words taken from the logs the weights were fitted
-on (`bench/fit_salience.py`). Latin-script words match whole words and phrases,
-case-insensitively; the others match as substrings of the NFKC-normalised text (those
-scripts do not separate words with spaces). `Cues` is the set in use, with the words a
+on (`bench/fit_salience.py`). Words of a script that separates words with spaces (Latin,
+accented or not: "siempre", "corrección", "müssen") match whole words and phrases,
+case-insensitively; Chinese, Japanese and Korean ones match as substrings of the
+NFKC-normalised text (those scripts do not separate words, or attach particles to them). `Cues` is the set in use, with the words a
 repository adds (`offline.keep_cues`, `offline.skip_cues`).
 """
 
@@ -22,8 +23,9 @@ def _words(*groups: str) -> tuple[str, ...]:
     return tuple(w for g in groups for w in g.split("|") if w)
 
 
-# --- cue lexicons, per language (English | Chinese | Korean | Japanese) ----------------------
-# Latin words match whole words (case-insensitive); CJK ones match as substrings.
+# --- cue lexicons, per language (English | Chinese | Korean | Japanese | Spanish | German |
+# French | Portuguese) -------------------------------------------------------------------------
+# Spaced-script words match whole words (case-insensitive); CJK ones match as substrings.
 
 STRONG_LESSON_WORDS = _words(
     "lesson|lessons|learned|learnt|learning|learnings|takeaway|takeaways|rule|rules|"
@@ -40,6 +42,10 @@ STRONG_LESSON_WORDS = _words(
     "요구사항|모범 사례|지침|지시",
     "教訓|学び|決定|方針|ルール|規則|注意点|要点|結論|知見|発見|原則|規約|制約|制限|好み|"
     "フィードバック|訂正|要件|ベストプラクティス|指示",
+    "lección|lecciones|aprendido|aprendizaje|aprendizajes|regla|reglas|decisión|decisiones|decidido|importante|advertencia|principio|principios|política|restricción|restricciones|limitación|limitaciones|preferencia|preferencias|corrección|correcciones|requisito|requisitos|buenas prácticas|instrucciones|conclusión|conclusiones",
+    "lektion|lektionen|gelernt|erkenntnis|erkenntnisse|regel|regeln|entscheidung|entscheidungen|entschieden|wichtig|warnung|prinzip|prinzipien|richtlinie|richtlinien|einschränkung|einschränkungen|vorliebe|korrektur|korrekturen|anforderungen|fazit",
+    "leçon|leçons|appris|enseignement|enseignements|règle|règles|décision|décisions|décidé|avertissement|principe|principes|politique|contrainte|contraintes|préférence|préférences|exigences|bonnes pratiques|consignes",
+    "lição|lições|aprendizado|regra|regras|decisão|decisões|aviso|princípio|princípios|restrição|restrições|limitação|preferência|preferências|correção|correções|boas práticas|instruções|conclusão",
 )
 WEAK_LESSON_WORDS = _words(
     "note|notes|tip|tips|fix|issue|issues|problem|problems|mistake|mistakes|reference|setup|"
@@ -49,6 +55,10 @@ WEAK_LESSON_WORDS = _words(
     "注意|技巧|原因|解决|问题点|失误|备忘|架构|设计|配置|用法|命令|工具|环境|术语|联系人|概述|说明",
     "주의|메모|팁|원인|해결|문제점|실수|참고|구조|설계|설정|사용법|명령어|도구|환경|용어|연락처|개요",
     "注意|コツ|原因|解決|問題点|ミス|メモ|備忘|構成|設計|設定|使い方|コマンド|ツール|環境|用語|連絡先|概要",
+    "nota|notas|consejo|consejos|problema|problemas|errores|referencia|configuración|comandos|herramientas|entorno|glosario|contactos|diseño|arquitectura",
+    "notiz|notizen|tipp|tipps|fehler|referenz|einrichtung|konfiguration|befehle|werkzeuge|umgebung|glossar|kontakte|architektur",
+    "astuce|astuces|problème|problèmes|erreur|erreurs|référence|utilisation|commandes|outils|environnement|glossaire|conception",
+    "dica|dicas|erro|erros|referência|configuração|ferramentas|ambiente|glossário|contatos|arquitetura",
 )
 LESSON_WORDS = STRONG_LESSON_WORDS + WEAK_LESSON_WORDS
 READING_WORDS = _words(
@@ -71,17 +81,25 @@ PLAN_HEADING_WORDS = _words(
     "计划|待办|下一步|明天|目标|待定|想法|问题",
     "계획|할 일|할일|다음|다음 단계|내일|목표|예정|아이디어|질문",
     "予定|計画|次に|次回|次の|明日|目標|やること|課題|アイデア|質問",
+    "pendiente|pendientes|próximos pasos|por hacer|objetivos",
+    "nächste schritte|geplant|ziele|offen",
+    "à faire|prochaines étapes|demain|objectifs|prévu",
+    "pendente|próximos passos|amanhã|a fazer",
 )
 RULE_WORDS = _words(
     "must|must not|never|always|don't|do not|dont|shouldn't|should not|avoid|"
     "make sure|required|cannot|can't|not allowed|forbidden|prohibited|remember to|beware|"
     "mandatory|only works|doesn't work|does not work|reminder|don't forget|keep in mind|"
     "note that|the correct approach|the right approach|the right way|the correct way",
-    "必须|务必|不要|不能|不可|禁止|避免|应该|应当|总是|始终|永远|一定要|只能|需要|记得|切勿|千万|优先",
+    "必须|务必|不要|不能|不可|禁止|避免|应该|应当|总是|始终|永远|一定要|只能|需要|记得|切勿|千万|优先|都要|一律",
     "반드시|꼭|항상|절대|하지 마|하지 말|말 것|말아야|금지|피해야|피할 것|해야|해야 한다|"
-    "해야 함|할 것|하면 안|안 된다|안 됨|필수|주의|우선",
+    "해야 함|야 한다|야 함|야 합니다|할 것|하면 안|안 된다|안 됨|필수|주의|우선",
     "必ず|常に|絶対|しないこと|してはいけない|してはならない|禁止|避ける|避けること|べき|"
     "すること|しなければ|必要|必須|注意|優先|こと。",
+    "siempre|nunca|jamás|hay que|no hay que|debe|deben|debes|no debe|se debe|tiene que|tienen que|no se puede|prohibido|obligatorio|asegúrate|recuerda|no olvides|solo funciona|no funciona|necesita|necesitan",
+    "immer|nie|niemals|muss|müssen|musst|darf nicht|dürfen nicht|nicht erlaubt|verboten|vermeiden|sicherstellen|denk daran|nicht vergessen|funktioniert nicht",
+    "toujours|jamais|il faut|il ne faut pas|doit|doivent|ne doit pas|interdit|obligatoire|éviter|assurez-vous|n'oubliez pas|ne fonctionne pas|nécessaire",
+    "sempre|tem que|têm que|deve|devem|não deve|não pode|proibido|obrigatório|certifique-se|lembre-se|não esqueça|não funciona|precisa|precisam",
 )
 PROCEDURE_WORDS = _words(
     "before|after|first|then|once|whenever|every time|each time|until|unless",
@@ -94,6 +112,10 @@ WEAK_RULE_WORDS = _words(
     "最好|尽量|会失败",
     "좋다|권장|실패",
     "ほうがいい|推奨|失敗",
+    "debería|deberían|conviene|cuidado|requiere|falla|prefiere|prefieren",
+    "sollte|sollten|besser|vorsicht|erfordert|benötigt|scheitert|nur|bevorzugt",
+    "devrait|devraient|mieux|attention|nécessite|échoue|seulement|préfère|préfèrent",
+    "deveria|deveriam|requer|falha|somente|apenas|prefere|preferem",
 )
 REASON_WORDS = _words(
     "because|since|so that|due to|caused by|root cause|the reason|which means|otherwise|"
@@ -103,21 +125,33 @@ REASON_WORDS = _words(
     "因为|由于|所以|因此|导致|原因|以免|否则|以便|为了|防止|避免|目的",
     "때문에|때문|므로|으므로|이므로|위해|위하여|원인|이유|그래서|따라서|그러므로|않으면|방지|목적",
     "ため|ので|から。|原因|理由|結果|そのため|したがって|さもないと|ように|防ぐ|目的",
+    "porque|ya que|debido a|para que|por eso|por lo tanto|así que|causado por|razón|motivo|de lo contrario",
+    "weil|damit|deshalb|daher|deswegen|sonst|andernfalls|wegen|grund|ursache|führt zu",
+    "parce que|puisque|afin de|pour que|donc|sinon|à cause de|raison|provoque",
+    "pois|já que|por isso|portanto|senão|caso contrário|devido a|razão",
 )
 CORRECTION_WORDS = _words(
     "actually|turns out|turned out|in fact|no longer|instead of|rather than|was wrong|"
     "is wrong|incorrect|correction|corrected|misread|mistake|myth|debunked|contrary to|"
     "wasn't|isn't really|not a|not the|in favor of|in favour of",
-    "其实|原来|不是|而是|并非|更正|纠正|错误|误解|不再",
+    "其实|原来|不是|而是|并非|更正|纠正|是错的|是错误的|记错|误解|不再",
     "아니라|아니다|사실은|사실|실제로|정정|잘못|오해|더 이상|대신",
     "ではなく|じゃなく|実は|実際は|訂正|誤り|間違い|誤解|もう|代わりに",
+    "corrección|en realidad|resulta que|ya no|en vez de|en lugar de|estaba mal|está mal|incorrecto|sino",
+    "korrektur|eigentlich|tatsächlich|stellt sich heraus|nicht mehr|statt|anstatt|stattdessen|war falsch|ist falsch|sondern",
+    "en fait|en réalité|il s'avère|au lieu de|plutôt que|était faux|est faux|n'est plus",
+    "correção|na verdade|acontece que|em vez de|ao invés de|estava errado|está errado|incorreto|mas sim",
 )
 LIMIT_WORDS = _words(
-    "limit|limits|limited|max|maximum|min|minimum|cap|capped|quota|cooldown|timeout|"
+    "limit|limits|limited|max|maximum|minimum|cap|capped|quota|cooldown|timeout|"
     "rate limit|at most|up to|no more than|at least|exceeds|exceed|per|threshold|allowed",
     "上限|下限|限制|最多|最少|至少|不超过|超过|冷却|超时|每个|每次|每天|每小时|每分钟",
     "제한|최대|최소|이하|이상|초과|한도|쿨다운|타임아웃|시간당|분당|건당|회당",
     "上限|下限|制限|最大|最小|以下|以上|超過|クールダウン|タイムアウト|ごと|あたり",
+    "límite|límites|limitado|limitada|máximo|como máximo|mínimo|al menos|como mínimo|no más de|cuota|supera",
+    "begrenzt|maximal|höchstens|mindestens|nicht mehr als|kontingent|überschreitet",
+    "limite|limité|limitée|au plus|au maximum|au moins|pas plus de|dépasse",
+    "limitado|limitada|no máximo|no mínimo|pelo menos|não mais que|cota|excede",
 )
 PREFERENCE_WORDS = _words(
     "prefer|prefers|preferred|dislike|dislikes|don't like|do not like|like it|i like|i want|"
@@ -126,6 +160,10 @@ PREFERENCE_WORDS = _words(
     "喜欢|不喜欢|讨厌|希望|偏好|想要|不想|我是|我们应该|请总是|请不要",
     "좋아|싫어|선호|원해|원합니다|원하지|바랍니다|제 이름|저는|우리는|해 주세요|하지 말아",
     "好き|嫌い|好む|希望|してほしい|しないでほしい|私は|私の名前|べきだと思|ください",
+    "prefiere|prefieren|prefiero|no le gusta|quiere que|quieren que",
+    "bevorzugt|bevorzuge|möchte|lieber",
+    "préfère|préfèrent|n'aime pas|veut que|souhaite",
+    "prefere|preferem|prefiro|não gosta|quer que",
 )
 STATUS_WORDS = _words(
     "unread|no new|nothing new|still|remaining|pending|waiting|currently|so far|successfully|"
@@ -299,10 +337,23 @@ def _tokens(text: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().replace("’", "'")))
 
 
+_DENSE_SCRIPT = re.compile(
+    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff\uff65-\uff9f。]"
+)
+"""Hangul, kana and CJK ideographs: scripts whose cue words match as substrings."""
+
+
+def spaced(word: str) -> bool:
+    """True when `word` is written in a script that separates words with spaces (Latin,
+    accented or not: "must", "corrección", "müssen"): it matches as a whole word. Before,
+    only ASCII words did, so an accented word matched inside others ("más" in "demás")."""
+    return _DENSE_SCRIPT.search(word) is None
+
+
 class Lexicon:
-    """A list of cue words: Latin ones matched as whole words or phrases, case-insensitively
-    (by tokens: linear in the text, however many words the list holds); others (Chinese,
-    Korean, Japanese) as substrings of the NFKC-normalised text."""
+    """A list of cue words: those of spaced scripts (`spaced`) matched as whole words or
+    phrases, case-insensitively (by tokens: linear in the text, however many words the list
+    holds); others (Chinese, Korean, Japanese) as substrings of the NFKC-normalised text."""
 
     def __init__(self, words: Iterable[str]) -> None:
         self.words = tuple(dict.fromkeys(w.strip() for w in words if w.strip()))
@@ -310,7 +361,7 @@ class Lexicon:
         sizes: dict[str, set[int]] = {}  # a phrase's first token → the lengths of its phrases
         dense: list[str] = []
         for word in self.words:
-            if word.isascii():
+            if spaced(word):
                 phrase = _tokens(word)
                 if phrase:
                     self._phrases.add(phrase)

@@ -240,7 +240,12 @@ _OPAQUE_ID = re.compile(
 _PAREN_ID = re.compile(r"\((?:id:\s*)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)")
 _ORDINAL = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+•])\s+")
 _BOLD_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?\*\*([^*\n]{1,80}?):?\*\*:?\s*(\S.*)$", re.S)
-_COLON_LABEL = re.compile(r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?([^\s:：][^:：\n]{0,40}?)[:：]\s+(\S.*)$", re.S)
+# A colon ends a label before a space, or (full-width "：", which NFKC makes ":") right before a
+# letter of a script written without spaces: "决定：磁盘…", "田中さんの方針：公開…".
+_COLON_LABEL = re.compile(
+    r"^\s*(?:(?:\d{1,3}[.)]|[-*+•])\s+)?([^\s:：][^:：\n]{0,40}?)(?:[:：]\s+|[:：](?=[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac00-\ud7af]))(\S.*)$",
+    re.S,
+)
 _CODE_NAME = re.compile(
     r"`[^`\n]{2,80}`|(?<![\w.-])[\w-][\w.-]{0,80}\.(?:py|sh|js|ts|md|json|toml|yaml|yml|ini|cfg|txt|rs|go)\b"
 )
@@ -505,7 +510,9 @@ class _Reading:
             fire("artifact-heading")
         if any(_ALERT.search(h) for h in self.headings[-1:]):
             fire("alert-heading")
-        if any(cues.reading.search(h) for h in self.headings) or _CITATION.search(self.body):
+        # a heading naming a date is the day's title ("2026-03-02 연구 보조 로그"): not the section's subject
+        titles = [h for h in self.headings if not _DATE.search(h)]
+        if any(cues.reading.search(h) for h in titles) or _CITATION.search(self.body):
             fire("reading")
         if self.entry.lead_in:
             self._lead_in(_norm(self.entry.lead_in))
@@ -644,7 +651,10 @@ class _Reading:
         status_hits = cues.status.count(body)
         if status_hits:
             fire("status", min(2.0, float(status_hits)) / 2)
-        if cues.moment.search(self.said):
+        # "今日の学び：…", "Today's lesson: …": the moment in a lesson's label is when it was
+        # learnt, not how long the statement holds
+        timed = _norm(self.rest) if "lesson-label" in self.values else body
+        if cues.moment.search(_QUOTATION.sub(" ", timed)):
             fire("momentary")
         digit = _DIGIT.search(body) is not None
         counted = _COUNT.findall(body) if digit else []
@@ -654,7 +664,7 @@ class _Reading:
             fire("clock")
         if _bounded(body):
             fire("time-bound")  # "wait until ~23:45": true until then, stale after
-        if digit and _DATE.search(body):
+        if digit and _DATE.search(timed):
             fire("date")
         ids = len(_OPAQUE_ID.findall(self.raw)) + len(_PAREN_ID.findall(self.raw))  # the fact text lost them
         if ids:

@@ -121,6 +121,12 @@ Absolutize = Callable[[str, date], str]
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,9}[.)])\s+")
 _TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
 _LEAD_DATE = re.compile(r"^\[\d{4}-\d{2}-\d{2}(?:[ T][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?\]\s*")
+# A clock time opening an entry ("09:35 …", "[14:02 UTC] …") is when it was written, layout
+# like a list marker: the fact states itself without it.
+_LEAD_CLOCK = re.compile(
+    r"^\[?~?(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?"
+    r"(?:\s?(?:UTC|GMT|Z|CET|CEST|JST|KST|CST|PST|PDT|EST|EDT|BST)\b)?\]?(?:\s*[-–—:|]\s*|\s+)(?=\S)"
+)
 _LEAD_TAG = re.compile(r"^\[([^\[\]\s]{1,40})\](?![(\[:])\s*")
 _HASHTAG_HEAD = re.compile(r"^#([^\s#]+)\s*")
 # No leading `\s*` (the caller strips the space before the tag): with it, each position of a
@@ -158,7 +164,11 @@ _STATUS_MARK = re.compile(
     "\U0001f534\U0001f7e0\U0001f7e1\U0001f7e2\U0001f535\U0001f6a8\U0001f525\U0001f4cc"
     "\U0001f4dd\U0001f4a1\U0001f389\U0001f680]\\s*)+"
 )
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
+# `__word__` (one identifier: `__init__`, `__main__`) is a dunder name, not bold; nor is `__` inside
+# a word, a code span or before ".py"/"(".
+_BOLD = re.compile(
+    r"\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<![\w`])__(?!\w+__)(?=\S)((?:(?!__).)+?)(?<=\S)__(?![\w(`]|\.\w)"
+)
 _TRAILING_ID = re.compile(
     r" ?\((?:id:\s*|#)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
     r"| ?\(id: ?[^()]{1,60}\)"
@@ -173,6 +183,7 @@ def strip_layout(text: str) -> str:
     text = _GLYPH.sub("", text, count=1)
     text = _STATUS_MARK.sub("", text)
     text = one_line(_SUB_ITEM.sub("; ", text))  # single spaces: the patterns below stay linear
+    text = re.sub(r"([.!?。！？]) ?; ", r"\1 ", text)  # an item that ended its sentence: no ".;"
     text = _BOLD.sub(lambda m: m.group(1) or m.group(2), text)
     text = _TRAILING_ID.sub("", text)
     text = re.sub(r" ([:;,])", r"\1", text)
@@ -228,6 +239,7 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     while True:
         before = text
         text = _LEAD_DATE.sub("", text, count=1)
+        text = _LEAD_CLOCK.sub("", text, count=1)
         match = _LEAD_TAG.match(text)
         if match and (match.group(1).lower() in tags or match.group(1).lower() in ROUTING_TAGS):
             text = text[match.end() :]

@@ -1,6 +1,7 @@
 """Cue lexicons (`gitdream.dream.lexicons`): the indexed matching gives what matching each
-word in turn gives — whole Latin words and phrases case-insensitively, other scripts as
-substrings — and the cached tokens are the tokens."""
+word in turn gives — whole words and phrases of spaced scripts (Latin, accented or not)
+case-insensitively, Chinese, Japanese and Korean as substrings — and the cached tokens are
+the tokens."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ TEXTS = [
     "교훈",
     "결정했다",
     "—Actually, turns out it was wrong.",
+    "Corrección: los demás clientes nunca reciben más de diez correos.",
+    "Das muss man wissen: nie ohne Backup.",
 ]
 
 
@@ -39,11 +42,19 @@ def _tokens(text: str) -> list[str]:
     return re.findall(r"[^\W_]+(?:['./-][^\W_]+)*", folded)
 
 
+def _dense(word: str) -> bool:
+    return any(
+        ch == "。"
+        or any(script in unicodedata.name(ch, "") for script in ("CJK", "HANGUL", "HIRAGANA", "KATAKANA"))
+        for ch in word
+    )
+
+
 def _reference(words: tuple[str, ...]):
-    """Each word in turn: a Latin phrase where its tokens occur in a row (one count per
-    position), another word as a substring of the NFKC text."""
-    phrases = [tuple(_tokens(w)) for w in words if w.isascii() and _tokens(w)]
-    dense = [unicodedata.normalize("NFKC", w) for w in words if not w.isascii()]
+    """Each word in turn: a phrase of a spaced script where its tokens occur in a row (one
+    count per position), a Chinese, Japanese or Korean word as a substring of the NFKC text."""
+    phrases = [tuple(_tokens(w)) for w in words if not _dense(w) and _tokens(w)]
+    dense = [unicodedata.normalize("NFKC", w) for w in words if _dense(w)]
 
     def hits(tokens: list[str], first_only: bool = False) -> int:
         positions = range(min(1, len(tokens))) if first_only else range(len(tokens))
@@ -69,7 +80,7 @@ def _reference(words: tuple[str, ...]):
 def test_indexed_matching_equals_matching_each_word(name: str) -> None:
     lexicon: Lexicon = getattr(Cues(), name)
     if not lexicon.words:
-        lexicon = Lexicon(["how to", "ＡＢＣ", "rule", "cache expires", "교훈", "こと。", "x"])
+        lexicon = Lexicon(["how to", "ＡＢＣ", "rule", "cache expires", "교훈", "こと。", "x", "más", "ﾃｽﾄ"])
     count, starts, ends = _reference(lexicon.words)
     for text in TEXTS + [w for w in lexicon.words[:40]]:
         assert lexicon.count(text) == count(text), (name, text)
