@@ -128,10 +128,16 @@ def _toml_shown(value: Any) -> str:
 
 def config_show(result: ConfigShowResult) -> Lines:
     lines = Lines()
-    lines.out(f"user config:  {result.files.get('user') or '(none)'}")
+    user = result.files.get("user") or f"(none: {result.user_file} does not exist)"
+    lines.out(f"user config:  {user}")
     lines.out(f"gitdream.toml: {result.files.get('repository') or '(none)'}")
     lines.out()
     lines.table([[k.name, _toml_shown(k.value), k.source] for k in result.keys], ["KEY", "VALUE", "SOURCE"])
+    if result.ignored:
+        lines.out()
+        lines.out("ignored (gitdream.toml may not set these user-only keys; see `gitdream trust`):")
+        for name, value in result.ignored.items():
+            lines.out(f"  {name} = {_toml_shown(value)}")
     return lines
 
 

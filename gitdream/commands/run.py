@@ -128,6 +128,8 @@ def run(
     from gitdream.trigger import dreamlock  # idle path: only where it is used
 
     engine_name = _check_up_front(repo, cfg, opts)
+    if not auto:
+        result.warnings.extend(_uncommitted_raw(repo, agents))
     held = None
     if writes:
         try:
@@ -280,6 +282,29 @@ def _skip_own_repositories(repo: Repo, agents: list[Any], named: bool, warnings:
             raise RepoStateError(message, hint=fix)
         warnings.append(f"{message}; skipped ({fix})")
     return kept
+
+
+def _uncommitted_raw(repo: Repo, agents: Sequence[Agent]) -> list[str]:
+    """One warning naming the agents' raw files (logs, transcripts) that are not committed
+    — untracked, modified or staged — which a dream does not read (DESIGN §4: committed
+    content only; `gitdream status` lists them all); none when git cannot list them."""
+    from gitdream.errors import GitdreamError  # idle path: only for a manual run
+
+    try:
+        changed = repo.changed_paths([agent.dir for agent in agents])
+    except GitdreamError:  # `gitdream status` says why
+        return []
+    found = sorted(
+        rel for rel in changed if any(a.is_source(rel) for a in agents) and (repo.workdir / rel).exists()
+    )
+    if not found:
+        return []
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    noun, them = ("raw file is", "it") if len(found) == 1 else ("raw files are", "them")
+    return [
+        f"{len(found)} {noun} not committed, so this dream does not read {them}: {found[0]}{more} "
+        f"(commit {them} and run again; `gitdream status` lists them)"
+    ]
 
 
 def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[str]:

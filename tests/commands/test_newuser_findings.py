@@ -174,3 +174,63 @@ def test_the_summary_log_and_commit_title_count_the_same_memories(agent_repo: Pa
     )
     commit_all(agent_repo, "ops: day 2")
     assert _counts_agree(agent_repo) == 1  # corroborated
+
+
+def test_a_revert_conflict_with_a_persons_commit_names_that_commit(agent_repo: Path) -> None:
+    """The hint said "revert the later runs first" when the later change was a person's
+    commit, not a run; it now names the commit, and the run's other commit that can be
+    reverted alone."""
+    write(agent_repo, LOG, "# 2026-03-02\n\n- [deploy] Rollbacks need the previous image tag.\n" + SKILL_LINE)
+    commit_all(agent_repo, "ops: log")
+    assert cli(agent_repo, "run").exit_code == 0
+    topic = agent_repo / "agents/ops/memory/deploy.md"
+    topic.write_text(topic.read_text().replace("Rollbacks need", "Rollbacks always need"))
+    edit = commit_all(agent_repo, "edit fact")
+    result = cli(agent_repo, "revert", "last")
+    assert result.exit_code == 1
+    assert f"(by {edit[:7]} 'edit fact')" in result.stderr
+    hint = result.stderr.split("hint: ", 1)[1]
+    assert (
+        f"undo or rework the later commit {edit[:7]}, which is not a dream (`git revert {edit[:7]}`)" in hint
+    )
+    assert "revert the later run" not in hint
+    assert "--only definition` reverts the definition commit alone" in hint
+
+
+def test_run_says_in_one_line_that_uncommitted_raw_logs_are_not_read(agent_repo: Path) -> None:
+    """`status` listed an untracked log under UNCOMMITTED RAW; `run` said nothing, so the
+    user could not tell why its lines were not dreamed."""
+    write(agent_repo, LOG, "# 2026-03-02\n\n- [deploy] Rollbacks need the previous image tag.\n")
+    commit_all(agent_repo, "ops: log")
+    write(agent_repo, "agents/ops/memory/logs/2026/03/2026-03-03.md", "- [ci] Not committed yet.\n")
+    write(agent_repo, "agents/ops/notes.txt", "not raw material\n")
+    ran = cli(agent_repo, "run", "--json")
+    assert ran.exit_code == 0, ran.stderr
+    (line,) = [w for w in json.loads(ran.stdout)["warnings"] if "not committed" in w]
+    assert line == (
+        "1 raw file is not committed, so this dream does not read it: "
+        "agents/ops/memory/logs/2026/03/2026-03-03.md (commit it and run again; `gitdream status` lists them)"
+    )
+    assert ran.stderr.count("not committed") == 1
+
+
+def test_with_json_a_usage_error_is_a_json_error_on_stdout_too(agent_repo: Path) -> None:
+    """docs/cli.md promised `{"error": …}` on stdout for every error with --json; click's
+    usage errors printed nothing there."""
+    for args, fragment in [
+        (["log", "--status", "weird", "--json"], "Invalid value for '--status'"),
+        (["revert", "last", "--only", "bogus", "--json"], "Invalid value for '--only'"),
+        (
+            ["revert", "last", "--replay", "--branch", "x", "--json"],
+            "--replay cannot be combined with --branch",
+        ),
+        (["log", "--bogus", "--json"], "No such option '--bogus'"),
+    ]:
+        result = cli(agent_repo, *args)
+        assert result.exit_code == 2, args
+        error = json.loads(result.stdout)["error"]
+        assert error["type"] == "usage" and fragment in error["message"], (args, error)
+        assert error["hint"].startswith("see `") and error["hint"].endswith(f" {args[0]} --help`")
+        assert "Usage: " in result.stderr
+    plain = cli(agent_repo, "log", "--status", "weird")
+    assert plain.exit_code == 2 and plain.stdout == ""
