@@ -74,7 +74,11 @@ class DistillContext:
     to stop, so Ctrl-C does not wait for the whole distillation. `waiting` counts units
     proposed by an earlier run that its screen could not judge: this run screens them
     too, so an engine that plans screener calls holds one for each before any batch (their
-    entries are not in `entries`)."""
+    entries are not in `entries`). `outline` holds every entry read from the files of this
+    run's material — `entries` and the entries around them consolidated earlier or left
+    for later — for an engine to see how a file is laid out (which headings repeat), not
+    to distill (issue #14: a session-template slot names no topic, whichever run reads
+    the entries under it)."""
 
     agent: Agent
     entries: list[Entry]
@@ -84,6 +88,7 @@ class DistillContext:
     today: date
     stop: Callable[[], None] = _never
     waiting: int = 0
+    outline: Sequence[Entry] = ()
 
 
 @dataclass

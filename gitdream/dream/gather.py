@@ -35,13 +35,16 @@ class Gathered:
     """What gather found: the `material`, its `entries` after noise, the `watermark` and
     `base` it was measured between, the `pending` records of files it skipped, the units
     the last dream's screener could not judge (`carried`: its receipt's `unjudged`
-    records, untrusted), warnings, and the phase's `details` for the receipt."""
+    records, untrusted), every entry read from the material's files (`outline`, the
+    engine's `DistillContext.outline`), warnings, and the phase's `details` for the
+    receipt."""
 
     material: Material
     watermark: str | None
     entries: list[Entry] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
     carried: list[dict[str, Any]] = field(default_factory=list)
+    outline: list[Entry] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
 
@@ -161,6 +164,7 @@ def gather(
                 }
             )
         read = result.entries
+        found.outline.extend(read)
         # A path pending with explicit entries: those entries, and the lines added since
         # the base (new material in the same file, e.g. a daily log that grew).
         wanted = only_ids.get(source.path, set())

@@ -39,8 +39,9 @@ sit above them:
    fact that names nothing itself and is weak is read and not kept; only a durable fact
    with no subject at all, in no section, lands in `DEFAULT_TOPIC`.
 
-`related(profiles)` lists, for each topic, the topics it shares the most rare terms with (a
-`Related:` line, the relation completion of the seed documents).
+**Related.** `relations` lists, for each topic, the topics it is related to (a `Related:`
+line, the relation completion of the seed documents): by the names they are about, else by
+facts that are alike.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from gitdream.dream.lexicons import LESSON_WORDS, Lexicon
@@ -67,7 +68,11 @@ fractions" in one of twenty script notes) is that fact's subject, not the topic'
 MENTION_MIN = 3
 MAX_RELATED = 3
 RELATED_MIN_SCORE = 3.0
-"""Summed rarity (idf) of the terms two topics share, for one to be related to the other."""
+"""Summed rarity (idf among the topics) of the names both of two topics are about, for them
+to be related (`relations`); one topic about the other's own name is related at any score."""
+RELATED_MIN_COSINE = 0.15
+"""Without names in common, two topics are related when their facts are at least this alike
+(tf-idf cosine over every text of the agent's topics, `relations`)."""
 MIN_MENTIONS = 3
 """A name founds a topic only when at least this many entries of the material mention it."""
 NEAREST_COSINE = 0.15
@@ -937,26 +942,88 @@ class TopicMatcher:
         return best
 
 
-def related(
-    matcher: TopicMatcher, slug: str, candidates: Iterable[str], limit: int = MAX_RELATED
-) -> list[str]:
-    """Up to `limit` topics among `candidates` that share the most rare terms with `slug`
-    (at least two terms, or one term of either name), most related first."""
-    mine = matcher.profiles.get(slug, Counter())
-    my_names = matcher.name_terms.get(slug, set())
-    scored: list[tuple[float, str]] = []
-    for other in candidates:
-        if other == slug:
+def relations(
+    topics: Mapping[str, tuple[str, Sequence[str]]], wanted: Iterable[str], limit: int = MAX_RELATED
+) -> dict[str, list[str]]:
+    """The `Related:` links of each topic in `wanted` (module docstring, "Related"): up to
+    `limit` slugs of `topics`, most related first.
+
+    `topics` maps a slug to `(name, texts)` — the topic's name and its facts (or, for a
+    topic a person wrote without facts, its body text). Two topics are related by the names
+    they are about, not by the words they happen to share: one is about the other's own name
+    (its facts mention it often enough, `MENTION_SHARE`/`MENTION_MIN`: "Scripts" mentioning
+    Clawk once in twenty facts is not about Clawk), or both are about a name few topics are
+    about (weighted by its rarity among the topics). Failing names, two topics are related
+    when their facts are alike (tf-idf cosine at least `RELATED_MIN_COSINE`: a term weighs
+    more the more of a topic's texts hold it and the fewer of all the texts do, so that an agent's everyday words — "tool", "post" —
+    relate nothing). A topic related to everything relates nothing: each link must beat the
+    score `RELATED_MIN_SCORE`."""
+    proper = proper_names(t for _, texts in topics.values() for t in texts)
+    own: dict[str, set[str]] = {}
+    for slug, (name, _texts) in topics.items():
+        keys = {family(name), family(slug.replace("-", " ").replace("_", " "))}
+        own[slug] = {f for f in keys if f and f not in _GENERIC_NAME}
+    every_own = set().union(*own.values()) if own else set()
+    df: Counter[str] = Counter()
+    n_texts = 0
+    term_sets: dict[str, Counter[str]] = {}
+    about: dict[str, set[str]] = {}
+    for slug, (_name, texts) in topics.items():
+        mentioned: Counter[str] = Counter()
+        profile: Counter[str] = Counter()
+        for text in texts:
+            text_terms = set(terms(text))
+            n_texts += 1
+            df.update(text_terms)
+            profile.update(text_terms)
+            found = {family(n) for n in names(text, (), proper)} | (text_terms & every_own)
+            mentioned.update(f for f in found if f and f not in _GENERIC_NAME)
+        term_sets[slug] = profile
+        size = len(texts)
+        about[slug] = {
+            f for f, c in mentioned.items() if c >= MENTION_MIN or c * MENTION_SHARE >= size
+        } - own[slug]
+    topic_df: Counter[str] = Counter()
+    for slug in topics:
+        topic_df.update(own[slug] | about[slug])
+    n_topics = len(topics)
+
+    def name_idf(f: str) -> float:
+        return math.log((n_topics + 1) / (topic_df[f] + 1)) + 1.0
+
+    def term_idf(t: str) -> float:  # no +1: a word most texts hold weighs next to nothing
+        return math.log((n_texts + 1) / (df[t] + 1))
+
+    def weight(count: int, t: str) -> float:
+        return (1.0 + math.log(count)) * term_idf(t)
+
+    norms = {
+        slug: math.sqrt(sum(weight(c, t) ** 2 for t, c in profile.items())) or 1.0
+        for slug, profile in term_sets.items()
+    }
+    out: dict[str, list[str]] = {}
+    for slug in wanted:
+        if slug not in topics:
             continue
-        theirs = matcher.profiles.get(other, Counter())
-        shared = set(mine) & set(theirs)
-        names_shared = shared & (my_names | matcher.name_terms.get(other, set()))
-        if len(shared) < 2 and not names_shared:
-            continue
-        score = sum(matcher.idf(t) for t in shared) + sum(matcher.idf(t) for t in names_shared)
-        if score >= RELATED_MIN_SCORE:
+        scored: list[tuple[float, str]] = []
+        for other in topics:
+            if other == slug:
+                continue
+            linked = (own[other] & about[slug]) | (own[slug] & about[other])
+            shared = (about[slug] & about[other]) - linked
+            score = sum(name_idf(f) for f in shared if topic_df[f] * 3 <= n_topics)
+            if linked:  # one is about the other's own name: related, however few the topics
+                score += RELATED_MIN_SCORE + sum(2 * name_idf(f) for f in linked)
+            if score < RELATED_MIN_SCORE:
+                mine, theirs = term_sets[slug], term_sets[other]
+                dot = sum(weight(mine[t], t) * weight(theirs[t], t) for t in mine.keys() & theirs.keys())
+                cosine = dot / (norms[slug] * norms[other])
+                if cosine < RELATED_MIN_COSINE:
+                    continue
+                score = RELATED_MIN_SCORE * cosine / RELATED_MIN_COSINE
             scored.append((-score, other))
-    return [other for _, other in sorted(scored)[:limit]]
+        out[slug] = [other for _, other in sorted(scored)[:limit]]
+    return out
 
 
 def containment(

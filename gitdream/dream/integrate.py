@@ -61,6 +61,8 @@ INDEX_HEADER = (
     "lines outside it are yours and it never changes them.\n"
 )
 _OVERFLOW = re.compile(r"^- … and \d+ more topics? (?:are|is) not listed here")
+_PARAGRAPH_OR_ITEM = re.compile(r"\n\s*\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])\s)")
+"""Where a person's topic text divides into the paragraphs and list items `relate` reads."""
 
 
 # --- results -------------------------------------------------------------------------------
@@ -580,27 +582,22 @@ class _Experience:
         self.result.facts_written.append(FactWritten(target.path, fact.text, refs, action, fact.seen))
 
     def relate(self) -> None:
-        """The `Related:` links of every touched topic (grouping.related)."""
+        """The `Related:` links of every touched topic (grouping.relations)."""
 
         slugs = sorted(set(self.memory.topics) | {s for s, e in self.live.items() if e.touched})
-        documents = []
-        texts: dict[str, list[str]] = {}
+        topics: dict[str, tuple[str, list[str]]] = {}
         for slug in slugs:
             entry = self.live.get(slug)
             facts = entry.facts.facts if entry is not None else (self.memory.topics[slug].facts or [])
             topic = self.memory.topics.get(slug)
-            texts[slug] = [f.text for f in facts] + (
-                [mf.body_text(topic.text)] if topic and topic.facts is None else []
-            )
-            documents.append([t for text in texts[slug] for t in grouping.terms(text)])
-        matcher = grouping.TopicMatcher(documents)
-        for slug in slugs:
-            topic = self.memory.topics.get(slug)
+            texts = [f.text for f in facts]
+            if topic and topic.facts is None:  # a person's topic: each paragraph or item a text
+                texts += [p for p in _PARAGRAPH_OR_ITEM.split(mf.body_text(topic.text)) if p.strip()]
             name = (topic.name or topic.title) if topic else self.live[slug].title
-            matcher.add_topic(slug, name, texts[slug])
-        for slug, entry in self.live.items():
-            if entry.touched:
-                entry.related = grouping.related(matcher, slug, slugs)
+            topics[slug] = (name, texts)
+        touched = [slug for slug, entry in self.live.items() if entry.touched]
+        for slug, links in grouping.relations(topics, touched).items():
+            self.live[slug].related = links
 
     def description(self, entry: _Live) -> str:
         """A touched topic's description: the engine's proposal for a new or dream-owned

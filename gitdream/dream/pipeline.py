@@ -121,6 +121,7 @@ class DreamRun:
         self.input_commit = ""
         self.memory: dict[str, str] = {}
         self.entries: list[Entry] = []
+        self.outline: list[Entry] = []
         self.carried: list[dict[str, Any]] = []  # the last run's units its screener could not judge
         self.topics: list[TopicProposal] | None = None  # the engine's names of topics
         self.kept: list[Unit] = []
@@ -226,6 +227,7 @@ class DreamRun:
         self.warnings += found.warnings
         self.pending += found.pending
         self.entries = found.entries
+        self.outline = found.outline
         self.carried = found.carried
         receipt.phase("gather", **found.details)
         if self._plans():
@@ -272,6 +274,7 @@ class DreamRun:
             self.input_commit,
             clock.now().date(),
             waiting=waiting,
+            outline=self.outline,
         )
 
     def estimate(self) -> None:

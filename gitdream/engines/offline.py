@@ -287,6 +287,60 @@ def is_generic_heading(heading: str) -> bool:
     return all(w in GENERIC_HEADING_WORDS for w in words)
 
 
+def template_slots(entries: Sequence[Entry], terms_of: Callable[[Entry], set[str]]) -> frozenset[str]:
+    """The headings of `entries` that are slots of a session template, case-folded as
+    `clean_name` writes them (module docstring, step 5; issue #14: never name a topic after
+    a session-template slot).
+
+    A log written from a routine repeats the same heading in every heartbeat, session or day
+    ("### Non-Agent Research", "### Build Action"), and what sits under it is about something
+    else each time: the heading says where in the routine an entry was, not what it is
+    about. A heading is a slot when the material has at least `SLOT_MIN_SECTIONS` sections
+    under it (a section: one file and the headings above it, so the same heading under
+    another heartbeat's heading is another section) and no word of the sections' text —
+    beside the heading's own words and the agent's everyday words (`SLOT_COMMON_SHARE`) — recurs in
+    more than half of them. A heading "Slot: subject" counts as a section of "Slot" too. A
+    heading whose sections share a subject ("## Moltbook" every day, each about its
+    captcha) is not a slot. `entries` are every entry of the files read
+    (`DistillContext.outline`), so the answer does not depend on which of them a run
+    distills; `terms_of` gives an entry's terms (`grouping.terms`). Structure and word
+    overlap only, so it holds in any language."""
+    sections: dict[str, dict[tuple[str, tuple[str, ...]], list[Entry]]] = {}
+    for entry in entries:
+        for depth, heading in enumerate(entry.context):
+            key = clean_name(heading).casefold()
+            label = re.split(r":\s+|：", key, maxsplit=1)[
+                0
+            ]  # "Research: Octopus arms" is the slot "Research"
+            for name in {key, label} - {""}:
+                sections.setdefault(name, {}).setdefault((entry.path, entry.context[: depth + 1]), []).append(
+                    entry
+                )
+    candidates = {key: found for key, found in sections.items() if len(found) >= SLOT_MIN_SECTIONS}
+    if not candidates:
+        return frozenset()
+    words = {id(entry): terms_of(entry) for entry in entries}
+    df: Counter[str] = Counter()
+    spread: dict[str, set[str]] = {}  # word → the innermost headings it is written under
+    for entry in entries:
+        df.update(words[id(entry)])
+        heading = clean_name(entry.context[-1]).casefold() if entry.context else ""
+        for w in words[id(entry)]:
+            under = spread.setdefault(w, set())
+            if len(under) < 3:
+                under.add(heading)
+    everyday = {w for w, n in df.items() if n >= SLOT_COMMON_SHARE * len(words) and len(spread[w]) >= 3}
+    slots = set()
+    for key, found in candidates.items():
+        own = set(grouping.terms(key)) | everyday
+        recurring: Counter[str] = Counter()
+        for section in found.values():
+            recurring.update(set().union(*(words[id(e)] for e in section)) - own)
+        if not any(n * 2 > len(found) for n in recurring.values()):
+            slots.add(key)
+    return frozenset(slots)
+
+
 def topic_name(entry: Entry) -> str:
     """The topic display name of an experience entry (module docstring, step 3). A tag or
     heading that cannot name a topic (`_unfit_name`) is passed over."""
@@ -378,6 +432,13 @@ def _compatible(new: str, old: str) -> bool:
 NO_SUBJECT = "not kept: no subject and not durable enough to stand alone"
 """The reason of an entry read and not kept because it names no subject and is weak
 (grouping, step 7)."""
+SLOT_MIN_SECTIONS = 3
+"""A heading under which the material has at least this many sections (one per heartbeat,
+session or day) is a candidate template slot (`template_slots`)."""
+SLOT_COMMON_SHARE = 0.25
+"""A word of at least this share of the entries, written under three headings or more, is an
+everyday word of the agent: two sections sharing it are not about one subject
+(`template_slots`)."""
 SUBJECTLESS_MARGIN = 0.75
 """An entry that names no subject is kept only when its salience clears the bar by this
 much on the log-odds scale (a bar of 0.3 → a probability of 0.48): filed under no subject
@@ -634,9 +695,15 @@ class _Run:
                 self.index_for(group, _numbers(fact.text)).add(
                     fact, fact.text, self.vocabulary.ranks(fact_codes)
                 )
-        documents = [grouping.terms(t) for t in cleaned if t]
+        term_lists = [grouping.terms(t) if t else [] for t in cleaned]
+        documents = [terms for terms, t in zip(term_lists, cleaned, strict=True) if t]
         self.matcher = grouping.TopicMatcher(documents)
         self.proper = grouping.proper_names(_written(e) for e in context.entries)
+        known_terms = {id(e): set(terms) for e, terms in zip(context.entries, term_lists, strict=True)}
+        self.slots = template_slots(
+            context.outline or context.entries,
+            lambda e: known_terms[id(e)] if id(e) in known_terms else set(grouping.terms(e.text)),
+        )
         # What memory holds counts with the material for `_own_subject`: a run that reads only
         # the entries an earlier run deferred still knows whom the agent writes about.
         held = [f.text for topic in memory.topics.values() for f in topic.facts or ()]
@@ -804,6 +871,9 @@ class _Run:
             out.append(_Candidate(position, entry, text, rank, target))
         out = self._lists(out)
         for candidate in out:  # an item that names nothing carries its heading's subject
+            context = candidate.entry.context
+            if context and clean_name(context[-1]).casefold() in self.slots:
+                continue  # a slot of the session template names no subject (`template_slots`)
             if not candidate.members and candidate.target == "experience":
                 candidate.text = lists.with_subject(candidate.text, candidate.entry)
         out.sort(key=lambda c: (-c.score, c.position))
@@ -1216,13 +1286,17 @@ class _Run:
         if any(not _unfit_name(n) for n in grouping.names(written)):
             return False
         return not any(
-            not (
-                _unfit_name(h)
-                or is_generic_heading(h)
-                or grouping.unfit_name(h)
-                or salience.is_event_heading(h)
-            )
+            not (self._unfit_heading(h) or grouping.unfit_name(h) or salience.is_event_heading(h))
             for h in entry.context
+        )
+
+    def _unfit_heading(self, heading: str) -> bool:
+        """True when `heading` cannot name a topic: unfit as a name, generic (says when, not
+        what) or a slot of the session template (`template_slots`)."""
+        return (
+            _unfit_name(heading)
+            or is_generic_heading(heading)
+            or clean_name(heading).casefold() in self.slots
         )
 
     def _sources(self, candidate: _Candidate) -> tuple[str, ...]:
@@ -1266,7 +1340,12 @@ class _Run:
             if slug is not None:
                 return slug, self.topics.titles[slug]
         for heading in reversed(entry.context):
-            unfit = _unfit_name(heading) or grouping.unfit_name(heading) or salience.is_event_heading(heading)
+            unfit = (
+                _unfit_name(heading)
+                or grouping.unfit_name(heading)
+                or salience.is_event_heading(heading)
+                or clean_name(heading).casefold() in self.slots
+            )
             slug = None if unfit else self.topics.existing(clean_name(heading))
             if slug is not None:
                 return slug, self.topics.titles[slug]
@@ -1341,7 +1420,7 @@ class _Run:
             bare = re.sub(r"\.\w{1,5}$", "", clean_name(heading))
             if artifacts and bare != artifacts[0] and not _unfit_name(artifacts[0]):
                 return clean_name(artifacts[0])  # "Build: isnad-sign.py v2" is about isnad-sign
-            if _unfit_name(heading) or is_generic_heading(heading) or grouping.unfit_name(heading):
+            if self._unfit_heading(heading) or grouping.unfit_name(heading):
                 continue
             name = clean_name(heading)
             if (

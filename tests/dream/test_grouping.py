@@ -3,6 +3,7 @@ topics by content, and the offline engine grouping entries across days."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
@@ -11,6 +12,7 @@ from gitdream.agents import make_agent
 from gitdream.config import defaults
 from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream import grouping
+from gitdream.engines import offline
 from gitdream.engines.offline import OfflineEngine
 from gitdream.units import Entry
 from tests.standins import simple_absolutize, simple_slugify
@@ -312,3 +314,130 @@ def test_a_name_of_several_capitalised_words_is_one_name_and_a_bold_label_opens_
     assert "Extended" not in grouping.names("**Build:** Extended `deploy-helper.py` with a dry-run mode")
     # A semicolon does not open a sentence: the capital after it is a name's.
     assert "Grafana" in grouping.names("Never fail over before the team confirms; Grafana shows the lag")
+
+
+# --- Related: links by the names topics are about (grouping.relations) ---
+
+_SCRIPTS = [f"Wrote `scripts/tool-{n}.py` that parses export {n}." for n in range(20)]
+
+
+def test_a_topic_about_another_topics_name_is_related_to_it() -> None:
+    topics = {
+        "deploys": (
+            "Deploys",
+            ["Rollbacks need the registry's previous image tag.", "Deploys run at night."],
+        ),
+        "registry": ("Registry", ["The registry keeps the last 10 image tags."]),
+        "cooking": ("Cooking", ["Pasta needs salted water."]),
+    }
+    links = grouping.relations(topics, topics)
+    assert links["deploys"] == ["registry"]
+    assert links["registry"] == ["deploys"]
+    assert links["cooking"] == []
+
+
+def test_a_name_mentioned_once_among_many_facts_relates_nothing() -> None:
+    # "Scripts" mentions Clawk in one fact of twenty-one: that fact's subject, not the topic's.
+    topics = {
+        "scripts": ("Scripts", [*_SCRIPTS, "Wrote `scripts/poster.py` for Clawk replies."]),
+        "clawk": ("Clawk", ["Clawk replies are limited to 280 characters.", "Clawk has no edit."]),
+    }
+    assert grouping.relations(topics, topics) == {"scripts": [], "clawk": []}
+
+
+def test_a_persons_list_is_read_item_by_item_not_as_one_text_about_everything() -> None:
+    # A person's topic arrives as one text per item (integrate splits its body): a list that
+    # names each subject once is not "about" every one of them.
+    subjects = ("Moltbook", "Lobchan", "Clawk", "Gendolf", "Keenable", "AgentMail", "Shellmates", "Telegram")
+    queue = [f"- [ ] Post about {name} someday" for name in subjects]
+    topics = {
+        "digest-queue": ("Digest Queue", queue),
+        "clawk": ("Clawk", ["Clawk replies are limited to 280 characters.", "Clawk has no edit."]),
+        "gendolf": ("Gendolf", ["Gendolf runs the isnad sandbox.", "Gendolf answers within a day."]),
+    }
+    links = grouping.relations(topics, topics)
+    assert links["clawk"] == [] and links["gendolf"] == []
+
+
+def test_everyday_words_in_common_relate_nothing_but_alike_facts_do() -> None:
+    topics = {
+        "signer": (
+            "Signer",
+            ["The signer makes Ed25519 keys and signs attestations as JWK.", "Verify with the jwk command."],
+        ),
+        "isnad": (
+            "isnad",
+            ["isnad signs attestations with Ed25519 keys and JWK output.", "The jwk command verifies."],
+        ),
+        "notes": ("Notes", ["The tool reads the id from the API.", "A tool writes the API log."]),
+        "queue": ("Queue", ["The API tool returns an id.", "Every tool hits the API twice."]),
+        # What makes "tool", "API", "id" everyday words: most of the agent's facts hold them.
+        "daily": (
+            "Daily",
+            [f"The {w} tool calls the API and logs the id." for w in ("mail", "chat", "feed", "wiki")],
+        ),
+    }
+    links = grouping.relations(topics, topics)
+    assert links["signer"] == ["isnad"]
+    assert "queue" not in links["notes"] and "notes" not in links["queue"]
+
+
+# --- a session-template slot names no topic (offline.template_slots) ---
+
+_ROUTINE = [
+    ("Heartbeat 09:00 UTC", "`gh api` pages at 100 items, so always pass --paginate for full lists."),
+    ("Heartbeat 11:00 UTC", "Postgres VACUUM FULL locks the table; never run it during business hours."),
+    (
+        "Heartbeat 13:00 UTC",
+        "Docker caching breaks when COPY comes before pip install, so copy requirements first.",
+    ),
+    ("Heartbeat 15:00 UTC", "Cron runs with a bare PATH, so scripts must use absolute paths."),
+]
+_OTHER = [
+    ("Platform checks", "- Mail: 3 unread, nothing urgent."),
+    ("Platform checks", "- Chat: quiet."),
+    ("Replies", "- Replied to the thread about caching."),
+    ("Replies", "- Liked two posts."),
+]
+
+
+def _routine(slot: str) -> list[Entry]:
+    notes = [_entry(2, 10 * n + 2, f"- {text}", beat, slot) for n, (beat, text) in enumerate(_ROUTINE)]
+    return notes + [_entry(2, 60 + n, text, "Heartbeat 17:00 UTC", h) for n, (h, text) in enumerate(_OTHER)]
+
+
+def _terms(entry: Entry) -> set[str]:
+    return set(grouping.terms(entry.text))
+
+
+@pytest.mark.parametrize("slot", ["Research", "研究メモ", "조사", "Research: deep dive"])
+def test_a_heading_every_heartbeat_repeats_over_unrelated_notes_is_a_slot(slot: str) -> None:
+    slots = offline.template_slots(_routine(slot), _terms)
+    assert re.split(r":\s+", slot.casefold())[0] in slots
+
+
+def test_a_heading_every_day_repeats_over_one_subject_is_not_a_slot() -> None:
+    days = [
+        (2, "- The captcha must be solved before each comment."),
+        (3, "- A failed captcha extends the suspension by a day."),
+        (4, "- Comments without a solved captcha fail silently."),
+    ]
+    entries = [_entry(day, 3, text, "Moltbook") for day, text in days]
+    entries += [_entry(5, 60 + n, text, "Heartbeat 17:00 UTC", h) for n, (h, text) in enumerate(_OTHER)]
+    assert "moltbook" not in offline.template_slots(entries, _terms)
+
+
+def test_a_slot_names_no_topic_and_leads_no_fact_even_in_a_run_that_reads_part_of_the_file() -> None:
+    entries = _routine("Research")
+    cfg = defaults()
+    engine = OfflineEngine(cfg, slugify=simple_slugify, absolutize=simple_absolutize)
+    # A later run distils two of the entries (the rest consolidated or left for later): the
+    # file's outline still shows the heading repeating under every heartbeat.
+    context = DistillContext(
+        AGENT, entries[:2], MemoryView({}), cfg, COMMIT, date(2026, 3, 9), outline=entries
+    )
+    result = engine.distill(context)
+    assert result.units
+    for unit in result.units:
+        assert grouping.family(unit.title) != "research"
+        assert not unit.body.startswith("Research")
