@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, config
 from gitdream.agents import list_agents, own_repository, select
-from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ConfigError, LockHeld, RepoStateError
+from gitdream.errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    ConfigError,
+    GitdreamError,
+    LockHeld,
+    RepoStateError,
+)
 from gitdream.git import sparse
 from gitdream.git.repo import Repo
 from gitdream.trigger import gates
@@ -288,8 +296,6 @@ def _uncommitted_raw(repo: Repo, agents: Sequence[Agent]) -> list[str]:
     """One warning naming the agents' raw files (logs, transcripts) that are not committed
     — untracked, modified or staged — which a dream does not read (DESIGN §4: committed
     content only; `gitdream status` lists them all); none when git cannot list them."""
-    from gitdream.errors import GitdreamError  # idle path: only for a manual run
-
     try:
         changed = repo.changed_paths([agent.dir for agent in agents])
     except GitdreamError:  # `gitdream status` says why
