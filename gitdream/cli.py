@@ -70,17 +70,17 @@ def _emit(result: Any, lines: render.Lines, json_: bool) -> None:
 
 def _report(ctx: click.Context, exc: errors.GitdreamError) -> None:
     if _is_json(ctx):
-        output.json_out({"error": exc.to_json()})
-    output.err(f"error: {exc.message}")
+        output.json_error(exc.to_json())
+    output.problem(f"error: {exc.message}")
     if exc.hint:
-        output.err(f"hint: {exc.hint}")
+        output.problem(f"hint: {exc.hint}")
 
 
 def _crash(exc: BaseException) -> int:
     from gitdream import crashlog, git  # idle path: a command loads only its own modules
 
-    path = crashlog.write(exc, git.versions())
-    output.err(f"error: gitdream failed unexpectedly: {type(exc).__name__}: {exc}")
+    path = crashlog.write(exc, git.versions(), mask=output.masked)
+    output.problem(f"error: gitdream failed unexpectedly: {type(exc).__name__}: {exc}")
     if path is not None:
         output.err(f"hint: this is a bug; please report it with the crash log at {path}")
     else:
@@ -495,7 +495,7 @@ def run_cmd(
         if hook:  # the hooks log says why this firing did not dream
             from gitdream.trigger import hooklog  # idle path: a command loads only its own modules
 
-            hooklog.record(_start(ctx), hook, f"error: {exc.message}")
+            hooklog.record(_start(ctx), hook, output.masked(f"error: {exc.message}"))
         raise
     if hook and not result.disabled:
         from gitdream.trigger import hooklog  # idle path: a command loads only its own modules
@@ -702,9 +702,9 @@ def audit_cmd(
     failure = strict_failure(result) if strict else None
     _emit(result, render.audit(result, _term_width()), json_)
     if failure is not None:
-        output.err(f"error: {failure.message}")
+        output.problem(f"error: {failure.message}")
         if failure.hint:
-            output.err(f"hint: {failure.hint}")
+            output.problem(f"hint: {failure.hint}")
         ctx.exit(failure.exit_code)
 
 

@@ -676,7 +676,9 @@ def load(
             settings[name] = Setting(value, label)
     if root is not None:
         repo_path = root / REPO_FILE
-        if repo_path.is_file():
+        if repo_path.is_symlink():
+            warnings.append(linked_repo_file(repo_path))
+        elif repo_path.is_file():
             files["repository"] = str(repo_path)
             values = read_toml(repo_path, REPO_FILE)
             trusted = _trusted(values, common_dir or root)
@@ -696,6 +698,22 @@ def load(
     if overrides:
         config = config.with_overrides(overrides)
     return config
+
+
+def linked_repo_file(path: Path) -> str:
+    """The warning for a repository's `gitdream.toml` that is a symbolic link, which is
+    ignored: a repository's configuration is read only from a regular file of the
+    checkout, as git reads no `.gitattributes`, `.gitignore` or `.mailmap` through a link
+    (a committed link made every gitdream command, hooks included, read a file outside
+    the checkout — any file the user can read — as the repository's configuration)."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return (
+        f"{REPO_FILE} is a symbolic link (to {target}), so it is ignored: a repository's configuration "
+        f"is read only from a regular file in the checkout; replace the link with the file itself"
+    )
 
 
 def user_only_values(values: Mapping[str, Any]) -> dict[str, Any]:

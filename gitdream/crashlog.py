@@ -9,14 +9,19 @@ from __future__ import annotations
 import platform
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from gitdream import __version__, clock, paths
 
 
-def write(exc: BaseException, pygit2_version: str = "unknown") -> Path | None:
+def write(
+    exc: BaseException, pygit2_version: str = "unknown", mask: Callable[[str], str] | None = None
+) -> Path | None:
     """Write a crash log for `exc`, naming `pygit2_version` (`gitdream.git.versions()`);
-    return its path, or None if it could not be written."""
+    return its path, or None if it could not be written. `mask`, when given, is applied to
+    the whole text first (the CLI passes the secret scanner's: an exception's message may
+    quote material, and the log is meant to be attached to a bug report)."""
 
     stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
     body = "\n".join(
@@ -35,6 +40,8 @@ def write(exc: BaseException, pygit2_version: str = "unknown") -> Path | None:
             "",
         ]
     )
+    if mask is not None:
+        body = mask(body)
     try:
         folder = paths.ensure_dir(paths.user_log_dir())
         path = folder / f"crash-{stamp}.md"

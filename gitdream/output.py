@@ -51,6 +51,23 @@ def err(text: str = "") -> None:
     _write(sys.stderr, printable(text) + "\n")
 
 
+def problem(text: str) -> None:
+    """A line of a warning or an error, on stderr, every secret in it masked (`masked`)."""
+    _write(sys.stderr, printable(masked(text)) + "\n")
+
+
+def masked(text: str) -> str:
+    """`text` with every secret the scanner finds masked (`screen.redact_terminal`): a
+    warning or an error may quote repository content (a configuration value, a key name, a
+    file name). Results (`out`, `err`) are rendered from what gitdream wrote, screened
+    already, and do not pay for the scanner: a no-op run stays on the idle path."""
+    if not text.strip():
+        return text
+    from gitdream.dream import screen  # idle path: only when something is printed on stderr
+
+    return screen.redact_terminal(text)
+
+
 def status_line(text: str) -> None:
     """A line on stderr that the next one replaces (carriage return, then erase to the end
     of the line): progress on a terminal. End it with `err()` or another `status_line`."""
@@ -58,8 +75,14 @@ def status_line(text: str) -> None:
 
 
 def warn(text: str) -> None:
-    """`warning: <text>` on stderr."""
-    err(f"warning: {text}")
+    """`warning: <text>` on stderr, every secret in it masked (`problem`)."""
+    problem(f"warning: {text}")
+
+
+def json_error(error: dict[str, Any]) -> None:
+    """The `{"error": …}` document of a failed `--json` command, its strings masked as
+    `err` masks them."""
+    json_out({"error": {k: masked(v) if isinstance(v, str) else v for k, v in error.items()}})
 
 
 def json_out(document: Any) -> None:

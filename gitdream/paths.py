@@ -8,14 +8,20 @@
 
 Nothing here creates a directory at import time; `ensure_dir()` does, when a caller that
 is allowed side effects (gitdream enabled) needs it. `atomic_write()` replaces a file
-whole (state files here, and the commit builder's working-tree files).
+whole (state files here, and the commit builder's working-tree files). `state_folder()`
+creates the per-repository folders, refusing any that is a symbolic link, and
+`open_state_file()` opens a file there without following one.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
+
+from gitdream.errors import RepoStateError
 
 APP = "gitdream"
 STATE_DIRNAME = "gitdream"
@@ -67,6 +73,64 @@ def state_dir(common_dir: Path) -> Path:
     return common_dir / STATE_DIRNAME
 
 
+def state_folder(common_dir: Path, *parts: str, create: bool = True) -> Path:
+    """`<git-common-dir>/gitdream/<parts…>`, every folder from the common dir down a real
+    folder: each is looked at with `lstat` (never followed) and, when missing and `create`
+    is true, created. Returns the path (which may not exist when `create` is false).
+
+    Raises the RepoStateError of `linked_state` when one of them is a symbolic link or not
+    a folder. gitdream writes its lock, state, journals and ref-lock records there; a link
+    in their place (someone's, or a careless `ln -s`) had them written — and removed —
+    wherever it pointed (issue 16)."""
+    path = common_dir
+    for name in (STATE_DIRNAME, *parts):
+        path = path / name
+        try:
+            found = path.lstat()
+        except FileNotFoundError:
+            if not create:
+                continue
+            try:
+                path.mkdir()
+            except FileExistsError:  # created meanwhile: look at what is there
+                pass
+            found = path.lstat()
+        if not stat.S_ISDIR(found.st_mode):
+            raise linked_state(path)
+    return path
+
+
+def linked_state(path: Path) -> RepoStateError:
+    """The refusal for gitdream's own state under the git dir that is a symbolic link, or
+    not what it should be (a file where a folder goes): it names the path, where the link
+    points, and the fix (remove it: gitdream recreates what it needs)."""
+    try:
+        is_link = path.is_symlink()
+        target = os.readlink(path) if is_link else ""
+    except OSError:
+        is_link, target = False, ""
+    what = f"a symbolic link (to {target})" if is_link else "not a regular file or folder of gitdream's"
+    return RepoStateError(
+        f"refusing to write gitdream's state through {path}: it is {what}",
+        hint=(
+            "gitdream keeps its state only in real files and folders inside the git dir, never "
+            f"through a link; remove it (`rm {path}`) and run again — gitdream recreates it"
+        ),
+    )
+
+
+def open_state_file(path: Path, flags: int, mode: int = 0o666) -> int:
+    """`os.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)`: a file of gitdream's state
+    (or a temporary file beside one) is never opened through a symbolic link. Raises the
+    RepoStateError of `linked_state` when `path` is one; other OSErrors as `os.open`."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and path.is_symlink():
+            raise linked_state(path) from None
+        raise
+
+
 def ensure_dir(path: Path) -> Path:
     """Create `path` (and parents) if missing and return it."""
     path.mkdir(parents=True, exist_ok=True)
@@ -80,7 +144,7 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o666, keep: Callable[[], 
     are on disk, right before the replace: False leaves `path` alone (the temporary file
     is removed). Returns True when written."""
     tmp = path.with_name(f".{path.name}.gitdream-{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    fd = open_state_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)  # never through a link
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -331,8 +331,9 @@ def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[s
 def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
     """Refuse what would fail every agent, before any agent runs (so it leaves no receipts,
     no watermark moves and no back-off): an unknown engine, an engine that cannot run (no
-    API key; an estimate needs none), and a `--since` revision that does not resolve.
-    Returns the engine's name."""
+    API key; an estimate needs none), a `--since` revision that does not resolve, and a
+    receipts' notes ref git cannot read or that is a symbolic ref (every receipt would
+    fail after its dream commit). Returns the engine's name."""
     from gitdream.engines import get_engine  # idle path: only where it is used
 
     engine = opts.engine or cfg.str("engine")
@@ -353,6 +354,11 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
             raise RepoStateError(
                 f"--since {opts.since}: no such revision", hint="give a commit, branch or tag (see `git log`)"
             )
+    if not opts.estimate:
+        from gitdream.dream.receipts import NOTES_REF  # idle path: only where it is used
+        from gitdream.git import refs  # idle path: only where it is used
+
+        refs.commit_target(repo, NOTES_REF)  # the refusal of refs.broken, refs.symbolic or no commit
     return engine
 
 

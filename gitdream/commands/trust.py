@@ -67,7 +67,8 @@ def run_trust(repo: Repo | None, *, revoke: bool = False, list_all: bool = False
         action = "revoked" if trust.revoke(key) else "not-trusted"
         return TrustResult(action, key, workdir, previous, store=store)
     path = repo.workdir / config.REPO_FILE
-    values = config.read_toml(path, config.REPO_FILE) if path.is_file() else {}
+    linked = path.is_symlink()  # ignored by `config.load` too (`config.linked_repo_file`)
+    values = config.read_toml(path, config.REPO_FILE) if path.is_file() and not linked else {}
     chosen = config.user_only_values(values)
     if not chosen:
         return TrustResult("nothing-to-trust", key, workdir, store=store)

@@ -97,6 +97,25 @@ def carried_units(records: list[Any], entry_ids: set[str]) -> list[Unit]:
     return units
 
 
+def _secret_names(names: list[str], agent_id: str, cfg: Config) -> dict[str, str]:
+    """`{path: warning}` for each of the raw files `names` whose name holds what the
+    scanner finds (`screen.scan_text` with the user's `screen.allow`/`deny`); the warning
+    masks it and says how to have the file read."""
+    from gitdream.dream import screen  # idle path: a run with nothing new never loads the scanner
+
+    allow, deny = screen.user_patterns(cfg)
+    return {
+        path: (
+            f"{screen.redact(path, allow=allow, deny=deny)}: the file name holds a secret or personal data, "
+            "so gitdream cannot cite it; skipped (rename it with `git mv`, then `gitdream run --agent "
+            f"{agent_id} --full` reads it: a rename alone is not new material, and what was read "
+            "before is recognised)"
+        )
+        for path in names
+        if screen.scan_text(path, allow=allow, deny=deny)
+    }
+
+
 def gather(
     repo: Repo, agent: Agent, cfg: Config, opts: RunOptions, input_commit: str, watermark: str | None
 ) -> Gathered:
@@ -137,7 +156,13 @@ def gather(
     dropped: dict[str, int] = {}
     skipped_files: list[dict[str, str]] = []
     max_file_bytes = cfg.int("max_file_bytes")
+    secret_names = _secret_names([s.path for s in material.files], agent.id, cfg) if material.files else {}
     for source in material.files:
+        if source.path in secret_names:
+            # Its name would be cited in topics, commit messages and receipts, which the
+            # scanner never lets hold a secret (issue 16): only this file stops.
+            found.warnings.append(secret_names[source.path])
+            continue
         # The size first, from the object header: a 50 MB log is not loaded to be skipped.
         size = trees.blob_size(repo, source.blob)
         result = readers.skip_too_large(source.path, size, max_file_bytes) or readers.read_source(

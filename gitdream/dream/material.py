@@ -91,8 +91,9 @@ class Material:
 
 
 def read_watermark(repo: Repo, agent: Agent) -> str | None:
-    """The watermark's commit id (hex), or None when the agent never dreamed."""
-    return refs.target(repo, agent.watermark_ref)
+    """The watermark's commit id (hex), or None when the agent never dreamed; the
+    RepoStateError of `refs.commit_target` when it names no commit."""
+    return refs.commit_target(repo, agent.watermark_ref)
 
 
 def fetch_hint(repo: Repo) -> str:

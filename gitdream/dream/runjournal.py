@@ -52,7 +52,7 @@ class RunPlan:
 
 def plan_path(repo: Repo, agent_id: str) -> Path:
     key = hashlib.sha1(agent_id.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return paths.state_dir(repo.common_dir) / "runs" / f"{key}.json"
+    return paths.state_folder(repo.common_dir, "runs", create=False) / f"{key}.json"  # refuses a link
 
 
 def digest(material: Material) -> str:
@@ -67,7 +67,7 @@ def digest(material: Material) -> str:
 def record(repo: Repo, plan: RunPlan) -> None:
     """Keep `plan` until `drop` (atomic write)."""
     path = plan_path(repo, plan.agent)
-    paths.ensure_dir(path.parent)
+    paths.state_folder(repo.common_dir, path.parent.name)  # a real folder, never a link
     plan.writer = processes.identity()
     paths.atomic_write(path, json.dumps(asdict(plan)).encode("utf-8"))
 

@@ -766,6 +766,23 @@ def redact(
     return text
 
 
+PERSONAL_RULES = frozenset({"email-address", "home-path"})
+"""Rules that find personal data rather than secrets: kept out of memory and receipts,
+but not masked on the user's own terminal (`redact_terminal`)."""
+
+
+def redact_terminal(text: str) -> str:
+    """`text` with every secret masked, for a line gitdream prints on stderr (a warning, an
+    error, its hint): a message that quotes repository content — a configuration value, a
+    key name, a YAML error's excerpt — must never print a token, and stderr ends up in CI
+    and hook logs (issue 16). Personal data (`PERSONAL_RULES`) is kept: the paths and
+    addresses in a message are the user's own and name what to fix (`rm /home/…/lock`)."""
+    for finding in reversed(scan_text(text)):
+        if finding.rule not in PERSONAL_RULES:
+            text = text[: finding.start] + finding.masked + text[finding.end :]
+    return text
+
+
 _LONG_TOKEN = re.compile(r"[!-~]{20,}")
 
 

@@ -316,14 +316,15 @@ class Journal:
 
 
 def journal_path(repo: Repo) -> Path:
-    """This worktree's journal file under `<git-common-dir>/gitdream/journal/`."""
+    """This worktree's journal file under `<git-common-dir>/gitdream/journal/`. Raises the
+    RepoStateError of `paths.linked_state` when that folder is a symbolic link."""
     key = hashlib.sha1(str(repo.git_dir).encode()).hexdigest()[:16]
-    return paths.state_dir(repo.common_dir) / "journal" / f"{key}.json"
+    return paths.state_folder(repo.common_dir, "journal", create=False) / f"{key}.json"  # refuses a link
 
 
 def _write_journal(repo: Repo, journal: Journal) -> None:
     path = journal_path(repo)
-    paths.ensure_dir(path.parent)
+    paths.state_folder(repo.common_dir, path.parent.name)  # a real folder, never a link
     paths.atomic_write(path, json.dumps(asdict(journal), indent=1).encode())
 
 

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitdream import processes
+from gitdream import paths, processes
 from gitdream.errors import GitdreamError
 from gitdream.git import indexmodel, lockfiles
 
@@ -106,7 +106,8 @@ class IndexLock:
         # never exists without its marker (a kill right after creating it leaves a lock
         # that is recognisably ours, never an empty one).
         draft = repo.git_dir / f"index.lock.gitdream-{os.getpid()}.tmp"
-        draft.write_bytes(payload)
+        with os.fdopen(paths.open_state_file(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as handle:
+            handle.write(payload)  # never through a link
         deadline = time.monotonic() + wait
         try:
             while True:

@@ -100,7 +100,7 @@ def _write(
 def _root(repo: Repo, ref: str) -> tuple[str | None, pygit2.Tree | None]:
     """The tip of notes ref `ref` and its tree ((None, None) without the ref); the
     RepoStateError of `refs.broken` when the ref or its commit cannot be read."""
-    tip = refs.target(repo, ref)
+    tip = refs.commit_target(repo, ref)
     if tip is None:
         return None, None
     try:
@@ -274,8 +274,8 @@ LOCK_FILE = "notes.flock"
 @contextmanager
 def _appending(repo: Repo) -> Iterator[None]:
     """Hold the exclusive lock of note appends in this repository (all worktrees)."""
-    folder = paths.ensure_dir(paths.state_dir(repo.common_dir))
-    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o666)
+    folder = paths.state_folder(repo.common_dir)  # a real folder, never a link
+    fd = paths.open_state_file(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -94,9 +94,11 @@ class _Held:
             self.path.unlink(missing_ok=True)
             return
         data = json.dumps({**_me(), "locks": locks}).encode()
-        paths.ensure_dir(self.path.parent)
+        paths.state_folder(self.repo.common_dir, REFLOCKS)  # a real folder, never a link
         tmp = self.path.with_name(f".{self.path.name}.tmp")
-        tmp.write_bytes(data)  # no fsync: it guards against a kill, and locks die with power
+        fd = paths.open_state_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)  # no fsync: it guards against a kill, and locks die with power
         os.replace(tmp, self.path)
 
     def release(self) -> None:
@@ -179,17 +181,21 @@ def drop_dead_locks(repo: Repo) -> list[str]:
     """Remove the ref lock files (`HEAD.lock`, `refs/…/<name>.lock`) that a gitdream process
     took and was killed holding, as its record (see `_Held`) names them: only files that
     are still the very files it created, of a process provably gone; then the record.
-    Returns a warning per file removed. Records of live processes are left alone."""
+    Returns a warning per file removed. Records of live processes are left alone, and so
+    is anything in the records' folder that is not a regular file. Raises the
+    RepoStateError of `paths.linked_state` when that folder (or `gitdream/`) is a link."""
     from gitdream import processes  # idle path: only where it is used
 
     warnings: list[str] = []
-    folder = paths.state_dir(repo.common_dir) / REFLOCKS
+    folder = paths.state_folder(repo.common_dir, REFLOCKS, create=False)  # never through a link
     try:
         records = [p for p in folder.iterdir() if p.name.isdigit()]
     except OSError:
         return warnings
     for record_path in records:
         try:
+            if not stat.S_ISREG(record_path.lstat().st_mode):
+                continue  # not a record gitdream wrote (a link, a folder): never followed
             record = json.loads(record_path.read_bytes())
         except (OSError, ValueError):
             continue  # a record being written right now, or damaged: leave the locks
@@ -297,6 +303,8 @@ def compare_and_swap_all(
         for ref, expected, _new in moves:
             lock(txn, ref)
             current = repo.raw.references.get(ref)
+            if current is not None and current.type != pygit2.enums.ReferenceType.DIRECT:
+                raise symbolic(repo, ref, str(current.target))  # never moved through
             actual = str(current.target) if current is not None else None
             if actual != expected:
                 error = RefMoved(
@@ -327,7 +335,50 @@ def target(repo: Repo, ref: str) -> str | None:
         found = repo.raw.references.get(ref)
     except (pygit2.GitError, ValueError) as exc:
         raise broken(repo, ref, exc) from None
-    return str(found.target) if found is not None else None
+    if found is None:
+        return None
+    if found.type != pygit2.enums.ReferenceType.DIRECT:
+        raise symbolic(repo, ref, str(found.target))
+    return str(found.target)
+
+
+def commit_target(repo: Repo, ref: str) -> str | None:
+    """`target(repo, ref)`, for a ref that must name a commit (a watermark, the receipts'
+    notes ref): also raises a RepoStateError naming the ref, what it names and the fix when
+    the object is there but is no commit (a blob, a tree, a tag: a fetched ref is anyone's,
+    and one naming a blob crashed `run` and `status`, issue 16). An id whose object is not
+    in this repository (a shallow or partial clone) is returned: the caller says so."""
+    oid = target(repo, ref)
+    if oid is None:
+        return None
+    try:
+        kind, _size = repo.raw.odb.read_header(oid)
+    except (KeyError, ValueError, pygit2.GitError):
+        return oid  # not here: the caller names it (fetch, unshallow)
+    if kind != pygit2.enums.ObjectType.COMMIT:
+        import shlex  # idle path: only where it is used
+
+        name = pygit2.enums.ObjectType(kind).name.lower()
+        raise RepoStateError(
+            f"the ref {ref} names a {name} ({oid[:12]}), not a commit, so gitdream cannot read it",
+            hint=f"delete it with `git update-ref -d {shlex.quote(ref)}`" + _refetch(ref),
+        )
+    return oid
+
+
+def symbolic(repo: Repo, ref: str, points_at: str) -> RepoStateError:
+    """The refusal for one of gitdream's refs that is a symbolic ref (`git symbolic-ref
+    refs/gitdream/watermark/ops refs/heads/main`): gitdream's refs each name a commit, and
+    one that names another ref is never read as that ref nor moved through it (issue 16: a
+    symbolic watermark crashed the run, exit 3). It names the ref, where it points, and the
+    fix — delete the symbolic ref itself (`--no-deref`), never what it points at."""
+    import shlex  # idle path: only where it is used
+
+    fix = f"delete it (not {points_at}) with `git update-ref --no-deref -d {shlex.quote(ref)}`"
+    return RepoStateError(
+        f"the ref {ref} is a symbolic ref (to {points_at}), but gitdream's refs each name a commit",
+        hint=fix + _refetch(ref),
+    )
 
 
 def broken(repo: Repo, ref: str, exc: BaseException) -> RepoStateError:
@@ -337,18 +388,25 @@ def broken(repo: Repo, ref: str, exc: BaseException) -> RepoStateError:
     for gitdream's own refs."""
     import shlex  # idle path: only where it is used
 
-    from gitdream.git import notes  # idle path: only where it is used
-
     loose = repo.common_dir / ref
     fix = f"remove the file with `rm {shlex.quote(str(loose))}`" if loose.is_file() else "repair it"
+    return RepoStateError(
+        f"the ref {ref} is corrupt, so git cannot read it ({exc})", hint=fix + _refetch(ref)
+    )
+
+
+def _refetch(ref: str) -> str:
+    """How to get one of gitdream's refs back once a broken one is removed ("" for another ref)."""
+    from gitdream.git import notes  # idle path: only where it is used
+
     if ref.startswith("refs/gitdream/watermark/"):
-        fix += (
+        return (
             f", then fetch it again: `{notes.fetch_refs_command()}` (without it, "
             "`gitdream run --agent <id> --full` reads that agent's material again, recognising what was read)"
         )
-    elif ref == "refs/notes/gitdream":
-        fix += f", then fetch the receipts again: `{notes.fetch_command()}`"
-    return RepoStateError(f"the ref {ref} is corrupt, so git cannot read it ({exc})", hint=fix)
+    if ref == "refs/notes/gitdream":
+        return f", then fetch the receipts again: `{notes.fetch_command()}`"
+    return ""
 
 
 def branch_reflog_mentions(repo: Repo, prefix: str) -> bool:

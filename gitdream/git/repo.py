@@ -144,6 +144,14 @@ def _open_hint(message: str, git_dir: str) -> str:
     """The next step for a repository libgit2 would not open. Ownership (libgit2: "repository
     path '/r' is not owned by current user", git's "dubious ownership") names the folder git
     wants in `safe.directory`: the path libgit2 checked, else the working tree of `git_dir`."""
+    if "object format" in message or "objectformat" in message:
+        # a SHA-256 repository (`git init --object-format=sha256`): the libgit2 of pygit2's
+        # wheels reads only SHA-1 ones ("check that the folder is a readable git
+        # repository" sent the user looking for a damage that is not there)
+        return (
+            "this repository uses an object format (SHA-256) that libgit2, the git library "
+            "gitdream uses, cannot read yet; gitdream works only in SHA-1 repositories"
+        )
     if "owned" not in message and "owner" not in message and "safe.directory" not in message:
         return "check that the folder is a readable git repository"
     found = re.search(r"path '([^']+)'", message)

@@ -175,14 +175,14 @@ class Subtrees:
                 return
             tag = self._tag(commit, tree, folder)
             path = cache_path(self.repo.common_dir)
-            paths.ensure_dir(path.parent)
+            paths.state_folder(self.repo.common_dir)  # a real folder, never a link
             entries.pop((commit, folder), None)  # re-inserted last: the newest
             entries[(commit, folder)] = tree
             self._folders.add(folder)
             if self._lines + 1 > max(MIN_LINES, COMPACT_FACTOR * KEEP * len(self._folders)):
                 self._compact(path)  # writes this entry too
                 return
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            fd = paths.open_state_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
                 os.write(fd, f"{commit} {tree} {tag} {folder}\n".encode())
             finally:

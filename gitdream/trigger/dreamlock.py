@@ -76,7 +76,7 @@ def read(common_dir: Path) -> LockInfo | None:
 def held(common_dir: Path) -> bool:
     """True when a process holds the lock right now (the kernel lock, not the file)."""
     try:
-        fd = os.open(lock_path(common_dir), os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(lock_path(common_dir), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return False
     try:
@@ -139,7 +139,7 @@ def _remove_dead_temp_files(folder: Path) -> None:
     never touched (the write is a rename)."""
     for candidate in list(folder.glob(".*.gitdream-*.tmp")) + list(folder.glob("*/.*.gitdream-*.tmp")):
         match = _TEMP.fullmatch(candidate.name)
-        if match is None or process_start(int(match["pid"])) is not None:
+        if match is None or candidate.parent.is_symlink() or process_start(int(match["pid"])) is not None:
             continue
         try:
             candidate.unlink()
@@ -155,9 +155,9 @@ def acquire(common_dir: Path, run_id: str, ttl_minutes: float) -> Lock:
     lock (see `stale_reason`). Creates the state directory.
     """
     path = lock_path(common_dir)
-    paths.ensure_dir(path.parent)
+    paths.state_folder(common_dir)  # a real folder, never a link
     for _attempt in range(10):
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = paths.open_state_file(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -213,7 +213,7 @@ def _replace(path: Path, data: bytes) -> bool:
             return False
     except OSError:
         pass
-    paths.ensure_dir(path.parent)
+    paths.state_folder(path.parent.parent)  # a real folder, never a link
     paths.atomic_write(path, data)
     return True
 
@@ -282,7 +282,7 @@ def _mark_seen(path: Path, written: bool, workdir: Path | None, config_seen: flo
     seen = clock.epoch() if config_seen is None else config_seen
     mark = seen - 1
     try:
-        current = path.stat().st_mtime
+        current = path.lstat().st_mtime
     except OSError:
         return
     newest = 0.0
@@ -292,7 +292,7 @@ def _mark_seen(path: Path, written: bool, workdir: Path | None, config_seen: flo
         except OSError:
             continue
     if written or newest >= current:
-        os.utime(path, (mark, mark))
+        os.utime(path, (mark, mark), follow_symlinks=False)  # never a link's target
 
 
 def write_stamp(

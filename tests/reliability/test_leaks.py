@@ -499,3 +499,45 @@ def test_anthropic_injection_never_moves_a_write(
     assert len(unsafe) == 3 and all("unsafe unit" in r["reason"] for r in unsafe)
     _assert_injection_contained(agent_repo, before, outside)
     assert (agent_repo / MEMORY / "other.md").exists(), "a plain slug lands inside the agent's own memory"
+
+
+def test_a_raw_file_whose_name_holds_a_secret_is_never_cited(agent_repo: Path) -> None:
+    """Regression test: a raw log named after a token (`ghp_….md`) or an e-mail address:
+    its facts' source references wrote the name into the topic file, the commit message,
+    the receipt and `gitdream show`/`audit`. Such a file stops alone (a warning with the
+    name masked and the fix); the other material is dreamed."""
+    token = "ghp_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    write(agent_repo, f"{LOGS}/{token}.md", "- [deploy] Rollbacks need the previous image tag.\n")
+    write(agent_repo, f"{LOGS}/alice@corp-example.org.md", "- [ci] The integration suite is flaky.\n")
+    write(agent_repo, f"{LOGS}/2026-03-09.md", "- [release] Releases go out on Tuesdays.\n")
+    commit_all(agent_repo, "logs named after secrets")
+    own = raw_blob_ids(agent_repo)
+    receipt = dream(agent_repo)
+    assert receipt["commits"]["experience"], "the ordinary file is still consolidated"
+    written = everything_written(agent_repo, own)
+    assert "Releases go out on Tuesdays" in written
+    shown = cli(agent_repo, "show", "last")
+    audit = cli(agent_repo, "audit")
+    for needle in (token[4:12], "alice@corp"):
+        assert needle.lower() not in written, f"{needle} leaked into {_where(agent_repo, needle)}"
+        assert needle not in receipt["_stderr"] + shown.stdout + shown.stderr + audit.stdout + audit.stderr
+    assert "[REDACTED github-token, 40 chars].md: the file name holds a secret" in receipt["_stderr"]
+    assert "git mv" in receipt["_stderr"]
+
+
+def test_a_crash_log_never_holds_a_secret(tmp_path: Path, monkeypatch: Any) -> None:
+    """Regression test: the crash log (the file the hint asks to attach to a bug report)
+    held the exception's message whole; one quoting material (a line of a log, a value)
+    put its tokens there. The CLI writes it through the scanner, as it prints errors."""
+    from gitdream import cli as cli_module
+
+    monkeypatch.setenv("GITDREAM_HOME", str(tmp_path / "home"))
+    token = "ghp_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    try:
+        raise ValueError(f"cannot parse the line 'export GITHUB_TOKEN={token}'")
+    except ValueError as exc:
+        assert cli_module._crash(exc) == 3
+    (log,) = (tmp_path / "home" / "logs").glob("crash-*.md")
+    text = log.read_text(encoding="utf-8")
+    assert "ValueError: cannot parse the line" in text and "Traceback" in text
+    assert token[4:12] not in text, text

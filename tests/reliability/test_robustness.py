@@ -69,6 +69,69 @@ def test_a_corrupt_watermark_stops_only_its_agent(
     assert gate["ops"]["gate"] == "repository" and "corrupt" in gate["ops"]["reason"]
 
 
+@pytest.mark.parametrize("names", ["blob", "tree", "tag", "symbolic"])
+def test_a_watermark_that_names_no_commit_stops_only_its_agent(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, names: str
+) -> None:
+    """Regression test: a watermark (a ref anyone can push, fetched with the hint's
+    refspec) naming a blob, a tree or an annotated tag made `run` and `status` exit 3 ("this
+    is a bug") for every agent; a symbolic one (`git symbolic-ref`) crashed too, and was
+    never to be moved through onto the branch it names."""
+    root, _ = prepared(tmp_path_factory, "two-agents", _two_agents, tmp_path / "repo")
+    ref = "refs/gitdream/watermark/ops"
+    branch = git(root, "rev-parse", "HEAD").strip()
+    if names == "symbolic":
+        git(root, "branch", "side")
+        git(root, "symbolic-ref", ref, "refs/heads/side")
+    else:
+        if names == "tag":
+            git(root, "tag", "-a", "-m", "a tag", "v1", "HEAD~1")
+        oid = {"blob": "HEAD:README.md", "tree": "HEAD^{tree}", "tag": "v1"}[names]
+        git(root, "update-ref", ref, git(root, "rev-parse", oid).strip())
+    done = run_gitdream(root, "run", "--json")
+    assert done.returncode == 1, done.stderr
+    runs = {r["agent"]: r for r in _json(done)["runs"]}
+    assert runs["two"]["status"] == "ok" and runs["two"]["commits"]["experience"]
+    assert runs["ops"]["status"] == "failed"
+    if names == "symbolic":
+        assert f"the ref {ref} is a symbolic ref (to refs/heads/side)" in done.stderr, done.stderr
+        assert f"git update-ref --no-deref -d {ref}" in done.stderr
+        assert git(root, "rev-parse", "side").strip() == branch, "the branch it names never moves"
+        assert git(root, "symbolic-ref", ref).strip() == "refs/heads/side"
+    else:
+        assert f"the ref {ref} names a {names} (" in done.stderr and "not a commit" in done.stderr, (
+            done.stderr
+        )
+        assert f"git update-ref -d {ref}" in done.stderr
+    status = run_gitdream(root, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    rows = {a["id"]: a for a in _json(status)["agents"]}
+    assert rows["ops"]["sessions"]["error"] and rows["two"]["sessions"]["error"] is None
+
+
+@pytest.mark.parametrize("names", ["blob", "symbolic"])
+def test_a_notes_ref_that_names_no_commit_refuses_before_any_dream(tmp_path: Path, names: str) -> None:
+    """Regression test: `refs/notes/gitdream` naming a blob, or a symbolic ref to a branch:
+    every agent's dream committed, then its receipt failed ("the ref … is corrupt", exit 1)
+    — a dream without a receipt. Now the run refuses before any agent, naming the ref; the
+    branch a symbolic ref names is never moved."""
+    root = agent_repo(tmp_path / "repo")
+    material(root)
+    head = git(root, "rev-parse", "HEAD").strip()
+    if names == "symbolic":
+        git(root, "branch", "side")
+        git(root, "symbolic-ref", "refs/notes/gitdream", "refs/heads/side")
+    else:
+        git(root, "update-ref", "refs/notes/gitdream", git(root, "rev-parse", "HEAD:README.md").strip())
+    done = run_gitdream(root, "run")
+    assert done.returncode == 1, done.stderr
+    assert "the ref refs/notes/gitdream " in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert ("a symbolic ref" if names == "symbolic" else "names a blob") in done.stderr, done.stderr
+    assert git(root, "rev-parse", "HEAD").strip() == head, "no dream commit without its receipt"
+    if names == "symbolic":
+        assert git(root, "rev-parse", "side").strip() == head
+
+
 def test_file_and_folder_names_that_are_not_utf8_stop_only_themselves(tmp_path: Path) -> None:
     root = agent_repo(tmp_path / "repo")
     material(root)

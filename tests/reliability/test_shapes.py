@@ -595,6 +595,21 @@ def test_detached_head_refuses_and_review_branch_works(tmp_path: Path) -> None:
     unchanged(root, detached, before)
 
 
+def test_a_sha256_repository_refuses_naming_the_object_format(tmp_path: Path) -> None:
+    """Regression test: in a SHA-256 repository every command said "cannot open the
+    repository … check that the folder is a readable git repository", sending the user to
+    look for damage: it names the object format libgit2 cannot read."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main", "--object-format=sha256")
+    write(root, f"{OPS}/agent.md", AGENT_MD)
+    commit_all(root, "an agent")
+    before = snapshot(root)
+    refused(gd(root, "run"), "unknown object format", "SHA-256")
+    refused(gd(root, "status"), "unknown object format", "SHA-256")
+    assert snapshot(root) == before
+
+
 def test_unborn_head_refuses_with_init_commit(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()

@@ -173,6 +173,45 @@ def test_an_api_key_in_gitdream_toml_is_ignored_and_never_printed(agent_repo: Pa
     assert json.loads(cli(agent_repo, "config", "show", "--json").stdout)["ignored"] == {}
 
 
+def test_a_gitdream_toml_that_is_a_link_is_ignored(agent_repo: Path, tmp_path: Path) -> None:
+    """Regression test: a committed `gitdream.toml` that is a symbolic link to a file
+    outside the checkout was read as the repository's configuration by every gitdream
+    command (the hooks' too): any file the user can read, chosen by whoever pushed the
+    link. It is ignored with a warning, as git ignores a linked `.gitattributes`, and
+    `gitdream trust` finds nothing to trust in it."""
+    outside = write(tmp_path, "elsewhere/settings.toml", 'max_units = 3\nengine = "anthropic"\n')
+    (agent_repo / "gitdream.toml").symlink_to(outside)
+    commit_all(agent_repo, "a linked gitdream.toml")
+    shown = cli(agent_repo, "config", "show", "--json")
+    assert shown.exit_code == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["keys"]["max_units"]["source"] == "default", data["keys"]["max_units"]
+    assert data["files"]["repository"] is None and data["ignored"] == {}
+    assert f"gitdream.toml is a symbolic link (to {outside}), so it is ignored" in shown.stderr
+    granted = cli(agent_repo, "trust", "--json")
+    assert json.loads(granted.stdout)["action"] == "nothing-to-trust", granted.stdout
+
+
+@pytest.mark.parametrize(
+    "toml",
+    ['max_units = "{secret}"\n', '"{secret}" = 3\n', "[{secret}]\nx = 1\n"],
+    ids=["value", "key", "section"],
+)
+def test_an_error_quoting_gitdream_toml_never_prints_a_secret(agent_repo: Path, toml: str) -> None:
+    """Regression test: a `gitdream.toml` value of the wrong type, or an unknown key or
+    section, was quoted whole in the error of every command (the hooks' too, into CI
+    logs): a token there was printed. Every line gitdream prints on stderr, and the
+    `--json` error, goes through the scanner."""
+    secret = "ghp_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    write(agent_repo, "gitdream.toml", toml.format(secret=secret))
+    commit_all(agent_repo, "a token in the configuration")
+    for args in (["status"], ["run"], ["run", "--json"], ["check"]):
+        result = run_gitdream(agent_repo, *args)
+        assert result.returncode == 1, result.stderr
+        assert "gitdream.toml: " in result.stderr and "[REDACTED github-token, 40 chars]" in result.stderr
+        assert secret[4:12] not in result.stdout + result.stderr, (args, result.stdout, result.stderr)
+
+
 # --- case 2: a separate git dir ---------------------------------------------------------------
 
 
