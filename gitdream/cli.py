@@ -105,14 +105,8 @@ class GitdreamGroup(click.Group):
             # reading stdout gets the error too, as for every other error.
             if _is_json(ctx) or "--json" in raw:
                 where = exc.ctx.command_path if exc.ctx is not None else "gitdream"
-                output.json_out(
-                    {
-                        "error": {
-                            "type": "usage",
-                            "message": exc.format_message(),
-                            "hint": f"see `{where} --help`",
-                        }
-                    }
+                output.json_error(
+                    {"type": "usage", "message": exc.format_message(), "hint": f"see `{where} --help`"}
                 )
             raise
         except (click.exceptions.Exit, click.ClickException, click.Abort):
