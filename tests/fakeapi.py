@@ -17,7 +17,7 @@ when built with `count_tokens=False`.
 Reply helpers: `tool_use`, `text`, `truncated_tool_use` (stop_reason "max_tokens" with
 cut-off tool input), `no_stop_reason`, `status` (any HTTP error, e.g. 429 with
 `retry-after`), `overloaded` (529), `server_error` (500), `stream_error` (HTTP 200, then an
-`error` event mid-stream), `cut_stream` (the connection drops mid-stream), `slow` (a reply
+`error` event mid-stream), `cut_stream` (the connection drops mid-stream), `raw` (a body sent as it is), `slow` (a reply
 after a delay, for timeouts). Error replies carry `retry-after-ms: 1` unless the test
 sets its own retry headers, so the SDK's back-off costs a millisecond, not seconds.
 """
@@ -53,6 +53,8 @@ class Reply:
     stream_events: list[tuple[str, dict[str, Any]]] | None = None
     truncate: int | None = None
     partial_json: str | None = None
+    raw: bytes | None = None
+    content_type: str = ""
 
 
 @dataclass
@@ -208,6 +210,12 @@ def cut_stream(name: str, tool_input: Any) -> Reply:
     reply = tool_use(name, tool_input)
     reply.truncate = -1
     return reply
+
+
+def raw(body: bytes, content_type: str = "text/event-stream", code: int = 200) -> Reply:
+    """`body` sent as it is, with `content_type` and status `code`: for answers that are
+    not what the Messages API sends (a 200 whose body is not JSON, events of the wrong shape)."""
+    return Reply(status=code, raw=body, content_type=content_type)
 
 
 def slow(seconds: float, then: Reply) -> Reply:
@@ -395,6 +403,9 @@ class FakeAnthropic:
                 headers={"x-should-retry": "false"},
             )
         if reply.delay and self._stopping.wait(reply.delay):
+            return
+        if reply.raw is not None:
+            self._send(handler, reply.status, reply.content_type, reply.raw, reply)
             return
         if reply.status != 200 or reply.message is None:
             self._send(

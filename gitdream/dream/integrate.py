@@ -941,6 +941,9 @@ def _write_index(
         entry = live.get(slug)
         if entry is not None and entry.topic is None:
             title, description = entry.title, entry.description
+        elif entry is not None and entry.touched and entry.owned:
+            # what a touched dream-owned topic holds now, as in MEMORY.md's own block
+            title, description = entry.title or memory.topics[slug].title, entry.description
         else:
             topic = memory.topics[slug]
             title, description = topic.title, topic.description

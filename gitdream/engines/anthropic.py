@@ -58,7 +58,7 @@ from gitdream.contract import (
     no_progress,
     nothing_used,
 )
-from gitdream.dream.memoryfiles import TOPIC_PATTERN
+from gitdream.dream.memoryfiles import TOPIC_PATTERN, safe_slug
 from gitdream.dream.screen import redact, user_patterns
 from gitdream.dream.verify import FACT_REFERENCE_ACTIONS, ExistingFact
 from gitdream.engines import prompts
@@ -110,6 +110,8 @@ SCREEN_MAX_TOKENS = 1024
 """max_tokens of a screener call (or `anthropic.max_tokens` when smaller): a verdict is short."""
 TITLE_MAX_CHARS = 200
 BODY_MAX_CHARS = 2000
+NOT_BLANK = r"\S"
+"""The schema's `pattern` for a text that must hold more than white space."""
 
 TOPIC_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -119,12 +121,14 @@ TOPIC_SCHEMA: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "maxLength": 80,
+            "pattern": NOT_BLANK,
             "description": "A few words naming the subject (not a unit's title, a date or a count).",
         },
         "description": {
             "type": "string",
             "minLength": 1,
             "maxLength": 200,
+            "pattern": NOT_BLANK,
             "description": "One line saying what the topic holds.",
         },
     },
@@ -138,12 +142,14 @@ UNIT_SCHEMA: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "maxLength": TITLE_MAX_CHARS,
+            "pattern": NOT_BLANK,
             "description": "A few words naming the lesson.",
         },
         "body": {
             "type": "string",
             "minLength": 1,
             "maxLength": BODY_MAX_CHARS,
+            "pattern": NOT_BLANK,
             "description": "The fact itself: one or two plain sentences that stand on their own.",
         },
         "target": {"type": "string", "enum": list(TARGETS), "description": "Almost always 'experience'."},
@@ -293,6 +299,9 @@ class _Prepared:
     slugs: dict[str, str]
     ratio: float = 1.0
     counted_by: str = "estimate"
+    run_ids: frozenset[str] = frozenset()
+    """Ids of all the run's material: a unit citing one of them outside its batch cites an
+    entry its model was not shown."""
 
     def costs_of(self, entries: Sequence[Entry]) -> list[tuple[Entry, int]]:
         by_id = {e.id: c for e, c in self.entries}
@@ -357,7 +366,19 @@ def _prepare(context: DistillContext) -> _Prepared:
         entries.append((entry, cost))
     facts = {f.id: f for view in views for f in view.facts}
     slugs = {view.slug.casefold(): view.slug for view in views}
-    return _Prepared(system, index, views, topics_budget, entries, skipped, changed, costs, facts, slugs)
+    return _Prepared(
+        system,
+        index,
+        views,
+        topics_budget,
+        entries,
+        skipped,
+        changed,
+        costs,
+        facts,
+        slugs,
+        run_ids=frozenset(e.id for e in context.entries),
+    )
 
 
 def _scaled(prep: _Prepared, ratio: float, counted_by: str) -> _Prepared:
@@ -475,6 +496,8 @@ class _BatchOutcome:
     over_cap: list[Unit] = field(default_factory=list)
     split: bool = False
     error: str | None = None
+    outside: int = 0
+    """Sources dropped for naming entries of the run that were not in the batch."""
 
 
 class AnthropicEngine:
@@ -601,6 +624,7 @@ class AnthropicEngine:
             "failed_batches": 0,
             "masked_entries": prep.masked,
             "over_cap": 0,
+            "sources_outside_batch": 0,
             "token_count": prep.counted_by,
         }
         planned, left = planner.preview()
@@ -651,6 +675,7 @@ class AnthropicEngine:
                 _failed(result, stats, batch, outcome.error)
                 continue
             succeeded += 1
+            stats["sources_outside_batch"] += outcome.outside
             kept, over_topics = _within_new_topics(outcome.units, prep.slugs, new_topics, max_new)
             planner.produced(len(kept))
             result.units.extend(kept)
@@ -723,16 +748,24 @@ class AnthropicEngine:
                 return _BatchOutcome(split=True)
             if answer.stop_reason not in ("tool_use", "end_turn"):
                 return _BatchOutcome(error=f"the model stopped with stop_reason {answer.stop_reason!r}")
-            units, topics, problems = _parse_units(answer, entries, prep.facts, prep.slugs)
+            units, topics, problems, dropped = _parse_units(
+                answer, entries, prep.facts, prep.slugs, prep.run_ids
+            )
             if not problems:
-                return _BatchOutcome(units=units[: batch.cap], topics=topics, over_cap=units[batch.cap :])
+                return _BatchOutcome(
+                    units=units[: batch.cap], topics=topics, over_cap=units[batch.cap :], outside=dropped
+                )
             if attempt == 2:
                 shown = "; ".join(problems[:5]) + (
                     f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
                 )
                 return _BatchOutcome(error=f"the answer violated the unit schema twice: {shown}")
             messages += _correction(
-                answer, problems, DISTILL_TOOL, "all topics and units, not only the fixed ones"
+                answer,
+                problems,
+                DISTILL_TOOL,
+                "all topics and units, not only the fixed ones",
+                self.max_tokens,
             )
             if self._planner is not None:
                 self._planner.retry()
@@ -805,7 +838,9 @@ class AnthropicEngine:
             verdict, reason = _parse_verdict(answer)
             if verdict is not None or attempt == 2:
                 return verdict, reason
-            messages += _correction(answer, [reason], SCREEN_TOOL, "the verdict")
+            messages += _correction(
+                answer, [reason], SCREEN_TOOL, "the verdict", min(SCREEN_MAX_TOKENS, self.max_tokens)
+            )
         raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -845,19 +880,37 @@ def _within_new_topics(
 
 
 def _parse_units(
-    answer: Answer, entries: dict[str, Entry], facts: dict[str, ExistingFact], slugs: dict[str, str]
-) -> tuple[list[Unit], list[TopicProposal], list[str]]:
+    answer: Answer,
+    entries: dict[str, Entry],
+    facts: dict[str, ExistingFact],
+    slugs: dict[str, str],
+    run_ids: frozenset[str] = frozenset(),
+) -> tuple[list[Unit], list[TopicProposal], list[str], int]:
     """Units and topic proposals from the `record_units` call, or the problems that make
-    the answer invalid: schema violations, and experience units naming a topic that is
-    neither an existing one (`slugs`: case-folded → slug) nor declared in `topics`."""
+    the answer invalid: schema violations, a topic slug that cannot name a topic file
+    (`memoryfiles.safe_slug`: `MEMORY`, `agent`, `notes.md` — sent back like a schema
+    violation, so its material is not consumed by a unit verify would reject), and
+    experience units naming a topic that is neither an existing one (`slugs`: case-folded
+    → slug) nor declared in `topics`.
+
+    A source that is an id of the run's material (`run_ids`) but not of this batch
+    (`entries`) names an entry the model was not shown: it is dropped (a unit left with
+    no source is rejected by verify as unverifiable). Made-up ids stay for verify to
+    report. Returns `(units, topics, problems, dropped)`: `dropped` counts such sources.
+    """
     call = answer.tool_call(DISTILL_TOOL)
     if call is None:
-        return [], [], [f"the answer did not call the {DISTILL_TOOL} tool"]
+        return [], [], [f"the answer did not call the {DISTILL_TOOL} tool"], 0
     if isinstance(call.input, InvalidJson):
-        return [], [], [f"the tool input is not valid JSON ({call.input.error})"]
+        return [], [], [f"the tool input is not valid JSON ({call.input.error})"], 0
     problems = validate(call.input, UNITS_SCHEMA)
     if problems:
-        return [], [], problems
+        return [], [], problems, 0
+    for index, raw in enumerate(call.input["topics"]):
+        if not safe_slug(raw["slug"]):
+            problems.append(
+                f"$.topics[{index}].slug: {raw['slug']!r} cannot name a topic file (reserved or unsafe)"
+            )
     topics = [
         TopicProposal(
             slugs.get(raw["slug"].casefold(), raw["slug"]),
@@ -868,15 +921,24 @@ def _parse_units(
     ]
     declared = {t.slug.casefold() for t in topics}
     units = []
+    dropped = 0
     for index, raw in enumerate(call.input["units"]):
         folded = raw["topic"].casefold()
+        if raw["target"] == "experience" and not safe_slug(raw["topic"]):
+            problems.append(
+                f"$.units[{index}].topic: {raw['topic']!r} cannot name a topic file (reserved or unsafe); "
+                "use another slug"
+            )
+            continue
         if raw["target"] == "experience" and folded not in slugs and folded not in declared:
             problems.append(
                 f"$.units[{index}].topic: {raw['topic']!r} is neither an existing topic nor declared in "
                 "topics (a new topic needs a slug, a name and a description there)"
             )
             continue
-        sources = tuple(dict.fromkeys(s.strip() for s in raw["sources"]))
+        cited = dict.fromkeys(s.strip() for s in raw["sources"])
+        sources = tuple(s for s in cited if s in entries or s not in run_ids)
+        dropped += len(cited) - len(sources)
         dates = [entries[s].date for s in sources if s in entries and entries[s].date is not None]
         fact = next((facts[s] for s in sources if s in facts), None)
         units.append(
@@ -894,13 +956,18 @@ def _parse_units(
             )
         )
     if problems:
-        return [], [], problems
-    return units, topics, []
+        return [], [], problems, 0
+    return units, topics, [], dropped
 
 
-def _correction(answer: Answer, problems: Sequence[str], tool: str, whole: str) -> list[dict[str, Any]]:
+def _correction(
+    answer: Answer, problems: Sequence[str], tool: str, whole: str, max_tokens: int
+) -> list[dict[str, Any]]:
     """The assistant turn as answered plus a user turn that reports the problems, for the
-    one retry after a schema violation."""
+    one retry after a schema violation. The answer's tool input is echoed only when it is
+    no longer than `max_tokens` could have written (estimated): a larger one (a server
+    that ignored max_tokens) is echoed as `{}`, so the retry costs about what the first
+    request did."""
     listed = "\n".join(f"- {p}" for p in problems[:20])
     message = (
         f"The input did not match the {tool} schema:\n{listed}\n"
@@ -909,6 +976,8 @@ def _correction(answer: Answer, problems: Sequence[str], tool: str, whole: str) 
     call = answer.tool_call(tool)
     if call is not None and call.id:
         echoed = call.input if isinstance(call.input, dict) else {}
+        if estimate_tokens(json.dumps(echoed, ensure_ascii=False)) > max_tokens:
+            echoed = {}
         return [
             {
                 "role": "assistant",

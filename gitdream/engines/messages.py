@@ -346,7 +346,7 @@ class MessagesClient:
                 stream=True,
             )
             with stream:
-                _accumulate(stream, answer)
+                _accumulate(stream, answer, max_tokens)
         except Exception as exc:
             error = self._translate(exc, tool)
             if error is None:
@@ -469,6 +469,12 @@ class MessagesClient:
                 f"the response stream from {base} broke off ({type(exc).__name__}: {exc}); nothing of it was used",
                 hint="run again later",
             )
+        if isinstance(exc, MalformedAnswer):
+            return ApiCallFailed(
+                f"the response from {base} could not be used: {exc}; nothing of it was used",
+                hint="run again later; if it persists, check the server behind anthropic.base_url "
+                "(it must speak the Messages API and honour max_tokens)",
+            )
         if isinstance(exc, anthropic.AnthropicError | ValueError):
             return ApiCallFailed(
                 f"the response from {base} could not be read ({type(exc).__name__}: {exc})",
@@ -477,41 +483,73 @@ class MessagesClient:
         return None
 
 
-def _accumulate(stream: Iterable[Any], answer: Answer) -> None:
+ANSWER_BYTES_PER_TOKEN = 32
+"""The most UTF-8 bytes of streamed text or tool-input JSON one output token may carry
+(about eight times what a token holds, with room for JSON escapes): an answer longer
+than `max_tokens` × this is one no model wrote within `max_tokens`, and is refused."""
+
+
+class MalformedAnswer(ValueError):
+    """A stream whose events do not have the Messages API's shapes, or an answer longer
+    than its `max_tokens` allows (`_accumulate`)."""
+
+
+def _accumulate(stream: Iterable[Any], answer: Answer, max_tokens: int) -> None:
     """Fill `answer` from the stream's events (message_start, content_block_*,
-    message_delta, message_stop). Tool input JSON is parsed only when the stream is over."""
+    message_delta, message_stop). Tool input JSON is parsed only when the stream is over.
+
+    Text and JSON deltas are collected as parts and joined once (a long answer costs
+    linear time), and reading stops with MalformedAnswer once they pass
+    `max_tokens` × ANSWER_BYTES_PER_TOKEN bytes — a server that ignores `max_tokens`
+    cannot make a run read for minutes — or when an event lacks the fields its type has.
+    """
+    limit = max_tokens * ANSWER_BYTES_PER_TOKEN
+    size = 0
+    parts: list[tuple[list[str], list[str]]] = []  # per block: text deltas, JSON deltas
     started = False
-    for event in stream:
-        kind = getattr(event, "type", None)
-        if kind == "message_start":
-            started = True
-            answer.model = str(getattr(event.message, "model", "") or "")
-            answer.usage = _usage(event.message.usage, {})
-        elif not started:
-            continue
-        elif kind == "content_block_start":
-            block = event.content_block
-            answer.blocks.append(
-                Block(
-                    type=block.type,
-                    id=str(getattr(block, "id", "") or ""),
-                    name=str(getattr(block, "name", "") or ""),
-                    text=str(getattr(block, "text", "") or ""),
-                    input=getattr(block, "input", None),
+    try:
+        for event in stream:
+            kind = getattr(event, "type", None)
+            if kind == "message_start":
+                started = True
+                answer.model = str(getattr(event.message, "model", "") or "")
+                answer.usage = _usage(event.message.usage, {})
+            elif not started:
+                continue
+            elif kind == "content_block_start":
+                block = event.content_block
+                answer.blocks.append(
+                    Block(
+                        type=str(block.type),
+                        id=str(getattr(block, "id", "") or ""),
+                        name=str(getattr(block, "name", "") or ""),
+                        text=str(getattr(block, "text", "") or ""),
+                        input=getattr(block, "input", None),
+                    )
                 )
-            )
-        elif kind == "content_block_delta" and 0 <= event.index < len(answer.blocks):
-            block_ = answer.blocks[event.index]
-            delta = event.delta
-            if delta.type == "text_delta":
-                block_.text += delta.text
-            elif delta.type == "input_json_delta":
-                block_.json += delta.partial_json
-        elif kind == "message_delta":
-            answer.stop_reason = event.delta.stop_reason
-            answer.usage = _usage(event.usage, answer.usage)
-        elif kind == "message_stop":
-            answer.complete = True
+                parts.append(([], []))
+            elif kind == "content_block_delta" and 0 <= event.index < len(answer.blocks):
+                delta = event.delta
+                is_json = delta.type == "input_json_delta"
+                piece = delta.partial_json if is_json else delta.text if delta.type == "text_delta" else None
+                if isinstance(piece, str):
+                    size += len(piece.encode("utf-8"))
+                    if size > limit:
+                        raise MalformedAnswer(
+                            f"the answer is longer than max_tokens = {max_tokens} allows "
+                            f"(over {limit:,} bytes); reading stopped"
+                        )
+                    parts[event.index][1 if is_json else 0].append(piece)
+            elif kind == "message_delta":
+                answer.stop_reason = event.delta.stop_reason
+                answer.usage = _usage(event.usage, answer.usage)
+            elif kind == "message_stop":
+                answer.complete = True
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:
+        raise MalformedAnswer(f"an event of the stream is not shaped as the Messages API's ({exc})") from None
+    for block, (texts, jsons) in zip(answer.blocks, parts, strict=True):
+        block.text += "".join(texts)
+        block.json = "".join(jsons)
     for block in answer.blocks:
         if block.type == "tool_use" and block.json:
             try:

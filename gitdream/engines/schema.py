@@ -42,9 +42,9 @@ def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
     if isinstance(value, str):
         if len(value) < schema.get("minLength", 0):
             errors.append(f"{path}: shorter than {schema['minLength']} characters")
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
+        elif "maxLength" in schema and len(value) > schema["maxLength"]:
             errors.append(f"{path}: longer than {schema['maxLength']} characters")
-        if "pattern" in schema and not re.search(schema["pattern"], value):
+        elif "pattern" in schema and not re.search(schema["pattern"], value):  # one problem per string
             errors.append(f"{path}: {_short(value)} does not match {schema['pattern']}")
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
