@@ -42,5 +42,20 @@ def test_join_puts_no_space_after_a_full_width_stop() -> None:
 
 
 def test_split_is_linear_in_a_long_text() -> None:
-    text = "(" + "Word. Next. " * 20000
-    assert len(split(text)) == 1  # an unclosed parenthesis never ends, and never rescans
+    text = "(" + "Word. Next. " * 20000 + ")"
+    assert len(split(text)) == 1  # one parenthesis around it all, never rescanned
+    assert len(split(text[:-1])) == 40000  # never closed: it encloses nothing
+
+
+def test_a_parenthesis_never_closed_does_not_swallow_the_rest_of_the_message() -> None:
+    text = "I am opinionated (see our chat. I have little Python experience. Push back when I am wrong."
+    assert split(text) == [
+        "I am opinionated (see our chat.",
+        "I have little Python experience.",
+        "Push back when I am wrong.",
+    ]
+
+
+def test_a_stray_closing_bracket_does_not_open_a_later_parenthesis() -> None:
+    text = "a) First check the logs. Then (if needed. really) restart. Done."
+    assert split(text) == ["a) First check the logs.", "Then (if needed. really) restart.", "Done."]

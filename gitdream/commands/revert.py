@@ -437,6 +437,26 @@ def _plan(repo: Repo, cfg: Config, run: Run, only: str | None, head_oid: str, re
     return _Plan(agent, steps, _replay_plan(repo, run, agent) if replay else None)
 
 
+def _newer_elsewhere(runs: list[Run], ref: str, agent_id: str | None, run: Run) -> list[str]:
+    """A warning when `ref` is `last`/`last~N` and a newer dream than `run` is not in HEAD's
+    history (one committed with `run --branch`, or on another worktree's branch): `gitdream
+    log` and `show last` list that one first, but `revert last` means the newest dream this
+    branch holds. [] otherwise."""
+    if not ref.startswith("last"):
+        return []
+    try:
+        newest = resolve(runs, "last", agent_id, changed=True)
+    except GitdreamError:
+        return []
+    if newest.run == run.run:
+        return []
+    return [
+        f"the newest dream, run {newest.run} ({newest.agent}), is not in HEAD's history (committed on "
+        f"another branch, e.g. with `gitdream run --branch`): `{ref}` here is run {run.run}, the newest "
+        "this branch holds; to drop the other dream, delete its branch or revert it there"
+    ]
+
+
 def revert(
     repo: Repo,
     cfg: Config,
@@ -482,17 +502,19 @@ def revert(
         # `last` is the newest dream this branch holds: one committed on another branch
         # (a worktree's) cannot be reverted here. --replay also takes unmerged review runs.
         within = ("in HEAD's history", lambda r: _in_head(repo, r, head_oid))
-    run = resolve(list_runs(repo), ref, agent_id, changed=True, within=within)
+    runs = list_runs(repo)
+    run = resolve(runs, ref, agent_id, changed=True, within=within)
+    skipped = _newer_elsewhere(runs, ref, agent_id, run) if within is not None else []
     new_run = ids.new_run_id()
     held = None
-    warnings: list[str] = []
+    warnings: list[str] = list(skipped)
     if not dry_run:
         held = dreamlock.acquire(repo.common_dir, new_run, cfg.float("lock_ttl_minutes"))
     try:
         if held is not None:
             # A commit a killed process left half-synced is finished first: its paths
             # would otherwise look like uncommitted changes to the plan and the gate.
-            warnings = [*held.warnings, *commitbuilder.repair(repo)]
+            warnings = [*skipped, *held.warnings, *commitbuilder.repair(repo)]
         started = clock.now()
         t0 = time.monotonic()
         head = repo.head() if branch is not None else repo.require_writable()

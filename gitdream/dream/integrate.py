@@ -955,8 +955,9 @@ def _write_index(
         result.warnings.append(
             f"{path} is already over its limits without gitdream's block ({human_lines} lines, "
             f"{human_bytes} bytes; limits {max_lines} lines, {max_bytes} bytes): gitdream did not "
-            f"add index lines — its topics are indexed in {overflow}; shorten {path} by hand, or "
-            "raise memory_max_lines/memory_max_bytes"
+            f"add index lines — its topics are indexed in {overflow}, which the agent reads only if "
+            f"something it loads points to it (a line near the top of {path}, or its agent.md); "
+            f"shorten {path} by hand, or raise memory_max_lines/memory_max_bytes"
         )
         _write_overflow(agent, memory, [line for slug, line in lines if slug is not None], result)
         if block is None:

@@ -97,6 +97,14 @@ def _write(
     refs.compare_and_swap(repo, ref, tip, str(new), "notes: gitdream receipt", point="note-locked")
 
 
+def tip(repo: Repo, ref: str) -> str | None:
+    """The commit id (hex) notes ref `ref` points at, or None without the ref: it changes
+    whenever a note under `ref` is added, appended to or removed, so it keys what was read
+    from the notes. Raises the RepoStateError of `refs.broken` for a ref that cannot be
+    read."""
+    return refs.target(repo, ref)
+
+
 def _root(repo: Repo, ref: str) -> tuple[str | None, pygit2.Tree | None]:
     """The tip of notes ref `ref` and its tree ((None, None) without the ref); the
     RepoStateError of `refs.broken` when the ref or its commit cannot be read."""

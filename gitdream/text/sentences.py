@@ -3,7 +3,8 @@
 A sentence ends at ".", "!" or "?" (or one of them and a closing quote: `…intent." Next`)
 followed by a space and a capital letter, a digit or a Korean syllable (Latin, Greek,
 Cyrillic, Korean), or at "。", "！", "？" (Chinese, Japanese; after the closing quote that
-follows one: 「…。」). A stop is not an end inside parentheses or brackets ("(Wu et al. 2025)"),
+follows one: 「…。」). A stop is not an end inside parentheses or brackets ("(Wu et al. 2025)")
+— a bracket that is never closed encloses nothing —,
 after a common abbreviation ("e.g.", "et al.", "vs.", "Dr.") or after a single capital
 (an initial: "J. Smith"). `join` puts sentences back together, without a space after a
 full-width stop. Pure functions; never raise.
@@ -24,12 +25,32 @@ _ABBREVIATION = re.compile(
 _FULL_WIDTH = ("。", "！", "？")
 
 
+def _paired(text: str) -> str:
+    """`text` with every bracket that has no partner blanked out (same length): an opening
+    one never closed ("I am opinionated (see our chat. I have …") encloses nothing, and a
+    stray closing one ("a) first") must not cancel a later opening one. One pass, a stack."""
+    chars = list(text)
+    stack: list[int] = []
+    for i, ch in enumerate(chars):
+        if ch in "([":
+            stack.append(i)
+        elif ch in ")]":
+            if stack and chars[stack[-1]] == ("(" if ch == ")" else "["):
+                stack.pop()
+            else:
+                chars[i] = " "
+    for i in stack:
+        chars[i] = " "
+    return "".join(chars)
+
+
 def split(text: str) -> list[str]:
     """The sentences of `text` (module docstring), stripped, none empty."""
     out: list[str] = []
     start = seen = depth = 0
+    paired = _paired(text)
     for match in _END.finditer(text):
-        stretch = text[seen : match.start()]  # counted once: linear in the text
+        stretch = paired[seen : match.start()]  # counted once: linear in the text
         depth += stretch.count("(") + stretch.count("[") - stretch.count(")") - stretch.count("]")
         seen = match.start()
         before = text[start : match.start()]

@@ -581,5 +581,9 @@ def test_last_means_the_newest_dream_in_heads_history(agent_repo: Path) -> None:
     result = cli(agent_repo, "revert", "last", "--dry-run", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["reverts"] == on_main["run"]
+    # `log` and `show last` list the side dream first: the revert says which one it skipped.
+    said = cli(agent_repo, "revert", "last", "--dry-run")
+    assert f"the newest dream, run {on_side['run']}" in said.stderr + said.stdout
+    assert "is not in HEAD's history" in said.stderr + said.stdout
     repo, cfg = _run(agent_repo)
     assert revert(repo, cfg, "last", replay=True, dry_run=True).reverted == on_side["run"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from gitdream.dream import receipts
+from gitdream.dream import receiptlog, receipts
 from gitdream.git.commitbuilder import Identity
 from gitdream.git.repo import Repo
 from tests.helpers import git, head
@@ -42,6 +42,27 @@ def test_latest_ignores_failed_runs_and_other_agents(agent_repo: Path) -> None:
     latest = receipts.latest(repo, "ops", commit)
     assert latest is not None and latest.run == "1"
     assert receipts.latest(repo, "ops", None) is None
+
+
+def test_latest_of_many_agents_sharing_one_note_follows_every_new_receipt(agent_repo: Path) -> None:
+    # One run of many agents writes all their receipts into one note, and each agent's gate
+    # asks it: the note is read once per notes ref tip, and an appended receipt — here or
+    # by another gitdream process, `git notes append` — is seen at once.
+    repo = Repo.open(agent_repo)
+    commit = head(agent_repo)
+    for n in range(50):
+        receipts.append(
+            repo, commit, {"type": "receipt", "run": "1", "agent": f"a{n}", "status": "noop"}, IDENT
+        )
+    assert [receiptlog.latest_dream(repo, f"a{n}", commit)["run"] for n in range(50)] == ["1"] * 50
+    receipts.append(repo, commit, {"type": "receipt", "run": "2", "agent": "a7", "status": "ok"}, IDENT)
+    assert receiptlog.latest_dream(repo, "a7", commit)["run"] == "2"
+    line = '{"type": "receipt", "run": "3", "agent": "a8", "status": "ok"}'
+    git(agent_repo, "notes", "--ref", "gitdream", "append", "-m", line, commit)
+    again = Repo.open(agent_repo)
+    assert receiptlog.latest_dream(repo, "a8", commit)["run"] == "3"
+    assert receiptlog.latest_dream(again, "a8", commit)["run"] == "3"
+    assert receiptlog.latest_dream(repo, "a9", commit)["run"] == "1"
 
 
 def test_garbage_lines_in_a_note_are_skipped(agent_repo: Path) -> None:
