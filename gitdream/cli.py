@@ -341,9 +341,12 @@ def trust_cmd(ctx: click.Context, revoke: bool, list_all: bool, json_: bool) -> 
     """Let this repository's gitdream.toml set the user-only keys, with its current values.
 
     The keys that decide where your data and credentials go or what runs (engine,
-    anthropic.base_url, anthropic.api_key, anthropic.auth_token) are honoured only from
-    your user config, the environment and flags: a gitdream.toml that sets them is ignored with a warning,
-    because whoever can push to a repository writes its gitdream.toml. `gitdream trust`
+    anthropic.base_url, anthropic.api_key, anthropic.auth_token, and screen.allow, which
+    lets findings of the secret scanner through) are honoured only from your user config,
+    the environment and flags: a gitdream.toml that sets them is ignored with a warning,
+    because whoever can push to a repository writes its gitdream.toml. So is one that
+    raises a spending limit (anthropic.max_calls_per_run, max_tokens_per_run,
+    max_tokens_per_day) above yours; lowering one needs no trust. `gitdream trust`
     records — outside the repository, in trusted.json beside your user config — that you
     accept the values this repository's gitdream.toml sets now. A later change of one of
     them is ignored again until you run `gitdream trust` once more. Read the file first.

@@ -40,6 +40,8 @@ class Key(NamedTuple):  # not a frozen dataclass: 4x cheaper to build at import 
     `GITDREAM_*` one (e.g. ANTHROPIC_API_KEY). `user_only` keys choose where data or
     credentials go or what runs: a repository's gitdream.toml may not set them unless the
     user trusts it (`gitdream.trust`); the user config, the environment and flags may.
+    `ceiling` keys are limits on what a run may spend: gitdream.toml may lower them, but a
+    value above the user config's (or the default) is ignored unless the user trusts it.
     """
 
     name: str
@@ -53,6 +55,7 @@ class Key(NamedTuple):  # not a frozen dataclass: 4x cheaper to build at import 
     env_aliases: tuple[str, ...] = ()
     relative: bool = False
     user_only: bool = False
+    ceiling: bool = False
 
     @property
     def env(self) -> str:
@@ -350,7 +353,15 @@ KEYS: tuple[Key, ...] = (
         minimum=1,
         maximum=50,
     ),
-    Key("anthropic.max_calls_per_run", "int", 50, "Hard limit: model calls per run.", minimum=2),
+    Key(
+        "anthropic.max_calls_per_run",
+        "int",
+        50,
+        "Hard limit: model calls per run. A limit: gitdream.toml may lower it, and raises it "
+        "above your user config's value only after `gitdream trust`.",
+        minimum=2,
+        ceiling=True,
+    ),
     Key(
         "anthropic.count_tokens",
         "bool",
@@ -362,15 +373,20 @@ KEYS: tuple[Key, ...] = (
         "anthropic.max_tokens_per_run",
         "int",
         500_000,
-        "Hard limit: input + output tokens per run.",
+        "Hard limit: input + output tokens per run. A limit: gitdream.toml may lower it, and "
+        "raises it above your user config's value only after `gitdream trust`.",
         minimum=1,
+        ceiling=True,
     ),
     Key(
         "anthropic.max_tokens_per_day",
         "int",
         2_000_000,
-        "Hard limit: input + output tokens per repository per UTC day, summed from receipts.",
+        "Hard limit: input + output tokens per repository per UTC day, summed from receipts. "
+        "A limit: gitdream.toml may lower it, and raises it above your user config's value "
+        "only after `gitdream trust`.",
         minimum=1,
+        ceiling=True,
     ),
     # --- screening ----------------------------------------------------------------------------
     Key(
@@ -383,7 +399,14 @@ KEYS: tuple[Key, ...] = (
         "(memory that crosses companies: also no company, product or people names, URLs or paths).",
         choices=("private", "shared"),
     ),
-    Key("screen.allow", "list", [], "Regular expressions; a scanner finding that matches one is allowed."),
+    Key(
+        "screen.allow",
+        "list",
+        [],
+        "Regular expressions; a scanner finding that matches one is allowed. User-only: it lets "
+        "secrets into memory and to the model, so gitdream.toml may set it only after `gitdream trust`.",
+        user_only=True,
+    ),
     Key(
         "screen.deny",
         "list",
@@ -684,9 +707,10 @@ def load(
             trusted = _trusted(values, common_dir or root)
             for name, value in values.items():
                 key = KEY_BY_NAME[name]
-                if key.user_only and (name not in trusted or trusted[name] != _pin(key, value)):
+                guarded = key.user_only or (key.ceiling and value > settings[name].value)
+                if guarded and (name not in trusted or trusted[name] != _pin(key, value)):
                     ignored[name] = value
-                    warnings.append(_ignored_warning(KEY_BY_NAME[name], value, name in trusted, user_path))
+                    warnings.append(_ignored_warning(key, value, name in trusted, user_path, settings[name]))
                     continue
                 settings[name] = Setting(value, REPO_FILE)
     for key in KEYS:
@@ -717,8 +741,14 @@ def linked_repo_file(path: Path) -> str:
 
 
 def user_only_values(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The user-only keys among `values` (`{key: value}` of one layer)."""
-    return {name: value for name, value in values.items() if KEY_BY_NAME[name].user_only}
+    """The keys among `values` (`{key: value}` of gitdream.toml) that take effect from a
+    repository only with the user's trust: user-only keys (`Key.user_only`) and limits
+    (`Key.ceiling`, trusted when raised above the user's value)."""
+    return {
+        name: value
+        for name, value in values.items()
+        if KEY_BY_NAME[name].user_only or KEY_BY_NAME[name].ceiling
+    }
 
 
 def _pin(key: Key, value: Any) -> Any:
@@ -737,8 +767,14 @@ def _trusted(values: Mapping[str, Any], where: Path) -> dict[str, Any]:
     return trust.granted(trust.repository_key(where))
 
 
-def _ignored_warning(key: Key, value: Any, changed: bool, user_path: Path) -> str:
-    shown = "a value" if key.secret else repr(value)
+def _ignored_warning(key: Key, value: Any, changed: bool, user_path: Path, below: Setting) -> str:
+    shown = "a value" if key.secret else _toml_value(value)
+    if key.ceiling and not key.user_only and not changed:
+        return (
+            f"{REPO_FILE} raises {key.name} to {shown}, above {_toml_value(below.value)} (from {below.source}); "
+            f"ignored: a repository may lower a spending limit but not raise yours. To allow it, run "
+            f"`gitdream trust`, or raise {key.name} in {user_path}"
+        )
     if changed:
         return (
             f"{REPO_FILE} sets {key.name} to {shown}, not the value you trusted for this repository; "

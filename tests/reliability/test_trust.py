@@ -271,3 +271,35 @@ def test_trust_help_names_every_user_only_key(tmp_path: Path) -> None:
     assert user_only
     for name in user_only:
         assert name in text, name
+
+
+def test_a_repository_may_lower_a_spending_limit_but_not_raise_the_users(agent_repo: Path) -> None:
+    """A pulled gitdream.toml that raised anthropic.max_tokens_per_day spent the user's key
+    as far as the repository liked; lowering a limit stays the repository's choice."""
+    write(agent_repo, "gitdream.toml", "[anthropic]\nmax_tokens_per_day = 90000000\nmax_calls_per_run = 5\n")
+    commit_all(agent_repo, "repository limits")
+    result = cli(agent_repo, "config", "show", "--json")
+    shown = json.loads(result.stdout)
+    assert shown["keys"]["anthropic.max_tokens_per_day"] == {"value": 2_000_000, "source": "default"}
+    assert shown["keys"]["anthropic.max_calls_per_run"] == {"value": 5, "source": "gitdream.toml"}
+    assert shown["ignored"] == {"anthropic.max_tokens_per_day": 90_000_000}
+    assert "raises anthropic.max_tokens_per_day to 90000000, above 2000000 (from default)" in result.stderr
+    user = Path(os.environ["GITDREAM_HOME"]) / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("[anthropic]\nmax_tokens_per_day = 100000000\n")  # the user's own, higher limit
+    shown = json.loads(cli(agent_repo, "config", "show", "--json").stdout)
+    assert shown["keys"]["anthropic.max_tokens_per_day"]["source"] == "gitdream.toml"  # now a lowering
+    user.unlink()
+    assert cli(agent_repo, "trust").exit_code == 0
+    shown = json.loads(cli(agent_repo, "config", "show", "--json").stdout)
+    assert shown["keys"]["anthropic.max_tokens_per_day"] == {"value": 90_000_000, "source": "gitdream.toml"}
+
+
+def test_a_repository_cannot_let_secrets_past_the_scanner(agent_repo: Path) -> None:
+    write(agent_repo, "gitdream.toml", "[screen]\nallow = ['.*']\n")
+    commit_all(agent_repo, "allow everything")
+    result = cli(agent_repo, "config", "show", "--json")
+    shown = json.loads(result.stdout)
+    assert shown["keys"]["screen.allow"] == {"value": [], "source": "default"}
+    assert shown["ignored"] == {"screen.allow": [".*"]}
+    assert "gitdream.toml sets screen.allow" in result.stderr
