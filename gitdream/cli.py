@@ -92,6 +92,7 @@ class GitdreamGroup(click.Group):
     """A group that turns gitdream's errors into messages and exit codes."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        raw = [*getattr(ctx, "_protected_args", []), *ctx.args]  # click empties them as it parses
         try:
             return super().invoke(ctx)
         except errors.GitdreamError as exc:
@@ -99,6 +100,15 @@ class GitdreamGroup(click.Group):
                 raise
             _report(ctx, exc)
             ctx.exit(exc.exit_code)
+        except click.UsageError as exc:
+            # click prints its usage message on stderr and exits 2; with --json a script
+            # reading stdout gets the error too, as for every other error.
+            if _is_json(ctx) or "--json" in raw:
+                where = exc.ctx.command_path if exc.ctx is not None else "gitdream"
+                output.json_error(
+                    {"type": "usage", "message": exc.format_message(), "hint": f"see `{where} --help`"}
+                )
+            raise
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except KeyboardInterrupt:

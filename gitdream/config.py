@@ -93,8 +93,10 @@ KEYS: tuple[Key, ...] = (
         "enabled",
         "bool",
         True,
-        "Master switch. false: every command exits at once with no side effects "
-        "(no stamp, lock, state or log files).",
+        "Master switch. false: gitdream dreams and writes nothing — `run` says it is disabled "
+        "and exits 0, `revert` is refused, the hooks do nothing, no stamp, lock, state or log "
+        "file is created; reading commands (`log`, `show`, `audit`, `check`, `status`, "
+        "`config show`) and `hooks install`/`uninstall` still work.",
     ),
     Key(
         "agents",
@@ -518,12 +520,15 @@ def _key_or_error(name: str, where: str) -> Key:
 
 
 def _check(key: Key, value: Any, where: str) -> Any:
-    """Validate a value already in Python form (from TOML or a flag)."""
+    """Validate a value already in Python form (from TOML or a flag). A bad value is a
+    ConfigError that quotes it, and the default, as TOML writes them (`-5`, `true`,
+    `["agents/*"]`), not as Python does (`-5.0`, `True`, `['agents/*']`)."""
+    given = value
 
     def bad() -> ConfigError:
         return ConfigError(
-            f"{where}: key '{key.name}' has the value {value!r}, but it must be {key.allowed()}",
-            hint=f"fix '{key.name}' in {where} (default: {key.default!r})",
+            f"{where}: key '{key.name}' has the value {_toml_value(given)}, but it must be {key.allowed()}",
+            hint=f"fix '{key.name}' in {where} (default: {_toml_value(key.default)})",
         )
 
     if key.type == "bool":
@@ -795,12 +800,15 @@ def display_value(key: Key, value: Any) -> Any:
 
 
 def _toml_value(value: Any) -> str:
+    """`value` written as TOML writes it (a basic string, `true`, an array, an inline table)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_value(str(k))} = {_toml_value(v)}" for k, v in value.items()) + "}"
     return repr(value)
 
 

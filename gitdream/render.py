@@ -128,10 +128,16 @@ def _toml_shown(value: Any) -> str:
 
 def config_show(result: ConfigShowResult) -> Lines:
     lines = Lines()
-    lines.out(f"user config:  {result.files.get('user') or '(none)'}")
+    user = result.files.get("user") or f"(none: {result.user_file} does not exist)"
+    lines.out(f"user config:  {user}")
     lines.out(f"gitdream.toml: {result.files.get('repository') or '(none)'}")
     lines.out()
     lines.table([[k.name, _toml_shown(k.value), k.source] for k in result.keys], ["KEY", "VALUE", "SOURCE"])
+    if result.ignored:
+        lines.out()
+        lines.out("ignored (gitdream.toml may not set these user-only keys; see `gitdream trust`):")
+        for name, value in result.ignored.items():
+            lines.out(f"  {name} = {_toml_shown(value)}")
     return lines
 
 
@@ -200,10 +206,6 @@ def run(result: RunResult, *, quiet: bool = False, verbose: bool = False) -> Lin
                 lines.err(f"hint: {receipt.error['hint']}")
         elif not quiet and not (collapse and id(outcome) in idle_ids):
             lines.out(outcome.summary)
-        for phase, info in receipt.phases.items():
-            if info.get("status") == "refused":
-                for line in _refusal_lines(info):
-                    lines.warn(f"{outcome.agent}: {phase} not written: {line}", always=False)
     if collapse and not quiet:
         lines.out(_idle_line([o.agent for o in idle]))
     return lines
@@ -230,21 +232,6 @@ def _estimate(estimate: dict[str, Any]) -> str:
         + f", about {estimate.get('input_tokens', 0)} input tokens for {estimate.get('entries', 0)} entries"
         + ESTIMATE_NOTE
     )
-
-
-def _refusal_lines(info: dict[str, Any]) -> list[str]:
-    """Human lines for a refused phase of a receipt: the commit's error, or each refused
-    file with its reason and next step."""
-    error = info.get("error")
-    if isinstance(error, dict):
-        return [str(error.get("message")) + (f" ({error['hint']})" if error.get("hint") else "")]
-    lines = []
-    for item in info.get("refused") or []:
-        if isinstance(item, dict):
-            where = item.get("path") or f"no {item.get('target')} file"
-            hint = f" ({item['hint']})" if item.get("hint") else ""
-            lines.append(f"{where}: {item.get('reason')}{hint}")
-    return lines or ["see `gitdream show last --json`"]
 
 
 def demo(result: DemoResult) -> Lines:
@@ -389,7 +376,7 @@ def log(result: LogResult, *, limit: int | None, filtered: bool, width: int) -> 
         counts: dict[str, Any] = run.shown_counts
         if run.status in ("failed", "aborted") and not any(run.commits.values()):
             # nothing was written: what it would have created is not news (`--json` has it)
-            counts.update(created="-", corroborated="-")
+            counts.update(improved="-", created="-", corroborated="-")
         rows.append(
             [
                 run.run,
@@ -397,13 +384,14 @@ def log(result: LogResult, *, limit: int | None, filtered: bool, width: int) -> 
                 run.agent or "?",
                 run.status,
                 run.trigger or "-",
+                str(counts["improved"]),
                 str(counts["created"]),
                 str(counts["corroborated"]),
                 str(counts["rejected"]),
                 _run_commits(run),
             ]
         )
-    header = ["RUN", "TIME (UTC)", "AGENT", "STATUS", "TRIGGER", "NEW", "CORR", "REJ", "COMMITS"]
+    header = ["RUN", "TIME (UTC)", "AGENT", "STATUS", "TRIGGER", "IMPR", "NEW", "CORR", "REJ", "COMMITS"]
     shown_lines = table(rows, header)
     # Long agent names are clipped so a line fits the terminal; `--json` has them whole.
     # Never so short that two agents look alike (`playwright-checkout`, `playwright-login`).
@@ -543,13 +531,31 @@ def _show_lists(lines: Lines, receipt: Any, width: int) -> None:
         lines.out("")
         lines.out("pending (read again by the next dream)")
         for item in receipt.pending:
-            _wrapped(lines, f"{item.get('path')}: {item.get('reason')}", width)
+            _wrapped(lines, _pending_line(item), width)
     if receipt.warnings:
         lines.out("")
         lines.out("warnings")
         for warning in receipt.warnings:
             # wrapped, never clipped: a warning ends with what to do about it
             _wrapped(lines, str(warning), width)
+
+
+def _pending_line(item: dict[str, Any]) -> str:
+    """One pending record of a receipt for `show`: how much of the file is left for the
+    next run, and why (`path: 3 entries left for the next run (over max_units (30))`);
+    the reason loses its own "left for the next run"."""
+    reason = str(item.get("reason") or "")
+    for said in ("; left for the next run", "left for the next run: ", "left for the next run"):
+        reason = reason.replace(said, "")
+    why = f" ({reason.strip()})" if reason.strip() else ""
+    count = item.get("count")
+    count = count if isinstance(count, int) else len(item.get("entries") or [])
+    if count:
+        what = f"{count:,} {'entry' if count == 1 else 'entries'}"
+    else:  # no ids kept (`receipts.bounded_pending`): the whole file since `since`
+        since = str(item.get("since") or "")[:7]
+        what = f"the file's new lines since {since}" if since else "the whole file"
+    return f"{item.get('path')}: {what} left for the next run{why}"
 
 
 def _wrapped(lines: Lines, text: str, width: int) -> None:

@@ -51,10 +51,10 @@ def test_section_keys_and_env_aliases(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("toml", "fragment"),
     [
-        ('min_hours = "soon"', "key 'min_hours' has the value 'soon', but it must be a number >= 0"),
+        ('min_hours = "soon"', "key 'min_hours' has the value \"soon\", but it must be a number >= 0"),
         ("min_sessions = -1", "key 'min_sessions' has the value -1, but it must be an integer >= 0"),
         ("min_sessions = 1.5", "must be an integer"),
-        ('enabled = "yes"', "key 'enabled' has the value 'yes', but it must be true or false"),
+        ('enabled = "yes"', "key 'enabled' has the value \"yes\", but it must be true or false"),
         ('engine = "gpt"', "must be one of 'offline', 'anthropic'"),
         ('prefix_unit = "bytes"', "must be one of 'chars', 'utf16'"),
         ('agents = "agents/*"', "must be a list of relative paths or globs"),
@@ -181,6 +181,27 @@ def test_config_show_masks_secrets(git_repo: Path) -> None:
     doc = json.loads(result.stdout)
     assert "secret" not in json.dumps(doc)
     assert doc["keys"]["anthropic.api_key"]["value"] == "(set, ends in 1234)"
+
+
+@pytest.mark.parametrize(
+    ("toml", "value", "default"),
+    [
+        ("min_hours = -5", "-5", "24.0"),  # printed -5.0: the value after conversion
+        ('enabled = "no"', '"no"', "true"),  # printed True
+        ('agents = "agents/*"', '"agents/*"', '["agents/*"]'),  # printed ['agents/*']
+        ("agents = [1]", "[1]", '["agents/*"]'),
+    ],
+)
+def test_a_bad_value_and_its_default_are_quoted_as_toml(
+    tmp_path: Path, toml: str, value: str, default: str
+) -> None:
+    # The fix goes into a TOML file: the value and the default read as TOML writes them.
+    write(tmp_path, "gitdream.toml", toml + "\n")
+    with pytest.raises(ConfigError) as info:
+        config.load(tmp_path, env={})
+    key = toml.split(" ", 1)[0]
+    assert info.value.message.startswith(f"gitdream.toml: key '{key}' has the value {value}, but it must be ")
+    assert info.value.hint == f"fix '{key}' in gitdream.toml (default: {default})"
 
 
 def test_config_show_outside_a_repository(tmp_path: Path) -> None:

@@ -142,6 +142,17 @@ def test_readme_is_short_and_its_test_command_is_what_ci_runs() -> None:
     assert blocks[1] == ci, "the README's second command must be exactly the last line of .ci/run"
 
 
+def test_readme_commands_install_into_separate_venvs() -> None:
+    # The test command's dev extra brings the anthropic SDK: in the demo's venv it made the
+    # "default install" one with the SDK, and its missing-SDK message could not be seen.
+    blocks = re.findall(r"```sh\n(.*?)\n```", README.read_text(encoding="utf-8"), re.S)
+    venvs = [re.fullmatch(r"python3 -m venv (\S+) && \. \1/bin/activate && .*", b) for b in blocks[:2]]
+    assert venvs[0] and venvs[1], "each of the README's first two commands makes and activates a venv"
+    assert venvs[0][1] != venvs[1][1], "the demo's venv and the test venv must be different folders"
+    ignored = (PACKAGE_ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert {f"{m[1]}/" for m in venvs if m} <= set(ignored), "both venvs are in .gitignore"
+
+
 def test_readme_figures_are_those_of_bench_results() -> None:
     # bench/RESULTS.md is the only source of measured figures; the README cites them.
     text = README.read_text(encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gitdream import config
+from gitdream import config, paths
 
 
 @dataclass(frozen=True)
@@ -19,18 +19,22 @@ class Shown:
 
 @dataclass
 class ConfigShowResult:
-    """Every key (in `config.KEYS` order) and the configuration files that were read
-    (`files`: `{"user": path | None, "repository": path | None}`)."""
+    """Every key (in `config.KEYS` order), the configuration files that were read
+    (`files`: `{"user": path | None, "repository": path | None}`), the user-only keys
+    gitdream.toml set that were `ignored`, and `user_file`: where the user config was
+    looked for (whether or not it exists)."""
 
     keys: list[Shown]
     files: dict[str, str | None]
     ignored: dict[str, Any]
+    user_file: str = ""
 
     def to_json(self) -> dict[str, object]:
-        """`{"files": {"user", "repository"}, "keys": {name: {"value", "source"}},
-        "ignored": {name: value}}`."""
+        """`{"files": {"user", "repository"}, "user_file": path, "keys": {name: {"value",
+        "source"}}, "ignored": {name: value}}`."""
         return {
             "files": dict(self.files),
+            "user_file": self.user_file,
             "keys": {k.name: {"value": k.value, "source": k.source} for k in self.keys},
             "ignored": dict(self.ignored),
         }
@@ -46,4 +50,4 @@ def show(cfg: config.Config) -> ConfigShowResult:
     ignored = {
         name: config.display_value(config.KEY_BY_NAME[name], value) for name, value in cfg.ignored.items()
     }
-    return ConfigShowResult(keys, dict(cfg.files), ignored)
+    return ConfigShowResult(keys, dict(cfg.files), ignored, str(paths.user_config_file()))

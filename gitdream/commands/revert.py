@@ -231,9 +231,11 @@ def _conflict_error(repo: Repo, run: Run, plans: list[tuple[str, str, Inverse]],
 
     conflicts: list[dict[str, Any]] = []
     lines = []
+    later_all: dict[str, str] = {}  # every later commit named, oid → subject
     for _kind, oid, inv in plans:
         for conflict in inv.conflicts:
             later = history.later_changes(repo, oid, head, conflict.path)
+            later_all.update(later)
             conflicts.append(
                 {
                     "path": conflict.path,
@@ -243,13 +245,45 @@ def _conflict_error(repo: Repo, run: Run, plans: list[tuple[str, str, Inverse]],
             )
             since = ", ".join(f"{c[:7]} {s!r}" for c, s in later)
             lines.append(f"  {conflict.path}: {conflict.reason}" + (f" (by {since})" if since else ""))
-    agent = f" --agent {run.agent}" if run.agent else ""
     return RevertConflict(
         f"cannot revert run {run.run}: later changes conflict with it; nothing was changed\n"
         + "\n".join(lines),
-        hint=f"revert the later runs first (see `gitdream log{agent}`), or edit these files by hand",
+        hint=_conflict_hint(repo, run, plans, later_all),
         conflicts=conflicts,
     )
+
+
+def _conflict_hint(repo: Repo, run: Run, plans: list[tuple[str, str, Inverse]], later: dict[str, str]) -> str:
+    """The next step after a conflicting revert, naming what changed the files since:
+    later runs are reverted first with `gitdream revert`; a commit that is not a run (a
+    person's edit) is named with `git revert`; and when only one of the run's commits
+    conflicts, `--only` reverts the other one alone."""
+    runs, others = [], []
+    for oid in later:
+        found = history.trailer_commit(repo, oid)
+        if found is not None and found.run:
+            runs.append(found.run)
+        else:
+            others.append(oid[:7])
+    agent = f" --agent {run.agent}" if run.agent else ""
+    steps = []
+    if runs:
+        steps.append(
+            f"revert the later run{'s' if len(runs) > 1 else ''} first (`gitdream revert {runs[0]}`)"
+        )
+    if others:
+        which = " and ".join(others)
+        steps.append(
+            f"undo or rework the later commit{'s' if len(others) > 1 else ''} {which}, which "
+            f"{'are' if len(others) > 1 else 'is'} not a dream (`git revert {others[0]}`)"
+        )
+    if not steps:
+        steps.append(f"revert the later runs first (see `gitdream log{agent}`)")
+    hint = ", or ".join([*steps, "edit these files by hand"])
+    clean = [kind for kind, _oid, inv in plans if not inv.conflicts]
+    if clean and len(clean) < len(plans):
+        hint += f"; `gitdream revert {run.run} --only {clean[0]}` reverts the {clean[0]} commit alone"
+    return hint
 
 
 def definition_check(cfg: Config, path: str, old: bytes | None, new: bytes | None) -> list[str]:

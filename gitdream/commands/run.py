@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, config
 from gitdream.agents import list_agents, own_repository, select
-from gitdream.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ConfigError, LockHeld, RepoStateError
+from gitdream.errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    ConfigError,
+    GitdreamError,
+    LockHeld,
+    RepoStateError,
+)
 from gitdream.git import sparse
 from gitdream.git.repo import Repo
 from gitdream.trigger import gates
@@ -128,6 +136,8 @@ def run(
     from gitdream.trigger import dreamlock  # idle path: only where it is used
 
     engine_name = _check_up_front(repo, cfg, opts)
+    if not auto:
+        result.warnings.extend(_uncommitted_raw(repo, agents))
     held = None
     if writes:
         try:
@@ -243,9 +253,13 @@ def _dream_each(
             result.outcomes.append(outcome)
             if save is not None:
                 # Refused for the repository's state (RepoStateError: e.g. the watermark is
-                # not in this clone) is not a failed dream: it does not back the hooks off.
+                # not in this clone) is not a failed dream: it does not back the hooks off;
+                # nor is a run partial only because its definitions were refused (a file to
+                # create or fix: waiting longer does not help).
                 error = outcome.receipt.error or {}
-                refused = outcome.status == "failed" and error.get("type") == RepoStateError.kind
+                refused = (outcome.status == "failed" and error.get("type") == RepoStateError.kind) or (
+                    outcome.status == "partial" and outcome.receipt.partial_causes == ["definitions"]
+                )
                 state_mod.record_run(state, agent.id, run_id, outcome.status, started, refused=refused)
                 save()
             if outcome.status == "aborted":
@@ -276,6 +290,27 @@ def _skip_own_repositories(repo: Repo, agents: list[Any], named: bool, warnings:
             raise RepoStateError(message, hint=fix)
         warnings.append(f"{message}; skipped ({fix})")
     return kept
+
+
+def _uncommitted_raw(repo: Repo, agents: Sequence[Agent]) -> list[str]:
+    """One warning naming the agents' raw files (logs, transcripts) that are not committed
+    — untracked, modified or staged — which a dream does not read (DESIGN §4: committed
+    content only; `gitdream status` lists them all); none when git cannot list them."""
+    try:
+        changed = repo.changed_paths([agent.dir for agent in agents])
+    except GitdreamError:  # `gitdream status` says why
+        return []
+    found = sorted(
+        rel for rel in changed if any(a.is_source(rel) for a in agents) and (repo.workdir / rel).exists()
+    )
+    if not found:
+        return []
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    noun, them = ("raw file is", "it") if len(found) == 1 else ("raw files are", "them")
+    return [
+        f"{len(found)} {noun} not committed, so this dream does not read {them}: {found[0]}{more} "
+        f"(commit {them} and run again; `gitdream status` lists them)"
+    ]
 
 
 def _written_refs(repo: Repo, agents: Sequence[Any], opts: RunOptions) -> list[str]:

@@ -135,16 +135,22 @@ def gather(
     )
     found = Gathered(material, watermark, warnings=[*warnings, *material.warnings])
     found.carried = list(last.unjudged) if last else []
+    # A path can be pending several times over, once per reason (entries over max_units
+    # and a refused definition in the same log): every record's entries are read again,
+    # and a record naming none (the whole path) reads the whole path.
     only_ids: dict[str, set[str]] = {}
     only_lines: dict[str, list[tuple[int, int]]] = {}
+    whole: set[str] = set()
     for item in pending_in:
         entries_in, lines_in = item.get("entries"), item.get("lines")
-        if isinstance(entries_in, list) and entries_in and item["path"] not in only_ids:
-            only_ids[item["path"]] = {e for e in entries_in if isinstance(e, str)}
-        elif isinstance(lines_in, list) and lines_in and item["path"] not in only_lines:
-            only_lines[item["path"]] = [
+        if isinstance(entries_in, list) and entries_in:
+            only_ids.setdefault(item["path"], set()).update(e for e in entries_in if isinstance(e, str))
+        elif isinstance(lines_in, list) and lines_in:
+            only_lines.setdefault(item["path"], []).extend(
                 (int(r[0]), int(r[1])) for r in lines_in if isinstance(r, list) and len(r) == 2
-            ]
+            )
+        else:
+            whole.add(item["path"])
     fallback = trees.commit_date(repo, input_commit)
     entries: list[Entry] = []
     dropped: dict[str, int] = {}
@@ -186,16 +192,14 @@ def gather(
         found.outline.extend(read)
         # A path pending with explicit entries: those entries, and the lines added since
         # the base (new material in the same file, e.g. a daily log that grew).
-        if source.path in only_ids and base is not None:
-            wanted = only_ids[source.path]
-            if wanted:
-                read = [e for e in read if e.id in wanted or material.is_fresh(source.path, e.start, e.end)]
-        elif source.path in only_lines and base is not None:
-            spans = only_lines[source.path]
+        wanted = only_ids.get(source.path, set())
+        spans = only_lines.get(source.path, [])
+        if (wanted or spans) and source.path not in whole and base is not None:
             read = [
                 e
                 for e in read
-                if any(s <= e.start and e.end <= t for s, t in spans)
+                if e.id in wanted
+                or any(s <= e.start and e.end <= t for s, t in spans)
                 or material.is_fresh(source.path, e.start, e.end)
             ]
         entries.extend(read)

@@ -428,9 +428,18 @@ class DreamRun:
         self.receipt.record_units(written)
         changes = dict(exp.changes)
         if changes:
-            improved = _memories(
-                counts["created"] + counts["corroborated"] + counts["refined"] + counts["superseded"]
-            )
+            parts = [
+                f"{counts[k]} {word}"
+                for k, word in zip(
+                    receipts.EXPERIENCE_IMPROVED,
+                    ("new", "corroborated", "refined", "superseded"),
+                    strict=True,
+                )
+                if counts[k]
+            ]
+            improved = _memories(receipts.improved(counts, receipts.EXPERIENCE_IMPROVED))
+            if parts:
+                improved += f" ({', '.join(parts)})"
             tail = f", {counts['demoted']} archived" if counts.get("demoted") else ""
             self._commit("experience", improved + tail, changes, written)
         self.receipt.phase("experience", changes=len(changes))
@@ -466,6 +475,7 @@ class DreamRun:
         changes: dict[str, str | None] = dict(defs.changes)
         if defs.refused:
             self.receipt.phase("definitions", status="refused", refused=[r.to_json() for r in defs.refused])
+            self.warnings += [f"definitions not written: {r.reason} ({r.hint})" for r in defs.refused]
             refused = {r.target for r in defs.refused}
             self.pend(
                 [s for u in units if u.target in refused for s in u.sources], material, "definition refused"
@@ -479,7 +489,8 @@ class DreamRun:
             except GitdreamError as exc:
                 counts["definition"] = 0
                 self.receipt.phase("definitions", status="refused", error=exc.to_json())
-                self.warnings.append(f"definitions not written: {exc.message}")
+                hint = f" ({exc.hint})" if exc.hint else ""
+                self.warnings.append(f"definitions not written: {exc.message}{hint}")
                 self.pend([s for u in units for s in u.sources], material, "definition refused")
             else:
                 if made:
@@ -519,9 +530,10 @@ class DreamRun:
         return True
 
     def done(self) -> None:
-        """Every phase ran: the run is ok — or partial when a model call failed (its
-        material is pending: the run made progress, but the back-off counts it)."""
-        self.receipt.status = "partial" if self.failures else "ok"
+        """Every phase ran: the run is ok — or partial when a model call failed or the
+        definitions were refused (their material is pending: the run made progress, and
+        the exit status is 1; see `Receipt.partial_causes`)."""
+        self.receipt.status = "partial" if self.failures or self.receipt.partial_causes else "ok"
         self.outcome.diff = "".join(self.diff_parts)
         self.receipt.pending = self.pending  # the summary counts what is left for the next run
         self.outcome.summary = _summary(self.agent, self.receipt)
@@ -691,21 +703,22 @@ def _memories(count: int) -> str:
 
 
 def _summary(agent: Agent, receipt: Receipt) -> str:
-    """The one line a run prints: what improved (experience facts created, corroborated,
-    refined or superseded, facts written into definitions), the entries folded into them (a
+    """The one line a run prints: what improved (`receipts.improved`: experience facts
+    created, corroborated, refined or superseded, and facts written into definitions —
+    each part named, so they add up to the total), the entries folded into them (a
     list's items beside its first: one fact cites them all), what was archived, rejected,
     read and not kept (the engine's "not kept: <reason>" skips), already consolidated or
     empty, or left pending, and the commits: each entry read is counted once."""
     counts = receipt.counts
-    improved = sum(
-        counts.get(k, 0) for k in ("created", "corroborated", "refined", "superseded", "definition")
-    )
+    improved = receipts.improved(counts)
     parts = [f"{kind} {oid[:7]}" for kind, oid in receipt.commits.items() if oid]
     detail = f"{counts.get('created', 0)} new, {counts.get('corroborated', 0)} corroborated"
     if counts.get("folded"):
         detail += (
             f", {counts['folded']:,} more {'entry' if counts['folded'] == 1 else 'entries'} folded into them"
         )
+    if counts.get("refined"):
+        detail += f", {counts['refined']} refined"
     if counts.get("definition"):
         detail += f", {counts['definition']} to definitions"
     if counts.get("demoted"):
@@ -726,5 +739,10 @@ def _summary(agent: Agent, receipt: Receipt) -> str:
     noun = "memory" if improved == 1 else "memories"
     partial = ""
     if receipt.status == "partial":
-        partial = "; partial: some model calls failed, their material is read again next run"
+        causes = receipt.partial_causes
+        why = [
+            *(["some model calls failed"] if {"distill", "screen"} & set(causes) else []),
+            *(["the definitions were not written (see the warning)"] if "definitions" in causes else []),
+        ]
+        partial = f"; partial: {' and '.join(why or ['some model calls failed'])}, their material is read again next run"
     return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}{partial}"

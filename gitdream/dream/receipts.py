@@ -54,6 +54,11 @@ WITHHELD = "(withheld: the unit held a secret)"
 PIECE = 8
 """A title sharing this many characters with a secret found in its unit is withheld."""
 KINDS = ("experience", "definition")
+EXPERIENCE_IMPROVED = ("created", "corroborated", "refined", "superseded")
+"""The counts of facts the experience commit improved: its title's "improved N memories"."""
+IMPROVED = (*EXPERIENCE_IMPROVED, "definition")
+"""…and with the facts written into definitions: the run's "Improved N memories" and the
+IMPROVED column of `gitdream log` (docs/review-and-undo.md, "What the counts count")."""
 __all__ = [
     "NOTES_REF",
     "Receipt",
@@ -194,6 +199,13 @@ class Receipt:
         return [*self.units, *self.definition_units]
 
     @property
+    def partial_causes(self) -> list[str]:
+        """The phases that make a run that went to its end `partial`: `distill` or `screen`
+        (a model call failed) and `definitions` (a definition file or commit refused). In
+        each case the material concerned is in `pending`, read again next run."""
+        return [name for name, info in self.phases.items() if info.get("status") in ("partial", "refused")]
+
+    @property
     def problem(self) -> bool:
         """True when the run failed, was aborted, or a phase was refused."""
         if self.status in ("failed", "aborted", "partial"):
@@ -248,6 +260,13 @@ class Receipt:
             receipt.status = "unknown"
         receipt.extra = {k: v for k, v in record.items() if k not in known}
         return receipt
+
+
+def improved(counts: dict[str, Any], kinds: tuple[str, ...] = IMPROVED) -> int:
+    """The memories a run improved: the sum of `counts[kind]` for `kinds` (IMPROVED for
+    the run, EXPERIENCE_IMPROVED for its experience commit); a count that is not a whole
+    number (a hand-edited note) counts 0."""
+    return sum(v for v in (counts.get(k, 0) for k in kinds) if isinstance(v, int) and not isinstance(v, bool))
 
 
 def bounded_pending(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:

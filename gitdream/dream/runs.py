@@ -99,9 +99,11 @@ class Run:
 
     @property
     def shown_counts(self) -> dict[str, int]:
-        """The counts `log` shows: facts created, corroborated, units rejected."""
+        """The counts `log` shows: memories improved (`receipts.improved`, the number of
+        the run's summary), facts created, corroborated, units rejected."""
         counts = self.counts or {}
-        return {key: int(counts.get(key, 0) or 0) for key in ("created", "corroborated", "rejected")}
+        shown = {key: int(counts.get(key, 0) or 0) for key in ("created", "corroborated", "rejected")}
+        return {"improved": receipts_mod.improved(counts), **shown}
 
     def to_json(self) -> dict[str, Any]:
         """The run as `gitdream log --json` lists it (shape in docs/json.md)."""

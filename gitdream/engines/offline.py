@@ -44,8 +44,9 @@ words it was written in. Per run and agent:
    fact — its log section's topic; one that names nothing itself and is weak
    (`SUBJECTLESS_MARGIN`) is read and not kept (`NO_SUBJECT`), judged by the entry alone.
 6. **Caps**: at most `max_units` units and `max_new_topics` new topics per run. An entry
-   above the bar that does not fit is *deferred*: in `skipped` with the reason and in
-   `failed_entries`, so it stays pending for the next run (where it is judged again, and
+   above the bar that does not fit is *deferred*: in `skipped` and in `deferred` with the
+   reason (not in `failed_entries`: nothing failed), so it stays pending for the next run
+   (where it is judged again, and
    the highest salience goes first again). A backlog converges in a handful of runs, each
    commit small enough to review.
 
@@ -657,7 +658,7 @@ class OfflineEngine:
     def distill(self, context: DistillContext) -> DistillResult:
         """Turn `context.entries` into units (module docstring). Reads `context.memory` for
         existing topics and facts; writes nothing. Returns a DistillResult whose `skipped`
-        holds `(entry id, reason)` and whose `failed_entries` holds the deferred entry ids."""
+        holds `(entry id, reason)` and whose `deferred` holds those of the deferred entries."""
         slugify = self._slugify or _default_slugify()
         absolutize = self._absolutize or _default_absolutize()
         memory = memoryfiles.read_memory(context.agent, context.memory.files)
@@ -1065,7 +1066,7 @@ class _Run:
         for later in rest:
             for position in later.positions():
                 self.result.skipped.append((self.context.entries[position].id, reason))
-                self.result.failed_entries.append(self.context.entries[position].id)
+                self.result.deferred.append((self.context.entries[position].id, reason))
                 self.stats["deferred"] += 1
 
     def select(self, candidates: list[_Candidate]) -> None:

@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffStatsFormat, SortMode
+from pygit2.enums import DeltaStatus, SortMode
 
 from gitdream import clock
+from gitdream.git.diffstat import StatFile, format_stat
 
 if TYPE_CHECKING:
     import pygit2
@@ -221,16 +222,33 @@ def commit_view(repo: Repo, oid: str, *, patch: bool = False, width: int = 80) -
         time=_iso(commit.commit_time),
         parent=str(parent.id) if parent is not None else None,
     )
+    drawn: list[StatFile] = []
     for one in diff:
         delta = one.delta
         _context, added, deleted = one.line_stats
         path = delta.new_file.path if delta.status != DeltaStatus.DELETED else delta.old_file.path
         view.files.append(FileStat(path, letters.get(delta.status, "M"), added, deleted))
-    if view.files:
-        view.stat = diff.stats.format(DiffStatsFormat.FULL | DiffStatsFormat.INCLUDE_SUMMARY, width)
+        drawn.append(_stat_file(delta, path, added, deleted))
+    # Drawn as git draws it: libgit2's DiffStats.format scales the graph its own way.
+    view.stat = format_stat(drawn, width)
     if patch:
         view.patch = diff.patch or ""
     return view
+
+
+def _stat_file(delta: pygit2.DiffDelta, path: str, added: int, deleted: int) -> StatFile:
+    """One file of `format_stat`, with git's summary line for a created or deleted file
+    or a mode change."""
+    old, new = delta.old_file.mode, delta.new_file.mode
+    summary = None
+    if delta.status == DeltaStatus.ADDED:
+        summary = f"create mode {new:06o}"
+    elif delta.status == DeltaStatus.DELETED:
+        summary = f"delete mode {old:06o}"
+    elif old != new:
+        summary = f"mode change {old:06o} => {new:06o}"
+    sizes = (delta.old_file.size, delta.new_file.size)
+    return StatFile(path, added, deleted, binary=bool(delta.is_binary), sizes=sizes, summary=summary)
 
 
 def changed_paths(repo: Repo, oid: str) -> list[str]:

@@ -211,7 +211,7 @@ def test_conflict_with_a_later_dream_refuses_and_changes_nothing(
     assert error["conflicts"][0]["later_commits"][0]["oid"] == later["commits"]["experience"]
     assert "agents/ops/memory/deploys.md: created by the run, and changed since" in result.stderr
     assert "nothing was changed" in result.stderr
-    assert "hint: revert the later runs first (see `gitdream log --agent ops`)" in result.stderr
+    assert f"hint: revert the later run first (`gitdream revert {later['run']}`)" in result.stderr
     assert snapshot(root) == state
     assert refs(root) == before_refs and notes(root) == before_notes
     # Reverting the later dream first, then this one, works.

@@ -224,7 +224,7 @@ def test_log_and_show_list_noop_and_failed_runs(demo: Path, monkeypatch: pytest.
     text = cli(demo, "log", "--all").stdout.splitlines()
     assert [line.split()[4] for line in text[1:]] == ["failed", "noop", "ok"]
     # the failed run wrote nothing: no NEW/CORR counts in its row (the JSON keeps them)
-    assert text[1].split()[6:9] == ["-", "-", "0"] and runs[0]["counts"]["created"] >= 1
+    assert text[1].split()[6:10] == ["-", "-", "-", "0"] and runs[0]["counts"]["created"] >= 1
 
 
 # --- audit on a repository built from real agent files ---------------------------------------

@@ -156,8 +156,8 @@ def test_new_topics_per_run_are_capped_and_the_rest_waits_in_salience_order() ->
     ]
     result = _distill(entries, max_new_topics=2)
     assert len({u.topic for u in result.units}) == 2
-    assert len(result.failed_entries) == 2  # pending, not dropped: the next run creates them
-    assert all("max_new_topics (2)" in why for eid, why in result.skipped if eid in result.failed_entries)
+    assert len(result.deferred) == 2  # pending, not dropped: the next run creates them
+    assert all("max_new_topics (2)" in why for _eid, why in result.deferred)
 
 
 def test_entries_read_and_not_kept_are_counted_by_reason_and_never_pending() -> None:
@@ -170,7 +170,7 @@ def test_entries_read_and_not_kept_are_counted_by_reason_and_never_pending() -> 
     reasons = dict(result.skipped)
     assert reasons[entries[0].id] == "not kept: status snapshot"
     assert reasons[entries[1].id] == "not kept: narration"
-    assert result.failed_entries == [] and result.stats["not_kept"] == 2
+    assert result.failed_entries == result.deferred == [] and result.stats["not_kept"] == 2
     assert [u.sources for u in result.units] == [(entries[2].id,)]
 
 
@@ -183,7 +183,7 @@ def test_max_units_keeps_the_most_salient_and_defers_the_rest() -> None:
     ]
     result = _distill(entries, max_units=1)
     assert [u.sources for u in result.units] == [(entries[1].id,)]
-    assert result.failed_entries == [entries[0].id]
+    assert [eid for eid, _why in result.deferred] == [entries[0].id]
 
 
 def test_in_chinese_japanese_or_korean_text_a_latin_word_is_a_name() -> None:

@@ -6,6 +6,7 @@ exactly as on a machine where it was never installed."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sysconfig
@@ -52,7 +53,39 @@ def test_sdk_versions_below_the_floor_are_refused(version: str | None, problem: 
         assert found is None
     else:
         assert found is not None and problem in found.message
-        assert "gitdream[anthropic]" in (found.hint or "")
+        assert (found.hint or "").startswith("pip install ") and "anthropic" in (found.hint or "")
+
+
+def _dist_info(site: Path, direct_url: str | None) -> list[str]:
+    """A real installed-distribution folder for gitdream in `site`, as pip leaves it, with
+    `direct_url.json` (PEP 610) when given; the search path to find it."""
+    info = site / "gitdream-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gitdream\nVersion: 0.1.0\n")
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(direct_url)
+    return [str(site)]
+
+
+def test_the_install_hint_follows_how_gitdream_was_installed(tmp_path: Path) -> None:
+    """The hint said `pip install 'gitdream[anthropic]'` to a user who installed from a
+    checkout, which asks an index for a package that may be someone else's."""
+    checkout = tmp_path / "my checkout"
+    editable = _dist_info(
+        tmp_path / "a", json.dumps({"url": checkout.as_uri(), "dir_info": {"editable": True}})
+    )
+    plain = _dist_info(tmp_path / "b", json.dumps({"url": checkout.as_uri(), "dir_info": {}}))
+    wheel = _dist_info(
+        tmp_path / "c", json.dumps({"url": "https://example.invalid/g.whl", "archive_info": {}})
+    )
+    index = _dist_info(tmp_path / "d", None)
+    assert extras.install_extra_command(path=editable) == f"pip install -e '{checkout}[anthropic]'"
+    assert extras.install_extra_command(path=plain) == f"pip install '{checkout}[anthropic]'"
+    assert extras.install_extra_command(path=wheel) == "pip install 'gitdream[anthropic]'"
+    assert extras.install_extra_command(path=index) == "pip install 'gitdream[anthropic]'"
+    assert extras.install_extra_command(path=[str(tmp_path / "none")]) == "pip install 'anthropic>=2.5'"
+    # This test environment is the README's editable install of this checkout.
+    assert extras.installed_from() == (PACKAGE_ROOT, True)
 
 
 def test_the_installed_sdk_meets_the_floor() -> None:
@@ -108,7 +141,8 @@ def test_without_the_sdk_the_anthropic_engine_says_how_to_install_it(
     assert result.stderr.splitlines()[-2:] == [
         "error: the anthropic engine needs the anthropic SDK, which is not installed "
         "(it is an optional extra of gitdream)",
-        "hint: pip install 'gitdream[anthropic]' (in the environment gitdream runs in), or use --engine offline",
+        f"hint: pip install -e '{PACKAGE_ROOT}[anthropic]' (in the environment gitdream runs in), "
+        "or use --engine offline",
     ]
     status = _gitdream(python_without_sdk, agent_repo, "status", GITDREAM_ENGINE="anthropic")
     assert "NOT usable: the anthropic engine needs the anthropic SDK" in status.stdout

@@ -326,8 +326,9 @@ def test_max_units_defers_the_rest_without_consuming_it() -> None:
     result = run(entries, max_units=2)
     assert len(result.units) == 2
     deferred = [f"{LOG}#L{i}-L{i}" for i in range(3, 6)]
-    assert result.failed_entries == deferred
+    assert result.failed_entries == [] and [eid for eid, _why in result.deferred] == deferred
     assert result.skipped == [(d, "over max_units (2); left for the next run") for d in deferred]
+    assert result.deferred == result.skipped
     assert result.stats["deferred"] == 3 and result.stats["skipped"] == 0
 
 
