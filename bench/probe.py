@@ -25,17 +25,14 @@ are precision ≥ 0.7, noise ≤ 0.02, recall ≥ 0.6), and the dreamed topic fi
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 from bench.harness import Figure, Row, Settings, Table
-from bench.quality import MAX_RUNS, dream_to_convergence, shared_dir
+from bench.quality import MAX_RUNS, dream_to_convergence, score, shared_dir
 
 NAME = "probe"
 TITLE = "The offline dream on the probe corpus (other agents and languages, labels never fitted)"
@@ -89,17 +86,6 @@ def build(dest: Path, probe: Path = PROBE) -> Path:
     return dest
 
 
-def score(shared: Path, repo: Path) -> dict[str, Any]:
-    """score-dream's `--json` figures for `repo` against the probe's labels."""
-    proc = subprocess.run(
-        [sys.executable, str(shared / "tools" / "score-dream"), str(repo), "--labels", str(LABELS), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(proc.stdout)
-
-
 def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
     figure = Figure(NAME, TITLE)
     table = Table(
@@ -114,7 +100,7 @@ def run(settings: Settings, tmp: Path, env: dict[str, str]) -> Figure:
         return figure
     repo = build(tmp / "probe")
     dreamed = dream_to_convergence(repo, env, [], 1 if settings.quick else MAX_RUNS)
-    figures = score(shared, repo)
+    figures = score(shared, repo, labels=LABELS)
     figure.samples = {"dream": dreamed, "score": figures}
 
     def num(key: str) -> float:

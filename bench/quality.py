@@ -95,15 +95,16 @@ def dream_to_convergence(
     return out
 
 
-def score(shared: Path, repo: Path, agent: str | None = None) -> dict[str, Any]:
-    """score-dream's figures for `repo` (its `--json` output), of one `agent` when given."""
+def score(shared: Path, repo: Path, agent: str | None = None, labels: Path | None = None) -> dict[str, Any]:
+    """score-dream's figures for `repo` (its `--json` output), of one `agent` when given,
+    against `labels` (default: `../shared/quality/labels.jsonl`)."""
     proc = subprocess.run(
         [
             sys.executable,
             str(shared / "tools" / "score-dream"),
             str(repo),
             "--labels",
-            str(shared / "quality" / "labels.jsonl"),
+            str(labels or shared / "quality" / "labels.jsonl"),
             "--json",
             *(["--agent", agent] if agent else []),
         ],

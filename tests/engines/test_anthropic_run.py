@@ -16,13 +16,15 @@ LOG = "agents/ops/memory/logs/2026/03/2026-03-01.md"
 RAW = "- Rollback failed: the registry job pruned the previous image tag.\n- Promote only after the smoke test passes.\n"
 
 
-def _setup(root: Path) -> str:
-    write(root, LOG, RAW)
+def _setup(root: Path, raw: str = RAW) -> str:
+    """Commit the ops agent's log `raw` in `root`; the commit id (hex)."""
+    write(root, LOG, raw)
     commit_all(root, "log")
     return head(root)
 
 
 def _unit(sources: list[str], **over: Any) -> dict[str, Any]:
+    """A distill unit as the model answers it, citing `sources`, with `over` replaced."""
     raw = {
         "title": "Keep previous image tags",
         "body": "Keep the last three image tags so a rollback always has its target.",

@@ -14,31 +14,11 @@ import pytest
 
 from gitdream.engines.anthropic import SCREEN_TOOL
 from tests import fakeapi
+from tests.engines.test_anthropic_run import LOG, RAW, _setup, _unit
 from tests.fakeapi import FakeAnthropic, Recorded, shown
-from tests.helpers import cli, commit_all, deadline, git, head, write
+from tests.helpers import cli, commit_all, deadline, git, write
 
-LOG = "agents/ops/memory/logs/2026/03/2026-03-01.md"
-RAW = "- Rollback failed: the registry job pruned the previous image tag.\n- Promote only after the smoke test passes.\n"
 WATERMARK = "refs/gitdream/watermark/ops"
-
-
-def _setup(root: Path, raw: str = RAW) -> str:
-    write(root, LOG, raw)
-    commit_all(root, "log")
-    return head(root)
-
-
-def _unit(sources: list[str], **over: Any) -> dict[str, Any]:
-    raw = {
-        "title": "Keep previous image tags",
-        "body": "Keep the last three image tags so a rollback always has its target.",
-        "target": "experience",
-        "action": "create",
-        "topic": "deploy",
-        "sources": sources,
-    }
-    raw.update(over)
-    return raw
 
 
 def _yes() -> fakeapi.Reply:
