@@ -58,19 +58,25 @@ def _not_kept(repo: Path) -> list[str]:
     return reasons
 
 
+DEPLOY_RULE = "- Rollbacks must use the previous image tag, because the registry drops older ones\n"
+"""A durable rule the logs of these tests hold beside the records under test."""
+
+
+def _dream_beside_a_rule(repo: Path, sections: str) -> dict[str, str]:
+    """Commit a day's log of `DEPLOY_RULE` under "## Deploys" followed by `sections`, dream
+    it to the end, and return the topics (`_topics`)."""
+    write(repo, LOG, "# 2026-03-02\n\n## Deploys\n" + DEPLOY_RULE + "\n" + sections)
+    commit_all(repo, "log", date="2026-03-02T12:00:00Z")
+    dream_until_done(repo)
+    return _topics(repo)
+
+
 def test_a_lone_activity_record_opens_no_topic_and_is_read_and_not_kept(agent_repo: Path) -> None:
-    write(
+    topics = _dream_beside_a_rule(
         agent_repo,
-        LOG,
-        "# 2026-03-02\n\n"
-        "## Deploys\n"
-        "- Rollbacks must use the previous image tag, because the registry drops older ones\n\n"
         "## Build Action\n"
         "- Created `release-draft.md` in the partner repo — a deliverable for the Q2 review\n",
     )
-    commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
-    dream_until_done(agent_repo)
-    topics = _topics(agent_repo)
     assert any("Rollbacks must use the previous image tag" in t for t in topics.values()), topics
     assert not any("release-draft" in t for t in topics.values()), topics  # no topic of its own, nowhere
     assert not any("release" in name for name in topics), list(topics)
@@ -119,12 +125,8 @@ def test_an_item_among_past_tense_items_is_a_record_however_runs_split(
     # fact of a topic of its own — also when the material takes several runs (max_units 1:
     # a run that reads only what an earlier one left pending).
     write(agent_repo, "gitdream.toml", f"max_units = {max_units}\n")
-    write(
+    topics = _dream_beside_a_rule(
         agent_repo,
-        LOG,
-        "# 2026-03-02\n\n"
-        "## Deploys\n"
-        "- Rollbacks must use the previous image tag, because the registry drops older ones\n\n"
         "## Project Setup\n"
         "- Created the basic project layout with a src folder\n"
         "- Set up Python 3.13 virtual environment with required dependencies\n"
@@ -133,9 +135,6 @@ def test_an_item_among_past_tense_items_is_a_record_however_runs_split(
         "- Always activate the virtual environment before running any commands\n"
         "- Ran the smoke tests on staging\n",
     )
-    commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
-    dream_until_done(agent_repo)
-    topics = _topics(agent_repo)
     assert any("Rollbacks must use the previous image tag" in t for t in topics.values()), topics
     assert not any("Set up Python 3.13" in t for t in topics.values()), topics
     assert not any("setup" in name for name in topics), list(topics)
@@ -146,19 +145,12 @@ def test_a_channel_named_with_a_hash_does_not_make_a_lone_record_durable(agent_r
     # "#payments" inside the sentence names a channel; it is not the author filing the entry
     # under a tag, so the record stays a lone record: read and not kept. The same record
     # filed under a closing tag is the author's choice to keep it.
-    write(
+    topics = _dream_beside_a_rule(
         agent_repo,
-        LOG,
-        "# 2026-03-02\n\n"
-        "## Deploys\n"
-        "- Rollbacks must use the previous image tag, because the registry drops older ones\n\n"
         "## Incidents\n"
         "- Replied to the #payments thread with the rollback link.\n"
         "- Paged the #billing on-call with the incident summary. #billing\n",
     )
-    commit_all(agent_repo, "log", date="2026-03-02T12:00:00Z")
-    dream_until_done(agent_repo)
-    topics = _topics(agent_repo)
     assert not any("Replied to the" in t for t in topics.values()), topics
     assert not any("payments" in name for name in topics), list(topics)
     assert any("Paged the #billing on-call" in t for t in topics.values()), topics
