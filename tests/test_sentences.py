@@ -30,6 +30,18 @@ from gitdream.text.sentences import join, split
             "他说「先备份。」然后部署。",
             ["他说「先备份。」", "然后部署。"],
         ),  # the closing quote stays with its sentence
+        (
+            "So run `ALTER TABLE ... ADD COLUMN` first. Then load.",
+            ["So run `ALTER TABLE ... ADD COLUMN` first.", "Then load."],
+        ),  # a stop inside a code span is not an end
+        (
+            "Zuerst `pg_repack -t x. Y` starten. Dann prüfen.",
+            ["Zuerst `pg_repack -t x. Y` starten.", "Dann prüfen."],
+        ),
+        (
+            "A ` never closed. Next one.",
+            ["A ` never closed.", "Next one."],
+        ),  # a lone backtick encloses nothing
     ],
 )
 def test_split(text: str, parts: list[str]) -> None:

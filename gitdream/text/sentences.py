@@ -4,7 +4,8 @@ A sentence ends at ".", "!" or "?" (or one of them and a closing quote: `…inte
 followed by a space and a capital letter, a digit or a Korean syllable (Latin, Greek,
 Cyrillic, Korean), or at "。", "！", "？" (Chinese, Japanese; after the closing quote that
 follows one: 「…。」). A stop is not an end inside parentheses or brackets ("(Wu et al. 2025)")
-— a bracket that is never closed encloses nothing —,
+— a bracket that is never closed encloses nothing —, nor inside a code span
+(`` `ALTER TABLE ... ADD COLUMN` ``; a backtick never closed encloses nothing), nor
 after a common abbreviation ("e.g.", "et al.", "vs.", "Dr.") or after a single capital
 (an initial: "J. Smith"). `join` puts sentences back together, without a space after a
 full-width stop; `join_clauses` puts the items of a list together as one line of clauses
@@ -24,6 +25,7 @@ _ABBREVIATION = re.compile(
     re.I,
 )
 _FULL_WIDTH = ("。", "！", "？")
+_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 
 
 def _paired(text: str) -> str:
@@ -50,7 +52,13 @@ def split(text: str) -> list[str]:
     out: list[str] = []
     start = seen = depth = 0
     paired = _paired(text)
+    code = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)] if "`" in text else []
+    span = 0  # code spans and matches both run left to right: one pass over each
     for match in _END.finditer(text):
+        while span < len(code) and code[span][1] <= match.start():
+            span += 1
+        if span < len(code) and code[span][0] < match.start():
+            continue  # a stop inside a code span (module docstring)
         stretch = paired[seen : match.start()]  # counted once: linear in the text
         depth += stretch.count("(") + stretch.count("[") - stretch.count(")") - stretch.count("]")
         seen = match.start()
