@@ -14,6 +14,7 @@ without doubling punctuation. Pure functions; never raise.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 _END = re.compile(
@@ -25,7 +26,31 @@ _ABBREVIATION = re.compile(
     re.I,
 )
 _FULL_WIDTH = ("。", "！", "？")
-_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
+_BACKTICKS = re.compile(r"`+")
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """`(start, end)` of the code spans of `text`, in order: a run of backticks and the
+    next run of the same length (CommonMark); a run with no partner encloses nothing. One
+    pass over the runs, each partner found by bisection (a text of many unpaired runs of
+    different lengths is not quadratic)."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for index, (a, b) in enumerate(runs):
+        by_length.setdefault(b - a, []).append(index)
+    spans: list[tuple[int, int]] = []
+    index = 0
+    while index < len(runs):
+        a, b = runs[index]
+        same = by_length[b - a]
+        later = bisect.bisect_right(same, index)
+        if later < len(same):
+            close = same[later]
+            spans.append((a, runs[close][1]))
+            index = close + 1
+        else:
+            index += 1
+    return spans
 
 
 def _paired(text: str) -> str:
@@ -52,7 +77,7 @@ def split(text: str) -> list[str]:
     out: list[str] = []
     start = seen = depth = 0
     paired = _paired(text)
-    code = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)] if "`" in text else []
+    code = _code_spans(text) if "`" in text else []
     span = 0  # code spans and matches both run left to right: one pass over each
     for match in _END.finditer(text):
         while span < len(code) and code[span][1] <= match.start():
