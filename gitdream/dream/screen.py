@@ -177,6 +177,25 @@ def _secret_value(match: re.Match[str]) -> bool:
     return not _PLACEHOLDER_VALUE.match(value)
 
 
+_CODE_VALUE = re.compile(r"[A-Za-z_]\(|\[['\"]")
+"""A call or a subscript: code that reads a password (`os.getenv("PW")`), not one."""
+_VALUE_END = "\"'`”’」』.,;:!?)]}"
+
+
+def _prose_value(value: str) -> bool:
+    """Accept the value of a password in prose: without the quotes and punctuation after
+    it, at least 4 characters with a digit or a symbol, and not a placeholder (`<password>`,
+    `$VAR`, `changeme`), a template or mask (`{…}`, `[REDACTED …]`), a YAML tag or alias
+    (`!vault`, `*pw`), code (`os.getenv("PW")`) nor a link. (An assignment, `password=…`,
+    is `secret-assignment`'s.)"""
+    bare = value.rstrip(_VALUE_END)
+    if len(bare) < 4 or bare[0] in "[<{!&*" or _PLACEHOLDER_VALUE.match(bare) or "://" in bare:
+        return False
+    if _CODE_VALUE.search(bare):
+        return False
+    return any(not c.isalpha() for c in bare)
+
+
 def _personal_home(match: re.Match[str]) -> bool:
     name = match["user"]
     if name.lower() in _GENERIC_USERS or (name.isupper() and name.isalpha()):
@@ -463,6 +482,38 @@ RULES: tuple[Rule, ...] = (
         ".env files and JSON/YAML: a quoted value, spaces included, assigned to a secret-ish name",
         _secret_value,
         keywords=("pass", "pwd", "secret", "token", "key", "credential"),
+    ),
+    Rule(
+        "password-in-prose",
+        # A password written in a sentence, not assigned (`=` is secret-assignment's):
+        # "password: hunter2 rocks", "my password is hunter2", "the password for the
+        # staging db is …", "비밀번호는 …", "密码是…", "パスワードは「…」です". The value is the ASCII run right after the
+        # keyword and its separator on the same line (in CJK text it ends at the next
+        # non-ASCII character, as a particle or copula follows it); it must hold a digit or
+        # a symbol, so "the password is required" or "password: see the vault" pass.
+        _r(
+            r"(?i)(?<![A-Za-z])(?:pass(?:word|wd|phrase|code))(?![A-Za-z])"
+            r"(?:[ \t]+(?:for|of|to)[ \t]+[^\s:=：]{1,40}(?:[ \t]+[^\s:=：]{1,40}){0,3}?)?"
+            r"(?:[ \t]*[:：][ \t]*|[ \t]+(?:is|was)[ \t]*:?[ \t]+)"
+            r"[\"'`“‘]?(?P<secret>[!-~]{4,200})"
+            r"|(?:비밀번호|패스워드|密码|密碼|口令|パスワード|暗証番号)"
+            r"[ \t]*[는은가이是为為はが]?[ \t]*[:：]?[ \t]*[\"'`“‘「『]?(?P<secret2>[!-~]{4,200})"
+        ),
+        "a password in prose: a credential keyword (English, Korean, Chinese, Japanese), "
+        "a separator (':', 'is', a particle) and a value with a digit or symbol on the same line",
+        lambda m: _prose_value(m["secret"] or m["secret2"]),
+        keywords=(
+            "passw",
+            "passphrase",
+            "passcode",
+            "비밀번호",
+            "패스워드",
+            "密码",
+            "密碼",
+            "口令",
+            "パスワード",
+            "暗証番号",
+        ),
     ),
     Rule(
         "email-address",
