@@ -18,6 +18,7 @@ first compile.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -62,22 +63,54 @@ def _options() -> Any:
     return options
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid(text: str) -> str:
+    """`text` with each lone surrogate (a byte of a file name that is not UTF-8, decoded
+    with `surrogateescape`) replaced by U+FFFD, one character for one: RE2 takes UTF-8,
+    which cannot hold a surrogate, and the offsets of a match stay those of `text`."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+class _Linear:
+    """An RE2 pattern that also takes text holding lone surrogates (`_valid`)."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, compiled: Any) -> None:
+        self._compiled = compiled
+        self.pattern = compiled.pattern
+
+    def search(self, text: str) -> Match | None:
+        found: Match | None = self._compiled.search(_valid(text))
+        return found
+
+    def fullmatch(self, text: str) -> Match | None:
+        found: Match | None = self._compiled.fullmatch(_valid(text))
+        return found
+
+    def finditer(self, text: str) -> Iterator[Match]:
+        return iter(self._compiled.finditer(_valid(text)))
+
+
 @functools.lru_cache(maxsize=512)
 def compile_linear(pattern: str) -> Pattern:
     """`pattern` (Perl-like syntax, as Python's `re` without backreferences and
     look-around; `\\z`, not `\\Z`, for the end of the text) compiled with RE2: every
     search takes time linear in the text, whatever the pattern.
 
-    Match offsets are in characters of the `str`, as with `re`. Raises PatternError with
+    Match offsets are in characters of the `str`, as with `re`; a lone surrogate in the
+    text (or the pattern) reads as U+FFFD. Raises PatternError with
     RE2's reason for a pattern it does not accept (invalid, or using syntax it does not
     have, or larger than its memory bound)."""
     import re2  # idle path: only when an untrusted pattern is compiled
 
     try:
-        compiled: Pattern = re2.compile(pattern, _options())
+        compiled = re2.compile(_valid(pattern), _options())
     except re2.error as exc:
         reason = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):
             reason = reason.decode("utf-8", "replace")
         raise PatternError(str(reason)) from None
-    return compiled
+    return _Linear(compiled)
