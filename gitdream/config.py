@@ -327,6 +327,17 @@ KEYS: tuple[Key, ...] = (
     Key("anthropic.max_tokens", "int", 4096, "max_tokens of each model call.", minimum=1),
     Key("anthropic.timeout_seconds", "float", 120.0, "Timeout of each HTTP request, seconds.", minimum=1),
     Key(
+        "anthropic.call_deadline_seconds",
+        "float",
+        600.0,
+        "Total wall-clock limit of one model call, seconds: the SDK's retries, their waits and "
+        "the whole streamed answer included (timeout_seconds bounds each read only, and a "
+        "server's pings reset it). A limit: gitdream.toml may lower it, and raises it above "
+        "your user config's value only after `gitdream trust`.",
+        minimum=1,
+        ceiling=True,
+    ),
+    Key(
         "anthropic.max_retries",
         "int",
         2,
@@ -411,7 +422,10 @@ KEYS: tuple[Key, ...] = (
         "screen.deny",
         "list",
         [],
-        "Extra regular expressions the scanner rejects (in addition to the built-in rules).",
+        "Extra regular expressions the scanner rejects (in addition to the built-in rules). "
+        "From gitdream.toml they are matched with RE2, in time linear in the text, so that a "
+        "committed pattern cannot hang a dream (RE2 has no look-around or backreferences); from "
+        "your user config, the environment or a flag, with Python `re`.",
     ),
 )
 
