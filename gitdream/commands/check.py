@@ -104,7 +104,9 @@ class CheckResult:
         if self.ok:
             return f"{total} {noun} ok{tail}"
         problems = self.problem_count
-        return f"{problems} problem{'s' if problems != 1 else ''} in {len(self.failed)} of {total} {noun}{tail}"
+        return (
+            f"{problems} problem{'s' if problems != 1 else ''} in {len(self.failed)} of {total} {noun}{tail}"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
