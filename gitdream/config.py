@@ -327,6 +327,17 @@ KEYS: tuple[Key, ...] = (
     Key("anthropic.max_tokens", "int", 4096, "max_tokens of each model call.", minimum=1),
     Key("anthropic.timeout_seconds", "float", 120.0, "Timeout of each HTTP request, seconds.", minimum=1),
     Key(
+        "anthropic.call_deadline_seconds",
+        "float",
+        600.0,
+        "Total wall-clock limit of one model call, seconds: the SDK's retries, their waits and "
+        "the whole streamed answer included (timeout_seconds bounds each read only, and a "
+        "server's pings reset it). A limit: gitdream.toml may lower it, and raises it above "
+        "your user config's value only after `gitdream trust`.",
+        minimum=1,
+        ceiling=True,
+    ),
+    Key(
         "anthropic.max_retries",
         "int",
         2,

@@ -17,9 +17,11 @@ when built with `count_tokens=False`.
 Reply helpers: `tool_use`, `text`, `truncated_tool_use` (stop_reason "max_tokens" with
 cut-off tool input), `no_stop_reason`, `status` (any HTTP error, e.g. 429 with
 `retry-after`), `overloaded` (529), `server_error` (500), `stream_error` (HTTP 200, then an
-`error` event mid-stream), `cut_stream` (the connection drops mid-stream), `raw` (a body sent as it is), `slow` (a reply
-after a delay, for timeouts). Error replies carry `retry-after-ms: 1` unless the test
-sets its own retry headers, so the SDK's back-off costs a millisecond, not seconds.
+`error` event mid-stream), `cut_stream` (the connection drops mid-stream), `raw` (a body
+sent as it is), `slow` (a reply after a delay, for timeouts), `endless` (HTTP 200 and a
+stream that never ends: `event: ping` forever, or bytes trickled one at a time, each well
+within any read timeout). Error replies carry `retry-after-ms: 1` unless the test sets its
+own retry headers, so the SDK's back-off costs a millisecond, not seconds.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ class Reply:
     partial_json: str | None = None
     raw: bytes | None = None
     content_type: str = ""
+    endless: str = ""
+    """"ping" or "trickle": the stream never ends (`endless`)."""
 
 
 @dataclass
@@ -222,6 +226,38 @@ def slow(seconds: float, then: Reply) -> Reply:
     """`then`, answered only after `seconds`."""
     then.delay = seconds
     return then
+
+
+ENDLESS_INTERVAL = 0.05
+"""Seconds between two pings (or two trickled bytes) of an `endless` stream."""
+
+
+def endless(how: str = "ping") -> Reply:
+    """HTTP 200, `message_start`, then a stream that never ends, until the client closes
+    the connection (or the server stops): `how` = "ping" sends `event: ping` every
+    ENDLESS_INTERVAL seconds (as the API keeps a slow stream alive); "trickle" sends the
+    bytes of a content block one at a time at that pace, never completing an event."""
+    assert how in ("ping", "trickle")
+    return Reply(endless=how)
+
+
+def _send_endless(
+    handler: BaseHTTPRequestHandler, reply: Reply, model: str, stopping: threading.Event
+) -> None:
+    start = dict(message([], None), model=model)
+    head = f"event: message_start\ndata: {json.dumps({'type': 'message_start', 'message': start})}\n\n"
+    handler.send_response(200)
+    handler.send_header("content-type", "text/event-stream")
+    handler.send_header("connection", "close")
+    handler.end_headers()
+    handler.wfile.write(head.encode())
+    handler.wfile.flush()
+    handler.close_connection = True
+    ping = b'event: ping\ndata: {"type": "ping"}\n\n'
+    trickle = itertools.cycle(b'event: content_block_start\ndata: {"type": "content_block_start", ')
+    while not stopping.wait(ENDLESS_INTERVAL):
+        handler.wfile.write(ping if reply.endless == "ping" else bytes([next(trickle)]))
+        handler.wfile.flush()
 
 
 def _sse(reply: Reply, model: str) -> bytes:
@@ -407,6 +443,9 @@ class FakeAnthropic:
         if reply.raw is not None:
             self._send(handler, reply.status, reply.content_type, reply.raw, reply)
             return
+        if reply.endless:
+            _send_endless(handler, reply, str(record.body.get("model") or "claude-fake"), self._stopping)
+            return
         if reply.status != 200 or reply.message is None:
             self._send(
                 handler, reply.status, "application/json", json.dumps(reply.body or {}).encode(), reply
@@ -517,7 +556,8 @@ class ModelLike:
     `purpose` ("distill" or "screen") with `kind`: "overloaded" (529; the SDK retries, so
     a call needs `anthropic.max_retries + 1` of them to fail), "cut" (the stream breaks
     off), "schema" (a tool input that violates the schema), "text" (no tool call),
-    "max_tokens" (cut off), or "slow" (the real answer after `delay` seconds).
+    "max_tokens" (cut off), "slow" (the real answer after `delay` seconds), or "ping" /
+    "trickle" (a stream that never ends, `endless`).
     `down(purpose)` answers 529 to every request of it until `up(purpose)`.
     `seen` counts requests by purpose; `asked` records each distill request's `Shown`.
     """
@@ -565,6 +605,8 @@ class ModelLike:
             return text("I think these are the lessons.", **used)
         if kind == "max_tokens":
             return truncated_tool_use(name, tool_input, **used)
+        if kind in ("ping", "trickle"):
+            return endless(kind)
         reply = tool_use(name, tool_input, **used)
         if kind == "slow" or self.delay:
             reply.delay = self.delay or 1.0

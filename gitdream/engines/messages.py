@@ -25,6 +25,17 @@ only at ~50 days) and else 0.5 s × 2^n (at most 8 s, minus up to 25 % jitter). 
 middleware (`RetryWaitCap`) adds the sleeps the SDK is about to take and, when they
 would pass `anthropic.max_retry_wait_seconds` for one call, stops the call at once
 instead of sleeping, so a `retry-after` of minutes cannot hang a scheduled run.
+
+Deadline. `anthropic.timeout_seconds` is the SDK's (httpx's) timeout of each network
+operation: a server that keeps a stream alive with `event: ping` (or trickles bytes) but
+never finishes resets it with every byte. So each call — `call` and `count`, all of the
+SDK's attempts and the waits between them, and the whole response stream — also has a
+total wall-clock deadline, `anthropic.call_deadline_seconds`, kept by the `CallDeadline`
+middleware: it clamps every attempt's httpx timeouts to the time left, stops the SDK's
+retry loop once the time is up, and wraps the response's byte stream so that a chunk
+(a ping, a trickled byte) arriving after the deadline ends the read — the stream is
+closed and the call fails with `ApiCallFailed`, like any timeout. A read that is waiting
+when the deadline passes ends within its clamped timeout; no thread is involved.
 """
 
 from __future__ import annotations
@@ -33,7 +44,7 @@ import email.utils
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -182,6 +193,109 @@ class RetryWaitCap:
         return response
 
 
+DEADLINE_SLACK_SECONDS = 0.05
+"""A timeout this close to a call's deadline is the deadline's (its read was clamped)."""
+
+
+class DeadlinePassed(Exception):
+    """Raised by `CallDeadline` when a call's deadline has passed. Not an SDK error and
+    not chained to one, so the SDK's retry loop lets it through at once."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the call did not finish within {seconds:g} s")
+        self.seconds = seconds
+
+
+class CallDeadline:
+    """SDK middleware giving each call a total wall-clock deadline (module docstring).
+
+    `seconds` is `anthropic.call_deadline_seconds`; `timeout` the client's per-operation
+    timeout (`anthropic.timeout_seconds`), which an attempt uses when it sets none of its
+    own. `start()` before a call sets the deadline `seconds` from now (`time.monotonic`),
+    `stop()` after it clears it; with no deadline set it does nothing. Per attempt: raises
+    `DeadlinePassed` when no time is left (also instead of a retry after a network error
+    or timeout once the time is up), clamps the attempt's connect/read/write/pool timeouts
+    to the time left, and wraps the response's byte stream in `_deadline_stream`. The
+    deadline is per call, not per attempt: the attempts of one call share it, so a run of
+    n calls is bounded by about n × the deadline.
+    """
+
+    def __init__(self, seconds: float, timeout: float) -> None:
+        self.seconds = seconds
+        self.timeout = timeout
+        self.at: float | None = None
+
+    def start(self) -> None:
+        """Start the deadline of one call."""
+        self.at = time.monotonic() + self.seconds
+
+    def stop(self) -> None:
+        """Clear the deadline (the call is over)."""
+        self.at = None
+
+    def left(self) -> float | None:
+        """Seconds left before the deadline (<= 0 once it passed), or None when none is set."""
+        return None if self.at is None else self.at - time.monotonic()
+
+    def __call__(self, request: Any, call_next: Any) -> Any:
+        import anthropic  # optional: the anthropic extra may not be installed
+        import httpx2  # optional: the anthropic extra may not be installed
+
+        left = self.left()
+        if left is None:
+            return call_next(request)
+        if left <= 0:
+            raise DeadlinePassed(self.seconds)
+        timeout = request.timeout
+        if isinstance(timeout, anthropic.NotGiven):
+            timeout = self.timeout  # the client's, as the SDK would use it
+        if not isinstance(timeout, httpx2.Timeout):
+            timeout = httpx2.Timeout(timeout)
+        request = request.copy(
+            timeout=httpx2.Timeout(
+                connect=_at_most(timeout.connect, left),
+                read=_at_most(timeout.read, left),
+                write=_at_most(timeout.write, left),
+                pool=_at_most(timeout.pool, left),
+            )
+        )
+        try:
+            response = call_next(request)
+        except anthropic.APIConnectionError:
+            left = self.left()
+            if left is not None and left <= DEADLINE_SLACK_SECONDS:
+                raise DeadlinePassed(self.seconds) from None
+            raise
+        http = response.http_response
+        http.stream = _deadline_stream(http.stream, self)
+        return response
+
+
+def _at_most(value: float | None, cap: float) -> float:
+    return cap if value is None else min(value, cap)
+
+
+def _deadline_stream(inner: Any, deadline: CallDeadline) -> Any:
+    """`inner` (a response's httpx2.SyncByteStream) as a stream that raises
+    `DeadlinePassed` when a chunk arrives after `deadline`'s time is up: pings and
+    trickled bytes keep each read short of the per-read timeout, so the deadline is
+    checked at every chunk. Closing it closes `inner` (and the connection)."""
+    import httpx2  # optional: the anthropic extra may not be installed
+
+    class DeadlineStream(httpx2.SyncByteStream):
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in inner:
+                left = deadline.left()
+                if left is not None and left <= 0:
+                    raise DeadlinePassed(deadline.seconds)
+                yield chunk
+
+        def close(self) -> None:
+            inner.close()
+
+    return DeadlineStream()
+
+
 @dataclass
 class Block:
     type: str
@@ -240,6 +354,9 @@ class MessagesClient:
         """Factor from the local token estimate to the server's count (see `count`)."""
         self._ignored_tool = 0
         self._client: Any = None
+        self.deadline = CallDeadline(
+            cfg.float("anthropic.call_deadline_seconds"), cfg.float("anthropic.timeout_seconds")
+        )
 
     @property
     def base(self) -> str:
@@ -265,8 +382,11 @@ class MessagesClient:
                 **credentials(self.cfg),
                 base_url=base_url,
                 max_retries=retries,
-                timeout=self.cfg.float("anthropic.timeout_seconds"),
-                middleware=[RetryWaitCap(self.cfg.float("anthropic.max_retry_wait_seconds"), retries)],
+                timeout=self.deadline.timeout,
+                middleware=[
+                    RetryWaitCap(self.cfg.float("anthropic.max_retry_wait_seconds"), retries),
+                    self.deadline,
+                ],
             )
         return self._client
 
@@ -282,6 +402,7 @@ class MessagesClient:
         client = self._ensure()
         import anthropic  # optional: the anthropic extra may not be installed
 
+        self.deadline.start()
         try:
             counted = client.with_options(max_retries=0).messages.count_tokens(
                 model=self.model,
@@ -294,8 +415,10 @@ class MessagesClient:
             if exc.status_code in NO_COUNT_STATUSES:
                 self.count_supported = False
             return None
-        except (anthropic.AnthropicError, ValueError, RetryWaitExceeded):
+        except (anthropic.AnthropicError, ValueError, RetryWaitExceeded, DeadlinePassed):
             return None
+        finally:
+            self.deadline.stop()
         value = getattr(counted, "input_tokens", None)
         if not isinstance(value, int) or value <= 0:
             self.count_supported = False
@@ -335,6 +458,7 @@ class MessagesClient:
         }
         answer = Answer()
         started = time.monotonic()
+        self.deadline.start()
         try:
             stream = client.messages.create(
                 model=self.model,
@@ -376,6 +500,7 @@ class MessagesClient:
                 self._ignored_tool = 0
             return answer
         finally:
+            self.deadline.stop()
             record["latency_seconds"] = round(time.monotonic() - started, 3)
             if answer.model:
                 record["model"] = answer.model
@@ -398,6 +523,12 @@ class MessagesClient:
                 f"{base} {exc.what} and the next retry would wait {exc.wait:g} s, which would pass "
                 f"anthropic.max_retry_wait_seconds = {exc.cap:g} (already waited {exc.waited:g} s)",
                 hint="run again later; raise anthropic.max_retry_wait_seconds to wait longer within one run",
+            )
+        if isinstance(exc, DeadlinePassed):
+            return ApiCallFailed(
+                f"{base} did not finish the call within anthropic.call_deadline_seconds = {exc.seconds:g} s "
+                "(the connection stayed open, but the answer did not complete); nothing of it was used",
+                hint="run again later; for a slow server (a local model) raise anthropic.call_deadline_seconds",
             )
         if isinstance(exc, anthropic.APIStatusError):
             status = exc.status_code
@@ -453,6 +584,9 @@ class MessagesClient:
                 hint="run again later",
             )
         if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
+            left = self.deadline.left()
+            if left is not None and left <= DEADLINE_SLACK_SECONDS:  # a read clamped to the deadline
+                return self._translate(DeadlinePassed(self.deadline.seconds), tool)
             return ApiCallFailed(
                 f"{base} did not answer within anthropic.timeout_seconds = "
                 f"{self.cfg.float('anthropic.timeout_seconds'):g} s ({tried if isinstance(exc, anthropic.APIError) else 'mid-stream'})",

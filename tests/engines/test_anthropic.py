@@ -360,6 +360,29 @@ def test_timeout_is_an_engine_error(anthropic_api: FakeAnthropic) -> None:
     assert time.monotonic() - started < 3
 
 
+def test_the_call_deadline_bounds_a_silent_server_and_stops_the_sdk_retries(
+    anthropic_api: FakeAnthropic,
+) -> None:
+    # timeout_seconds alone would wait 120 s and retry twice; the deadline clamps the
+    # attempt's read to the time left, and no retry starts after it.
+    cfg = make_cfg(anthropic_api, max_retries=2, timeout_seconds=120.0, call_deadline_seconds=0.5)
+    anthropic_api.enqueue(fakeapi.slow(30, units_reply()), units_reply(), units_reply())
+    with pytest.raises(
+        ApiCallFailed, match=r"did not finish the call within anthropic.call_deadline_seconds = 0.5 s"
+    ):
+        AnthropicEngine(cfg).distill(context(cfg, ENTRIES))
+    assert len(anthropic_api.messages) == 1
+
+
+def test_a_call_within_its_deadline_is_not_touched_by_it(anthropic_api: FakeAnthropic) -> None:
+    # The deadline is per call: each call of a run gets all of it, and the SDK's retries
+    # within it still happen.
+    cfg = make_cfg(anthropic_api, max_retries=2, call_deadline_seconds=5.0)
+    anthropic_api.enqueue(fakeapi.overloaded(), units_reply())
+    AnthropicEngine(cfg).distill(context(cfg, ENTRIES))
+    assert len(anthropic_api.messages) == 2
+
+
 def test_network_error_is_an_engine_error() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -9,9 +9,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gitdream.engines.anthropic import DISTILL_TOOL, SCREEN_TOOL
 from tests.fakeapi import FakeAnthropic, ModelLike
-from tests.helpers import cli, commit_all, git, write
+from tests.helpers import cli, commit_all, deadline, git, write
 
 DAY_LOG = "agents/ops/memory/logs/2026/03/2026-03-{day:02d}.md"
 SUBJECTS = ["registry", "rollback", "canary", "webhook", "scheduler", "database", "certificate", "queue"]
@@ -200,6 +202,28 @@ def test_a_slow_answer_past_the_timeout_is_a_failed_call(agent_repo: Path, model
     )
     assert code == 1 and doc["runs"][0]["status"] == "failed"
     assert "did not answer within anthropic.timeout_seconds = 1 s" in doc["runs"][0]["error"]["message"]
+
+
+@pytest.mark.parametrize("how", ["ping", "trickle"])
+def test_a_stream_that_never_ends_is_abandoned_at_the_call_deadline(
+    agent_repo: Path, model_api: FakeAnthropic, how: str
+) -> None:
+    # The server keeps the screener's stream alive forever (pings, or one byte at a time),
+    # well within timeout_seconds between bytes: only the call's deadline ends the call.
+    _backlog(agent_repo, days=1, per_day=5)
+    model = _model(model_api)
+    model.fail("screen", how, 1)
+    with deadline(60, "a run against a stream that never ends"):
+        code, doc, err = _run(agent_repo, {"GITDREAM_ANTHROPIC_CALL_DEADLINE_SECONDS": "2"})
+    receipt = doc["runs"][0]
+    assert code == 1 and receipt["status"] == "partial", err
+    errors = json.dumps(receipt["phases"]["screen"]["errors"])
+    assert "did not finish the call within anthropic.call_deadline_seconds = 2 s" in errors
+    assert {p["reason"] for p in receipt["pending"]} == {"not screened"}
+    assert _pending_entries(receipt) > 0
+    code, doc, err = _run(agent_repo)
+    assert code == 0 and doc["runs"][0]["status"] == "ok", err
+    assert doc["runs"][0]["commits"]["experience"] and doc["runs"][0]["pending"] == []
 
 
 def test_a_human_topic_about_the_same_subject_is_given_to_the_model(
