@@ -16,7 +16,7 @@ from typing import NamedTuple
 from gitdream import paths
 from gitdream.config import Config
 from gitdream.errors import ConfigError, UsageError
-from gitdream.globs import any_match
+from gitdream.globs import any_match, collapse
 
 ROOT_AGENT_ID = "default"
 # git stores refs/gitdream/watermark/<id> as a file and locks it as <id>.lock: a file name
@@ -128,12 +128,29 @@ def _agent_dirs(workdir: Path, pattern: str) -> list[Path]:
             hint='use globs relative to the repository root, such as "agents/*"',
         )
     found = []
-    for hit in workdir.glob(pattern):
+    for hit in _recursive_dirs(workdir, pattern) if "**" in collapse(pattern) else workdir.glob(pattern):
         if hit.is_symlink() or not hit.is_dir():
             continue
         if ".git" in hit.relative_to(workdir).parts:
             continue
         found.append(hit)
+    return found
+
+
+def _recursive_dirs(workdir: Path, pattern: str) -> list[Path]:
+    """The directories of `workdir` (itself included) that glob `pattern` with a `**`
+    matches, as `Path.glob` finds them (a trailing `**` matches its parent too) but in one
+    walk of the tree, each path matched in linear time: `Path.glob` walks the tree again
+    for every `**`, so a committed `agents = ["**/**/**/**/**/**/**/**/x"]` took minutes
+    (issue 16). Symbolic links to directories are not followed, `.git` is not entered."""
+    parts = collapse(pattern)
+    globs = ["/".join(parts), "/".join(parts[:-1])] if parts[-1] == "**" else ["/".join(parts)]
+    found = []
+    for top, dirs, _files in os.walk(workdir):
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        rel = Path(top).relative_to(workdir).as_posix()
+        if any_match(globs, "" if rel == "." else rel):
+            found.append(Path(top))
     return found
 
 

@@ -422,7 +422,10 @@ KEYS: tuple[Key, ...] = (
         "screen.deny",
         "list",
         [],
-        "Extra regular expressions the scanner rejects (in addition to the built-in rules).",
+        "Extra regular expressions the scanner rejects (in addition to the built-in rules). "
+        "From gitdream.toml they are matched with RE2, in time linear in the text, so that a "
+        "committed pattern cannot hang a dream (RE2 has no look-around or backreferences); from "
+        "your user config, the environment or a flag, with Python `re`.",
     ),
 )
 

@@ -2,7 +2,13 @@
 
 The config's globs (`agents`, `log_globs`, `session_globs`) follow pathlib's syntax:
 `*` matches within one path component, `?` one character, `[abc]` a class, and `**` any
-number of whole components (including none). Matching is case-sensitive, like git.
+number of whole components (including none); consecutive `**` are one. Matching is
+case-sensitive, like git.
+
+A glob may come from the repository's gitdream.toml, written by whoever can push, so it is
+matched with RE2 in time linear in the path (`gitdream.patterns`): translated to a
+backtracking `re`, `*a*a*a*a*a*a*a*b` or `**/**/**/**/x` took time exponential in the
+path's length (issue 16).
 """
 
 from __future__ import annotations
@@ -10,19 +16,36 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from gitdream.patterns import Pattern, PatternError, compile_linear
+
 
 @lru_cache(maxsize=256)
-def compile_glob(pattern: str) -> re.Pattern[str]:
-    """Compile a glob to an anchored regular expression (see the module docstring)."""
-    parts = [p for p in pattern.strip("/").split("/") if p not in ("", ".")]
-    regex = ""
+def compile_glob(pattern: str) -> Pattern:
+    """Compile a glob to a regular expression matched by RE2, for `fullmatch` (see the
+    module docstring)."""
+    parts = collapse(pattern)
+    regex = "(?s)"
     for index, part in enumerate(parts):
         last = index == len(parts) - 1
         if part == "**":
             regex += ".*" if last else "(?:[^/]+/)*"
             continue
         regex += _component(part) + ("" if last else "/")
-    return re.compile(regex + r"\Z", re.DOTALL)
+    try:
+        return compile_linear(regex)
+    except PatternError:  # a class RE2 rejects (`[z-a]`): the glob matches nothing
+        return compile_linear(r"[^\x00-\x{10FFFF}]")
+
+
+def collapse(pattern: str) -> list[str]:
+    """The components of glob `pattern`, without empty ones, `.` and repeated `**`
+    (`a/**/**/b` is `a/**/b`: the same paths, without the repeated search)."""
+    parts: list[str] = []
+    for part in pattern.strip("/").split("/"):
+        if part in ("", ".") or (part == "**" and parts[-1:] == ["**"]):
+            continue
+        parts.append(part)
+    return parts
 
 
 def _component(part: str) -> str:
@@ -52,7 +75,7 @@ def _component(part: str) -> str:
 
 def glob_match(pattern: str, path: str) -> bool:
     """True when the POSIX path `path` matches `pattern` as a whole."""
-    return compile_glob(pattern).match(path) is not None
+    return compile_glob(pattern).fullmatch(path) is not None
 
 
 def any_match(patterns: list[str] | tuple[str, ...], path: str) -> bool:

@@ -29,6 +29,9 @@ example domains (RFC 2606: `example.com/.org/.net`, `*.example`, `*.test`,
 Configuration: `screen.deny` adds regular expressions (each match is a finding named
 `deny[i]`); `screen.allow` lists regular expressions searched in a finding's matched
 text — a finding that matches one is dropped (e.g. `@corp\\.example$`, `^/home/ci/`).
+Patterns from the repository's gitdream.toml are matched with RE2 in linear time
+(`gitdream.patterns`): a committed `(a+)+$` cannot hang a dream; the user's own keep
+Python `re`.
 """
 
 from __future__ import annotations
@@ -43,10 +46,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from gitdream.config import Config
+from gitdream import paths
+from gitdream.config import REPO_FILE, Config
 from gitdream.contract import ScreenResult
 from gitdream.dream import screen_gitleaks as table
 from gitdream.errors import ConfigError
+from gitdream.patterns import ENGINE, Pattern, PatternError, compile_linear
 from gitdream.units import Rejected
 
 if TYPE_CHECKING:
@@ -170,6 +175,25 @@ def _secret_value(match: re.Match[str]) -> bool:
     if value.isdigit() and len(value) < 6:
         return False
     return not _PLACEHOLDER_VALUE.match(value)
+
+
+_CODE_VALUE = re.compile(r"[A-Za-z_]\(|\[['\"]")
+"""A call or a subscript: code that reads a password (`os.getenv("PW")`), not one."""
+_VALUE_END = "\"'`”’」』.,;:!?)]}"
+
+
+def _prose_value(value: str) -> bool:
+    """Accept the value of a password in prose: without the quotes and punctuation after
+    it, at least 4 characters with a digit or a symbol, and not a placeholder (`<password>`,
+    `$VAR`, `changeme`), a template or mask (`{…}`, `[REDACTED …]`), a YAML tag or alias
+    (`!vault`, `*pw`), code (`os.getenv("PW")`) nor a link. (An assignment, `password=…`,
+    is `secret-assignment`'s.)"""
+    bare = value.rstrip(_VALUE_END)
+    if len(bare) < 4 or bare[0] in "[<{!&*" or _PLACEHOLDER_VALUE.match(bare) or "://" in bare:
+        return False
+    if _CODE_VALUE.search(bare):
+        return False
+    return any(not c.isalpha() for c in bare)
 
 
 def _personal_home(match: re.Match[str]) -> bool:
@@ -460,6 +484,38 @@ RULES: tuple[Rule, ...] = (
         keywords=("pass", "pwd", "secret", "token", "key", "credential"),
     ),
     Rule(
+        "password-in-prose",
+        # A password written in a sentence, not assigned (`=` is secret-assignment's):
+        # "password: hunter2 rocks", "my password is hunter2", "the password for the
+        # staging db is …", "비밀번호는 …", "密码是…", "パスワードは「…」です". The value is the ASCII run right after the
+        # keyword and its separator on the same line (in CJK text it ends at the next
+        # non-ASCII character, as a particle or copula follows it); it must hold a digit or
+        # a symbol, so "the password is required" or "password: see the vault" pass.
+        _r(
+            r"(?i)(?<![A-Za-z])(?:pass(?:word|wd|phrase|code))(?![A-Za-z])"
+            r"(?:[ \t]+(?:for|of|to)[ \t]+[^\s:=：]{1,40}(?:[ \t]+[^\s:=：]{1,40}){0,3}?)?"
+            r"(?:[ \t]*[:：][ \t]*|[ \t]+(?:is|was)[ \t]*:?[ \t]+)"
+            r"[\"'`“‘]?(?P<secret>[!-~]{4,200})"
+            r"|(?:비밀번호|패스워드|密码|密碼|口令|パスワード|暗証番号)"
+            r"[ \t]*[는은가이是为為はが]?[ \t]*[:：]?[ \t]*[\"'`“‘「『]?(?P<secret2>[!-~]{4,200})"
+        ),
+        "a password in prose: a credential keyword (English, Korean, Chinese, Japanese), "
+        "a separator (':', 'is', a particle) and a value with a digit or symbol on the same line",
+        lambda m: _prose_value(m["secret"] or m["secret2"]),
+        keywords=(
+            "passw",
+            "passphrase",
+            "passcode",
+            "비밀번호",
+            "패스워드",
+            "密码",
+            "密碼",
+            "口令",
+            "パスワード",
+            "暗証番号",
+        ),
+    ),
+    Rule(
         "email-address",
         _r(
             r"(?<![A-Za-z0-9._%+\-])(?P<secret>(?P<local>[A-Za-z0-9._%+\-]+)@"
@@ -483,17 +539,53 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def _compile_user(patterns: Iterable[str], key: str) -> list[re.Pattern[str]]:
-    compiled = []
+def _compile_user(patterns: Iterable[str], key: str, source: str = "") -> list[Pattern]:
+    """`patterns` of config key `key` compiled: with Python `re` when they come from the
+    user (user config, environment, flag), with RE2 in linear time (`gitdream.patterns`)
+    when `source` is the repository's gitdream.toml — its author is whoever can push, and a
+    backtracking pattern such as `(a+)+$` would hang every dream (issue 16). Raises
+    ConfigError naming the key, the pattern and what to do for one that does not compile."""
+    compiled: list[Pattern] = []
+    from_repository = source == REPO_FILE
     for pattern in patterns:
         try:
-            compiled.append(re.compile(pattern))
+            compiled.append(compile_linear(pattern) if from_repository else re.compile(pattern))
+        except PatternError as exc:
+            if _invalid(pattern):
+                raise ConfigError(
+                    f"{REPO_FILE}: key '{key}' has the pattern {pattern!r}, which is not a valid "
+                    f"regular expression: {exc}",
+                    hint=f"fix '{key}' in {REPO_FILE} ({ENGINE} syntax)",
+                ) from None
+            raise ConfigError(
+                f"{REPO_FILE}: key '{key}' has the pattern {pattern!r}, which {ENGINE} cannot match: {exc}. "
+                f"Patterns from a repository's {REPO_FILE} are matched with {ENGINE}, in time linear in "
+                "the text, so that a committed pattern cannot hang a dream; it has no backreferences "
+                "and no look-around",
+                hint=f"rewrite it without them in {REPO_FILE}, or set '{key}' in your user config "
+                f"{paths.user_config_file()}, where Python `re` syntax applies",
+            ) from None
         except re.error as exc:
             raise ConfigError(
                 f"key '{key}' has the pattern {pattern!r}, which is not a valid regular expression: {exc}",
                 hint=f"fix '{key}' (Python `re` syntax)",
             ) from None
     return compiled
+
+
+def _invalid(pattern: str) -> bool:
+    """True when Python `re` rejects `pattern` too (compiling does not match, so it is
+    safe for any pattern)."""
+    try:
+        re.compile(pattern)
+    except re.error:
+        return True
+    return False
+
+
+def _configured(cfg: Config, key: str) -> list[Pattern]:
+    """`_compile_user` of config key `key` of `cfg`, with the engine its layer calls for."""
+    return _compile_user(cfg.list(key), key, cfg.source(key))
 
 
 @dataclass(frozen=True)
@@ -600,7 +692,7 @@ def _secret_span(rule: Rule, match: re.Match[str]) -> tuple[int, int]:
     return match.span(0)
 
 
-def _scan_rules(text: str, deny: Sequence[re.Pattern[str]]) -> list[Finding]:
+def _scan_rules(text: str, deny: Sequence[Pattern]) -> list[Finding]:
     """Findings of gitdream's rules, then gitleaks', then `deny`, in that order."""
     found: list[Finding] = []
     lowered = text.lower()
@@ -614,10 +706,10 @@ def _scan_rules(text: str, deny: Sequence[re.Pattern[str]]) -> list[Finding]:
             found.append(Finding(rule.name, start, end, text[start:end], mask(text[start:end], rule.name)))
     found += _scan_gitleaks(text)
     for index, pattern in enumerate(deny):
-        for match in pattern.finditer(text):
-            if match.end() > match.start():
+        for hit in pattern.finditer(text):
+            if hit.end() > hit.start():
                 name = f"deny[{index}]"
-                found.append(Finding(name, match.start(), match.end(), match[0], mask(match[0], name)))
+                found.append(Finding(name, hit.start(), hit.end(), hit[0], mask(hit[0], name)))
     return found
 
 
@@ -678,7 +770,7 @@ _BASE64_RUN = re.compile(
 _DECODE_DEPTH = 2
 
 
-def _scan_decoded(text: str, deny: Sequence[re.Pattern[str]], depth: int) -> list[Finding]:
+def _scan_decoded(text: str, deny: Sequence[Pattern], depth: int) -> list[Finding]:
     """Findings inside base64 runs of `text` that decode to text: each covers the whole
     run, named after the rule that fired on the decoded text plus " (base64)"."""
     found = []
@@ -693,7 +785,7 @@ def _scan_decoded(text: str, deny: Sequence[re.Pattern[str]], depth: int) -> lis
     return found
 
 
-def _scan_all(text: str, deny: Sequence[re.Pattern[str]], depth: int = 0) -> list[Finding]:
+def _scan_all(text: str, deny: Sequence[Pattern], depth: int = 0) -> list[Finding]:
     """Raw findings (overlaps included) of `text` as written, normalised (mapped back to
     offsets in `text`) and base64-decoded."""
     found = _scan_rules(text, deny)
@@ -710,7 +802,7 @@ def _scan_all(text: str, deny: Sequence[re.Pattern[str]], depth: int = 0) -> lis
 
 
 def scan_text(
-    text: str, *, allow: Sequence[str | re.Pattern[str]] = (), deny: Sequence[str | re.Pattern[str]] = ()
+    text: str, *, allow: Sequence[str | Pattern] = (), deny: Sequence[str | Pattern] = ()
 ) -> list[Finding]:
     """All findings in `text`, sorted by position. Findings that overlap are merged into
     one that covers them all and keeps the name of the earliest rule (gitdream's rules in
@@ -723,8 +815,8 @@ def scan_text(
     `allow` are regular expressions searched in each finding's matched text — a match
     drops the finding. Raises ConfigError for an invalid pattern.
     """
-    allow_re = [p if isinstance(p, re.Pattern) else _compile_user([p], "screen.allow")[0] for p in allow]
-    deny_re = [p if isinstance(p, re.Pattern) else _compile_user([p], "screen.deny")[0] for p in deny]
+    allow_re = [_compile_user([p], "screen.allow")[0] if isinstance(p, str) else p for p in allow]
+    deny_re = [_compile_user([p], "screen.deny")[0] if isinstance(p, str) else p for p in deny]
     found = [f for f in _scan_all(text, deny_re) if not any(a.search(f.text) for a in allow_re)]
     # Overlaps go to the earlier rule (RULES is ordered from specific to generic), so the
     # password of `postgres://u:pw@host` is url-credentials, not an e-mail address; the
@@ -747,17 +839,15 @@ def scan_text(
     return kept
 
 
-def user_patterns(cfg: Config) -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
-    """`(allow, deny)` compiled from `screen.allow` and `screen.deny` (ConfigError when one
-    is not a valid regular expression)."""
-    return _compile_user(cfg.list("screen.allow"), "screen.allow"), _compile_user(
-        cfg.list("screen.deny"), "screen.deny"
-    )
+def user_patterns(cfg: Config) -> tuple[list[Pattern], list[Pattern]]:
+    """`(allow, deny)` compiled from `screen.allow` and `screen.deny`: with RE2 in linear
+    time for a list that came from the repository's gitdream.toml, with Python `re` for
+    the user's own (`_compile_user`). Raises ConfigError for a pattern that does not
+    compile."""
+    return _configured(cfg, "screen.allow"), _configured(cfg, "screen.deny")
 
 
-def redact(
-    text: str, *, allow: Sequence[str | re.Pattern[str]] = (), deny: Sequence[str | re.Pattern[str]] = ()
-) -> str:
+def redact(text: str, *, allow: Sequence[str | Pattern] = (), deny: Sequence[str | Pattern] = ()) -> str:
     """`text` with every finding replaced by its mask (`[REDACTED github-token, 40
     chars]`): for text that is recorded or shown (receipts, warnings, errors, material
     sent to a model), never written as memory."""
@@ -803,7 +893,7 @@ def elide_tokens(text: str) -> str:
 
 
 def redact_json(
-    value: Any, *, allow: Sequence[str | re.Pattern[str]] = (), deny: Sequence[str | re.Pattern[str]] = ()
+    value: Any, *, allow: Sequence[str | Pattern] = (), deny: Sequence[str | Pattern] = ()
 ) -> Any:
     """`value` (JSON-able: dicts, lists, strings, numbers) with `redact` applied to every
     string in it, dictionary keys included."""
@@ -867,8 +957,7 @@ def screen_units(
     Raises ConfigError for an invalid allow/deny pattern.
     """
 
-    allow = _compile_user(cfg.list("screen.allow"), "screen.allow")
-    deny = _compile_user(cfg.list("screen.deny"), "screen.deny")
+    allow, deny = user_patterns(cfg)
     result = ScreenResult()
     source_pieces: dict[str, dict[str, Finding]] = {}
     scanned: dict[str, list[Finding]] = {}

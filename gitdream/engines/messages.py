@@ -35,7 +35,9 @@ middleware: it clamps every attempt's httpx timeouts to the time left, stops the
 retry loop once the time is up, and wraps the response's byte stream so that a chunk
 (a ping, a trickled byte) arriving after the deadline ends the read — the stream is
 closed and the call fails with `ApiCallFailed`, like any timeout. A read that is waiting
-when the deadline passes ends within its clamped timeout; no thread is involved.
+when the deadline passes ends within its clamped timeout; no thread is involved. Not
+covered: a server that trickles its response *headers* byte by byte (httpcore reads them
+in one loop, with no hook between reads), which nothing in the Messages API does.
 """
 
 from __future__ import annotations

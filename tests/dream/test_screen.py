@@ -155,6 +155,20 @@ def secrets() -> list[tuple[str, str, str]]:
         + "-"
         + rnd(40, HEX, "xa3"),
     )
+    # Regressions: a password written in a sentence, in each language, passed the scanner.
+    add("password-in-prose", "password: {s} rocks", "hunter2" + rnd(4, ALNUM, "pp1"))
+    add("password-in-prose", "my password is {s} now", "h4x0r" + rnd(6, ALNUM, "pp2"))
+    add(
+        "password-in-prose",
+        "The password for the staging db is {s} (ask ops)",
+        "Tr0ub4dor&3" + rnd(3, ALNUM, "pp3"),
+    )
+    add("password-in-prose", "서버 비밀번호는 {s} 입니다", "hunter2" + rnd(4, ALNUM, "pp4"))
+    add("password-in-prose", "비밀번호: {s}", "s3cret-" + rnd(6, ALNUM, "pp5"))
+    add("password-in-prose", "数据库密码是{s}，别外传", "hunter2" + rnd(4, ALNUM, "pp6"))
+    add("password-in-prose", "密码：{s}", "pw-" + rnd(8, ALNUM, "pp7") + "9")
+    add("password-in-prose", "サーバーのパスワードは「{s}」です", "hunter2" + rnd(4, ALNUM, "pp8"))
+    add("password-in-prose", "パスワード: {s}", "p4ss" + rnd(6, ALNUM, "pp9"))
     add("email-address", "ask {s} about it", "jane.doe@acme-corp.com")
     add("email-address", "cc {s}", "ops+alerts@mail.bigco.io")
     add("home-path", "the file is in {s}/projects/x", "/home/alice")
@@ -225,6 +239,16 @@ CLEAN = [
     "The word Bearer alone, or bearer of bad news.",
     "-----BEGIN PUBLIC KEY----- is fine to share",
     "Model claude-sonnet-4-5 answered in 3.2 s with stop_reason tool_use.",
+    # prose about passwords, without one
+    "Reset your password in settings, then sign in again.",
+    "The password is required; passwords must be 12 characters or more.",
+    "password: see the vault entry for the staging db",
+    "Password: <password>, token: ***",
+    "the password was reset at 10:30 by the on-call",
+    "passwordless login via passkey is enabled",
+    "비밀번호를 재설정하려면 설정 페이지로 이동하세요.",
+    "密码错误，请在设置中重置密码。",
+    "パスワードを忘れた場合は設定から再設定してください。",
 ]
 
 
