@@ -25,7 +25,7 @@ The procedure (`gitdream.dream.salience` explains the model):
    The report prints training and held-out precision and recall for each direction.
 
 No weight names an entry or an agent; the only words are the lexicons'
-(`gitdream.dream.lexicons`), which hold general words of four languages.
+(`gitdream.dream.lexicons`), which hold general words of eight languages.
 """
 
 from __future__ import annotations

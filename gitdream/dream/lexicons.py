@@ -8,6 +8,14 @@ accented or not: "siempre", "corrección", "müssen") match whole words and phra
 case-insensitively; Chinese, Japanese and Korean ones match as substrings of the
 NFKC-normalised text (those scripts do not separate words, or attach particles to them). `Cues` is the set in use, with the words a
 repository adds (`offline.keep_cues`, `offline.skip_cues`).
+
+False friends between the languages are kept apart by the words themselves: Portuguese
+"todavia" (however) is a caveat, Spanish "todavía" (still) a status; French "toujours" and
+German "immer" are "always" in a rule but "still" in "toujours pas", "toujours suspendu",
+"immer noch", which `PERSISTENCE_WORDS` holds (the rule, generic and standing words are
+looked for without them). German nouns are written in lower case (the match ignores case);
+verbs in the forms a log uses (participles, present third person, the French infinitive of
+a note's instruction, first-person past for Spanish and Portuguese records).
 """
 
 from __future__ import annotations
@@ -66,6 +74,10 @@ READING_WORDS = _words(
     "研究|论文|阅读|文献",
     "연구|논문|독서|문헌",
     "研究|論文|読書|文献",
+    "investigación|lectura|lecturas|artículo|artículos|estudio|estudios|literatura",
+    "forschung|lektüre|artikel|studie|studien|literatur|aufsatz|aufsätze",
+    "recherche|recherches|lecture|lectures|article|articles|étude|études|littérature",
+    "pesquisa|pesquisas|leitura|leituras|artigo|artigos|estudo|estudos|literatura",
 )
 STATUS_HEADING_WORDS = _words(
     "status|checks|check|writing|actions|activity|likes|replies|engagement|progress|done|"
@@ -74,6 +86,10 @@ STATUS_HEADING_WORDS = _words(
     "状态|进度|进展|完成|动态|统计|汇总|回顾|日志|记录",
     "상태|진행|진행 상황|완료|활동|통계|요약|기록|로그|작업 내역",
     "状態|状況|進捗|完了|活動|統計|まとめ|記録|ログ|作業",
+    "estado|progreso|avance|completado|resumen|estadísticas|métricas|totales|bandeja de entrada|notificaciones|actualizaciones|actualización|registro|bitácora|sesión|actividad|actividades|cronología",
+    "stand|fortschritt|erledigt|abgeschlossen|zusammenfassung|statistik|statistiken|metriken|posteingang|benachrichtigungen|aktualisierungen|protokoll|verlauf|sitzung|aktivität|aktivitäten|änderungsprotokoll",
+    "état|statut|progrès|avancement|terminé|résumé|statistiques|métriques|totaux|boîte de réception|notifications|mises à jour|mise à jour|journal|séance|activité|activités|bilan|récapitulatif|chronologie",
+    "estado|progresso|andamento|concluído|feito|resumo|estatísticas|métricas|totais|caixa de entrada|notificações|atualizações|atualização|registro|sessão|atividade|atividades|cronologia",
 )
 PLAN_HEADING_WORDS = _words(
     "todo|to-do|to do|next|next steps|plan|plans|planned|tomorrow|backlog|ideas|queue|targets|"
@@ -106,6 +122,10 @@ PROCEDURE_WORDS = _words(
     "之前|之后|以后|首先|然后|每次|除非",
     "전에|후에|먼저|다음에|매번|때마다|하기 전|한 후",
     "前に|後に|まず|その後|毎回|たびに|までは",
+    "antes de|después de|primero|luego|después|una vez que|cada vez|cada vez que|siempre que|hasta que|a menos que|salvo que",
+    "vor|bevor|nach|nachdem|zuerst|zunächst|erst|dann|danach|anschließend|jedes mal|sobald|wann immer|bis|es sei denn",
+    "avant|avant de|après|d'abord|puis|ensuite|une fois que|chaque fois|à chaque fois|dès que|jusqu'à ce que|à moins que|sauf si",
+    "antes|antes de|depois|depois de|primeiro|então|uma vez que|cada vez|toda vez|sempre que|até que|a menos que|exceto se",
 )
 WEAK_RULE_WORDS = _words(
     "should|ensure|requires|require|prefer|favor|favour|careful|fails|fail|breaks|won't|need|needs|only",
@@ -131,17 +151,47 @@ REASON_WORDS = _words(
     "pois|já que|por isso|portanto|senão|caso contrário|devido a|razão",
 )
 CORRECTION_WORDS = _words(
-    "actually|turns out|turned out|in fact|no longer|instead of|rather than|was wrong|"
+    "actually|turns out|turned out|in fact|no longer|was wrong|"
     "is wrong|incorrect|correction|corrected|misread|mistake|myth|debunked|contrary to|"
-    "wasn't|isn't really|not a|not the|in favor of|in favour of",
+    "wasn't|isn't really|not a|not the",
     "其实|原来|不是|而是|并非|更正|纠正|是错的|是错误的|记错|误解|不再",
-    "아니라|아니다|사실은|사실|실제로|정정|잘못|오해|더 이상|대신",
-    "ではなく|じゃなく|実は|実際は|訂正|誤り|間違い|誤解|もう|代わりに",
-    "corrección|en realidad|resulta que|ya no|en vez de|en lugar de|estaba mal|está mal|incorrecto|sino",
-    "korrektur|eigentlich|tatsächlich|stellt sich heraus|nicht mehr|statt|anstatt|stattdessen|war falsch|ist falsch|sondern",
-    "en fait|en réalité|il s'avère|au lieu de|plutôt que|était faux|est faux|n'est plus",
-    "correção|na verdade|acontece que|em vez de|ao invés de|estava errado|está errado|incorreto|mas sim",
+    "아니라|아니다|사실은|사실|실제로|정정|잘못|오해|더 이상",
+    "ではなく|じゃなく|実は|実際は|訂正|誤り|間違い|誤解|もう",
+    "corrección|en realidad|resulta que|ya no|estaba mal|está mal|incorrecto|sino",
+    "korrektur|eigentlich|tatsächlich|stellt sich heraus|nicht mehr|stattdessen|war falsch|ist falsch|sondern",
+    "en fait|en réalité|il s'avère|était faux|est faux|n'est plus",
+    "correção|na verdade|acontece que|estava errado|está errado|incorreto|mas sim",
 )
+COMPARISON_WORDS = _words(
+    "instead of|rather than|in favor of|in favour of|in place of",
+    "而不是|代替|取代",
+    "대신|대신에",
+    "代わりに",
+    "en vez de|en lugar de|antes que",
+    "statt|anstatt|anstelle von|an stelle von",
+    "au lieu de|plutôt que|à la place de",
+    "em vez de|ao invés de|no lugar de",
+)
+"""Words that set one thing against another ("X instead of Y", "au lieu de", "statt"): a
+correction when what is set aside is a way or a thing ("use `rsync` instead of `cp`"),
+a measurement when both are quantities ("copies 640 files instead of 90")
+(`gitdream.dream.salience`: only the first is a correction)."""
+PERSISTENCE_WORDS = _words(
+    "still not|still no|still doesn't|still does not|still don't|still do not|still isn't|"
+    "still is not|still aren't|still can't|still cannot|still won't|still unable|not yet",
+    "仍然不|仍然没|仍未|还是不|还是没|还没|还不|尚未|依然不|依然没",
+    "아직 안|아직도 안|아직 못|아직도 못|여전히 안|여전히 못|아직",
+    "まだ|未だに|いまだに",
+    "todavía no|todavía sin|aún no|aún sin|sigue sin|siguen sin",
+    "immer noch|noch immer|noch nicht|immer noch nicht|noch immer nicht|weiterhin nicht",
+    "toujours pas|toujours aucun|toujours aucune|toujours rien|toujours personne|toujours en attente|toujours en panne|pas encore|"
+    "toujours suspendu|toujours suspendue|toujours bloqué|toujours bloquée|toujours banni|toujours bannie|toujours en panne|toujours indisponible|toujours hors ligne|toujours en cours|toujours désactivé|toujours désactivée|toujours inactif|toujours inactive|toujours expiré|toujours expirée|toujours en pause",
+    "ainda não|ainda sem|continua sem|continuam sem|ainda nada|ainda nenhum|ainda nenhuma",
+)
+"""Words of a state that persists ("still not", "toujours pas", "immer noch", "todavía no",
+"ainda não", 还没, 아직 안, まだ): a status. In them a word that elsewhere makes a rule
+("toujours", "immer", "不", "안 된다") is no rule: the rule, generic and standing words are
+looked for in the text without them (`gitdream.dream.salience`)."""
 LIMIT_WORDS = _words(
     "limit|limits|limited|max|maximum|minimum|cap|capped|quota|cooldown|timeout|"
     "rate limit|at most|up to|no more than|at least|exceeds|exceed|per|threshold|allowed",
@@ -169,9 +219,13 @@ STATUS_WORDS = _words(
     "unread|no new|nothing new|still|remaining|pending|waiting|currently|so far|successfully|"
     "as of|expires|expired|running total|notifications|no response|no reply|no replies|"
     "0 replies|engagement",
-    "未读|没有新|暂无|仍然|还在|剩余|剩下|等待|目前|当前|截至|在线|离线|总计|共计|成功",
+    "未读|没有新|暂无|仍然|还在|还是不|还是没|还没|还不|仍未|尚未|依然|剩余|剩下|等待|目前|当前|截至|在线|离线|总计|共计|成功",
     "읽지 않은|새로운 것 없|새 글 없|없음|아직|여전히|남은|대기|현재|지금까지|기준|온라인|오프라인|총|합계|성공적으로",
     "未読|新着なし|まだ|依然|残り|待機|現在|今のところ|時点|オンライン|オフライン|合計|正常に",
+    "sin leer|no leído|no leídos|no leídas|nada nuevo|sin novedades|todavía|todavía no|aún|aún no|sigue sin|siguen sin|sigue siendo|restante|restantes|quedan|pendiente|pendientes|esperando|en espera|actualmente|hasta ahora|con éxito|caduca|caducado|expira|expiró|sin respuesta|sin respuestas|ninguna respuesta",
+    "ungelesen|ungelesene|nichts neues|keine neuen|noch|immer noch|noch immer|noch nicht|verbleibend|übrig|ausstehend|wartet|warten auf|derzeit|momentan|zurzeit|bisher|bislang|erfolgreich|läuft ab|abgelaufen|keine antwort|keine antworten",
+    "non lu|non lus|non lue|non lues|rien de nouveau|aucun nouveau|aucune nouvelle|toujours pas|toujours suspendu|toujours suspendue|toujours bloqué|toujours bloquée|toujours banni|toujours bannie|toujours en panne|toujours indisponible|toujours hors ligne|toujours en cours|toujours désactivé|toujours désactivée|toujours inactif|toujours inactive|toujours expiré|toujours expirée|toujours en pause|toujours aucun|toujours aucune|toujours rien|toujours en attente|pas encore|encore|restant|restants|restante|restantes|en attente|actuellement|jusqu'ici|jusqu'à présent|avec succès|expire|expiré|expirée|sans réponse|aucune réponse",
+    "não lido|não lidos|não lida|não lidas|nada de novo|sem novidades|ainda|ainda não|ainda sem|continua sem|restante|restantes|faltam|pendente|pendentes|aguardando|esperando|atualmente|até agora|com sucesso|expira|expirou|expirado|sem resposta|sem respostas|nenhuma resposta",
 )
 STATE_WORDS = _words(
     "suspended|banned|unbanned|blocked|unblocked|lifted|restored|down|offline|online|active|"
@@ -180,6 +234,10 @@ STATE_WORDS = _words(
     "暂停|封禁|解封|封号|停用|启用|恢复|下线|上线|离线|在线|不可用|可用|已过期|锁定|解锁",
     "정지|차단|해제|복구|중단|비활성|활성|오프라인|온라인|사용 불가|만료|잠금",
     "停止中|凍結|解除|復旧|停止|無効|有効|オフライン|オンライン|利用不可|期限切れ|ロック",
+    "suspendido|suspendida|baneado|baneada|bloqueado|bloqueada|desbloqueado|desbloqueada|levantado|levantada|restaurado|restaurada|caído|caída|activo|activa|inactivo|inactiva|habilitado|habilitada|deshabilitado|deshabilitada|disponible|no disponible|caducado|caducada|pausado|pausada|reanudado|reanudada|obsoleto|obsoleta|en línea|fuera de línea|interrupción",
+    "gesperrt|entsperrt|gebannt|aufgehoben|wiederhergestellt|ausgefallen|aktiv|inaktiv|aktiviert|deaktiviert|verfügbar|nicht verfügbar|nicht erreichbar|abgelaufen|pausiert|fortgesetzt|veraltet|störung|ausfall|suspendiert",
+    "suspendu|suspendue|banni|bannie|bloqué|bloquée|débloqué|débloquée|levée|rétabli|rétablie|restauré|restaurée|en panne|hors ligne|en ligne|actif|inactif|inactive|activé|activée|désactivé|désactivée|disponible|indisponible|expiré|expirée|en pause|obsolète|panne",
+    "suspenso|suspensa|banido|banida|bloqueado|bloqueada|desbloqueado|desbloqueada|restaurado|restaurada|fora do ar|ativo|ativa|inativo|inativa|ativado|ativada|desativado|desativada|disponível|indisponível|expirado|expirada|pausado|pausada|retomado|retomada|obsoleto|obsoleta|instável|interrupção",
 )
 """Words that say which state a thing is in ("suspended", "ban lifted", "封禁", "정지"): a
 value under a label that only names its subject states the subject's state when it holds
@@ -195,6 +253,10 @@ ACTIVITY_WORDS = _words(
     "했다|했음|했습니다|완료|답장|회신|게시|보냈|전송|작성함|작성했|확인함|확인했|실행함|"
     "실행했|추가함|추가했|수정함|수정했|삭제함|삭제했|생성함|생성했",
     "しました|した。|完了|返信|投稿|送信|確認した|実行した|追加した|修正した|削除した|作成した",
+    "respondí|respondió|respondido|publiqué|publicó|publicado|envié|envió|enviado|añadí|añadió|añadido|agregué|agregado|actualicé|actualizó|actualizado|creé|creó|creado|eliminé|eliminó|eliminado|borré|borrado|corregí|corrigió|corregido|revisé|revisó|revisado|comprobé|comprobó|comprobado|ejecuté|ejecutó|ejecutado|instalé|instaló|instalado|probé|probó|probado|desplegué|desplegó|desplegado|hice|hizo|hecho|terminé|terminó|terminado|completé|completó|completado|empecé|empezó|inicié|inició|iniciado|abrí|abrió|abierto|cerré|cerró|cerrado|escribí|escribió|escrito|leí|leyó|leído|llamé|llamó|llamado|comenté|comentó|comentado|compartí|compartió|compartido|subí|subió|subido|fusioné|fusionado|intenté|intentó|intentado|configuré|configurado",
+    "habe|geantwortet|beantwortet|gepostet|veröffentlicht|gesendet|gesandt|geschickt|verschickt|hinzugefügt|ergänzt|aktualisiert|erstellt|angelegt|gelöscht|entfernt|behoben|korrigiert|geprüft|überprüft|kontrolliert|getestet|installiert|ausgeführt|deployt|gemergt|committet|gepusht|geschrieben|gelesen|gestartet|beendet|abgeschlossen|versucht|geöffnet|geschlossen|kommentiert|geteilt|eingerichtet|konfiguriert|aufgeräumt|hochgeladen|angerufen",
+    "j'ai|répondu|publié|envoyé|ajouté|créé|supprimé|corrigé|vérifié|contrôlé|testé|installé|déployé|lancé|exécuté|fusionné|poussé|écrit|relu|terminé|fini|commencé|démarré|essayé|ouvert|fermé|commenté|partagé|rédigé|nettoyé|configuré|appelé|téléversé",
+    "respondi|respondeu|respondido|publiquei|publicou|publicado|enviei|enviou|enviado|adicionei|adicionou|adicionado|atualizei|atualizou|atualizado|criei|criou|criado|removi|removeu|removido|apaguei|apagou|apagado|corrigi|corrigiu|corrigido|verifiquei|verificou|verificado|testei|testou|testado|instalei|instalou|instalado|implantei|implantou|executei|executou|executado|escrevi|escreveu|escrito|revisei|revisou|revisado|terminei|terminou|terminado|concluí|concluiu|concluído|comecei|começou|iniciei|iniciou|tentei|tentou|abri|abriu|fechei|fechou|comentei|comentou|compartilhei|compartilhou|fiz|fez|rodei|rodou|subi|mesclei|configurei|configurou|liguei|ligou",
 )
 PLAN_WORDS = _words(
     "todo|to-do|next|next step|next steps|plan|plans|planning|will|going to|gonna|tomorrow|"
@@ -202,6 +264,10 @@ PLAN_WORDS = _words(
     "计划|打算|准备|将要|待办|下一步|明天|稍后|之后|要去",
     "계획|예정|할 예정|하려고|할 것이다|할게|다음에|다음 단계|내일|나중에|곧",
     "予定|つもり|するつもり|次に|次のステップ|明日|後で|これから|しよう",
+    "pendiente|próximo paso|próximos pasos|plan|planes|planeo|planeamos|voy a|vamos a|mañana|más tarde|pronto|intentaré|intentar|quiero|queremos|por hacer|haré|haremos",
+    "todo|nächster schritt|nächste schritte|plan|pläne|geplant|werde|ich werde|wir werden|morgen|später|bald|demnächst|als nächstes|vorhaben|muss noch|will",
+    "à faire|prochaine étape|prochaines étapes|plan|plans|prévu|prévue|je vais|nous allons|on va|demain|plus tard|bientôt|il faudra|à venir|je ferai|nous ferons",
+    "a fazer|próximo passo|próximos passos|plano|planos|planejado|planejada|vou|vamos|amanhã|mais tarde|em breve|pretendo|pretendemos|farei|faremos|quero",
 )
 NARRATION_WORDS = _words(
     "let me|let's|let us|i'll|i will|i'm going to|i am going to|now i|now let|now i'll|"
@@ -211,6 +277,10 @@ NARRATION_WORDS = _words(
     "让我|我来|我将|我会|好的|现在我|我们来|首先|我已经|我发现|看起来",
     "하겠습니다|보겠습니다|할게요|해볼게요|볼게요|좋습니다|알겠습니다|먼저|이제|네,|확인해",
     "しましょう|します。|してみます|確認します|了解|わかりました|まず|では、|見てみ",
+    "déjame|voy a|vamos a|ahora voy|perfecto|excelente|genial|claro|vale|de acuerdo|entendido|veo que|parece que|aquí está|aquí tienes|ya he|tienes razón|gracias",
+    "lass mich|ich werde|jetzt werde ich|perfekt|ausgezeichnet|super|okay|alles klar|verstanden|ich sehe|ich habe|hier ist|sieht so aus|es scheint|du hast recht|danke|vielen dank",
+    "laisse-moi|laissez-moi|je vais|nous allons|maintenant je|parfait|excellent|super|d'accord|bien sûr|entendu|je vois|j'ai|voici|il semble|on dirait|vous avez raison|tu as raison|merci",
+    "deixe-me|deixa eu|vou|vamos|agora vou|perfeito|ótimo|excelente|claro|certo|entendi|entendido|vejo que|parece que|aqui está|você tem razão|obrigado|obrigada",
 )
 
 FUTURE_WORDS = _words(
@@ -218,6 +288,10 @@ FUTURE_WORDS = _words(
     "我会|我将|我们会|我们将|让我|我来|我们来",
     "하겠습니다|할게요|할 것입니다|해 보겠습니다|하려고 합니다",
     "します|しましょう|する予定|するつもり|してみます",
+    "voy a|vamos a|haré|haremos|déjame|vamos",
+    "ich werde|wir werden|werde ich|werden wir|lass mich|lasst uns",
+    "je vais|nous allons|on va|je ferai|nous ferons|laisse-moi|laissez-moi|allons",
+    "vou|vamos|farei|faremos|deixe-me|deixa eu|irei",
 )
 """The speaker's own next steps ("I'll prepare …:"): a lead-in in these words opens a plan."""
 MOMENT_WORDS = _words(
@@ -226,6 +300,10 @@ MOMENT_WORDS = _words(
     "现在|暂时|目前|今天|这次|本次",
     "지금|당분간|이번에는|이번|오늘",
     "今は|今回は|今回|当面|今日|今のところ",
+    "ahora mismo|por ahora|de momento|por el momento|en este momento|esta vez|hoy|esta noche|esta mañana|esta tarde|esta semana|en esta sesión",
+    "gerade jetzt|im moment|momentan|zurzeit|vorerst|fürs erste|diesmal|dieses mal|heute|heute abend|heute morgen|heute nachmittag|diese woche|in dieser sitzung",
+    "en ce moment|pour l'instant|pour le moment|cette fois|aujourd'hui|ce soir|ce matin|cet après-midi|cette semaine|cette session|pour aujourd'hui",
+    "agora mesmo|por enquanto|por ora|no momento|neste momento|desta vez|hoje|esta noite|esta manhã|esta tarde|esta semana|nesta sessão",
 )
 """Words that bound a statement to the moment: what holds for now is not a standing fact."""
 GENERIC_WORDS = _words(
@@ -234,6 +312,10 @@ GENERIC_WORDS = _words(
     "默认|通常|一般|总是|每次|每个|任何|往往|经常",
     "기본적으로|기본값|보통|일반적으로|항상|매번|흔히|자주",
     "デフォルト|既定|通常|一般的|常に|毎回|よく|たいてい",
+    "por defecto|por omisión|siempre|cada|cualquier|cada vez que|siempre que|normalmente|habitualmente|generalmente|en general|a menudo|suele|suelen|nunca",
+    "standardmäßig|immer|jede|jeder|jedes|jeden|jedes mal|wann immer|normalerweise|üblicherweise|meistens|in der regel|generell|grundsätzlich|oft|häufig|nie|niemals",
+    "par défaut|toujours|chaque|tous les|toutes les|n'importe quel|chaque fois|normalement|habituellement|généralement|en général|d'habitude|souvent|jamais",
+    "por padrão|sempre|cada|qualquer|toda vez|sempre que|normalmente|geralmente|em geral|frequentemente|muitas vezes|costuma|costumam|nunca",
 )
 """Words of a generic statement — what holds in general, by default, every time."""
 CONTRAST_WORDS = _words(
@@ -241,6 +323,10 @@ CONTRAST_WORDS = _words(
     "但是|不过|然而|虽然|尽管|除了|即使|但",
     "하지만|그러나|그런데|지만|에도 불구하고|제외하고|경우에만",
     "しかし|けど|けれど|ただし|にもかかわらず|以外|場合のみ",
+    "pero|sin embargo|aunque|a pesar de|excepto|salvo|mientras que|solo si|sólo si|incluso si|aun así|no obstante",
+    "aber|jedoch|allerdings|obwohl|trotz|außer|nur wenn|auch wenn|selbst wenn|dennoch|trotzdem",
+    "mais|cependant|toutefois|pourtant|bien que|malgré|sauf|excepté|alors que|tandis que|seulement si|même si|néanmoins",
+    "mas|porém|contudo|entretanto|no entanto|embora|apesar de|exceto|só se|somente se|mesmo se|mesmo que|todavia",
 )
 """Words of a caveat: it works, but …"""
 BEHAVIOUR_WORDS = _words(
@@ -250,6 +336,10 @@ BEHAVIOUR_WORDS = _words(
     "返回|支持|接受|拒绝|忽略|处理|触发|存储|失效|报错|覆盖|跳过|缓存|重试|超时",
     "반환|지원|허용|거부|무시|처리|트리거|저장|만료|에러|덮어|건너뛴|캐시|재시도|시간 초과",
     "返す|返却|サポート|許可|拒否|無視|処理|トリガー|保存|期限切れ|エラー|上書き|スキップ|キャッシュ|再試行|タイムアウト",
+    "devuelve|responde|acepta|rechaza|requiere|admite|soporta|permite|bloquea|ignora|maneja|gestiona|funciona|falla|lanza|guarda|almacena|dispara|reinicia|caduca|expira|sobrescribe|omite|descarta|reintenta",
+    "gibt zurück|liefert|antwortet|akzeptiert|lehnt ab|erfordert|unterstützt|erwartet|erlaubt|blockiert|ignoriert|verarbeitet|funktioniert|bricht ab|schlägt fehl|wirft|speichert|löst aus|setzt zurück|läuft ab|überschreibt|überspringt|verwirft",
+    "renvoie|retourne|répond|accepte|rejette|refuse|nécessite|exige|supporte|prend en charge|permet|bloque|ignore|gère|traite|fonctionne|échoue|lève|stocke|enregistre|déclenche|réinitialise|expire|écrase|saute|réessaie",
+    "retorna|devolve|responde|aceita|rejeita|recusa|requer|exige|suporta|permite|bloqueia|ignora|trata|processa|funciona|falha|lança|armazena|salva|dispara|reinicia|expira|sobrescreve|pula|descarta",
 )
 """Verbs of how a tool or system behaves (present tense)."""
 FIRST_PERSON_WORDS = _words(
@@ -257,6 +347,10 @@ FIRST_PERSON_WORDS = _words(
     "我|我们",
     "저는|제가|나는|내가|우리",
     "私|僕|俺|我々",
+    "yo|me|mi|mis|nosotros|nosotras|nos|nuestro|nuestra|nuestros|nuestras",
+    "ich|mich|mir|mein|meine|meinen|meinem|meiner|wir|uns|unser|unsere|unseren|unserem",
+    "je|j'ai|j'avais|moi|mon|ma|mes|nous|notre|nos",
+    "eu|meu|minha|meus|minhas|nós|nosso|nossa|nossos|nossas",
 )
 """The speaker themself: an account of one's own doings."""
 
@@ -265,6 +359,10 @@ ADDRESS_WORDS = _words(
     "你|您|请|咱们",
     "당신|너는|네가|해 주세요|해주세요|해 줘|해줘|하세요|합시다|하자",
     "あなた|君|ください|してほしい|しましょう",
+    "tú|tu|tus|usted|ustedes|vosotros|te|por favor",
+    "du|dich|dir|dein|deine|deinen|euch|bitte|lass uns|lasst uns",
+    "tu|toi|te|ton|ta|tes|vous|votre|vos|s'il te plaît|s'il vous plaît",
+    "você|vocês|tu|te|teu|tua|por favor",
 )
 """Words that address the listener — a request made to the one being spoken to."""
 POINTER_WORDS = _words(
@@ -272,6 +370,10 @@ POINTER_WORDS = _words(
     "这个|这些|这里|现在|此时|这次|暂时",
     "이것|이거|그것|그거|여기|지금|이번|당분간",
     "これ|それ|ここ|今|今回|当面",
+    "este|esta|estos|estas|esto|aquí|ahora|ahora mismo|por ahora|esta vez|hoy",
+    "dies|diese|dieser|dieses|diesen|hier|jetzt|gerade jetzt|vorerst|diesmal|heute",
+    "ce|cet|cette|ces|ceci|cela|ça|ici|maintenant|pour l'instant|cette fois|aujourd'hui",
+    "este|esta|estes|estas|isto|isso|esse|essa|aqui|agora|por enquanto|desta vez|hoje",
 )
 """Words that point at what is in front of the speaker now: a request bound to the session."""
 EXPECTATION_WORDS = _words(
@@ -279,6 +381,10 @@ EXPECTATION_WORDS = _words(
     "应该会|将会|会让|会使|应能|有望",
     "것입니다|것이다|겁니다|될 것|할 것으로|예상",
     "はず|でしょう|だろう|見込み",
+    "debería|deberían|hará|harán|se espera que|es probable que",
+    "sollte|sollten|wird|werden|würde|würden|dürfte|dürften",
+    "devrait|devraient|va|vont|permettra|permettront|est censé|sont censés",
+    "deveria|deveriam|vai|vão|irá|irão|espera-se que",
 )
 """Modals of an expected effect ("These changes should make it clearer"): a forecast, not a fact."""
 AGREEMENT_WORDS = _words(
@@ -287,6 +393,10 @@ AGREEMENT_WORDS = _words(
     "你说得对|您说得对|说得对|你是对的|好问题|好建议",
     "맞습니다|맞아요|말씀이 맞|좋은 지적|좋은 질문|말씀하신 대로",
     "おっしゃる通り|その通りです|ご指摘の通り|良い質問|いい質問",
+    "tienes razón|tiene razón|tienes toda la razón|buena observación|buena pregunta|buen punto|bien visto",
+    "du hast recht|sie haben recht|da hast du recht|guter punkt|gute frage|guter hinweis",
+    "tu as raison|vous avez raison|vous avez tout à fait raison|bonne remarque|bonne question|bien vu",
+    "você tem razão|tem razão|você está certo|você está certa|bom ponto|boa pergunta|boa observação",
 )
 """How an assistant opens a reply that agrees with the listener ("You're right - …"): what
 follows answers this turn, restating the listener's point for the session."""
@@ -296,14 +406,23 @@ STANDING_WORDS = _words(
     "总是|永远|每次|以后|今后|始终|默认",
     "항상|절대|매번|앞으로|언제나|기본적으로",
     "常に|いつも|毎回|今後|必ず",
+    "siempre|nunca|cada vez|cada vez que|siempre que|de ahora en adelante|a partir de ahora|en adelante|en el futuro|por defecto|en cada sesión",
+    "immer|nie|niemals|jedes mal|wann immer|ab jetzt|von nun an|künftig|zukünftig|in zukunft|standardmäßig|in jeder sitzung",
+    "toujours|jamais|chaque fois|à chaque fois|à partir de maintenant|désormais|dorénavant|à l'avenir|par défaut|à chaque session",
+    "sempre|nunca|toda vez|cada vez|sempre que|de agora em diante|a partir de agora|daqui em diante|no futuro|por padrão|em toda sessão",
 )
 """Words that make a request standing ("always", "from now on", 今后, 앞으로, 今後)."""
 HEDGE_WORDS = _words(
     "i suspect|i guess|i wonder|i believe|i assume|i imagine|maybe|perhaps|probably|possibly|"
-    "presumably|might have|may have|could have|must have",
-    "我怀疑|我猜|我估计|也许|可能是|大概|或许|估计是",
-    "아마|것 같|듯하|듯합니다|추측|의심이",
-    "かもしれない|かもしれません|たぶん|多分|おそらく|恐らく|気がする|のだろう|ようだ",
+    "presumably|might have|may have|could have|must have|i think|i thought|i feel like|"
+    "i'm not sure|i am not sure|apparently",
+    "我怀疑|我猜|我估计|也许|可能是|大概|或许|估计是|我觉得|我认为|我想|好像|似乎|不确定",
+    "아마|것 같|듯하|듯합니다|추측|의심이|생각합니다|생각한다|생각해요|잘 모르겠",
+    "かもしれない|かもしれません|たぶん|多分|おそらく|恐らく|気がする|のだろう|ようだ|と思う|と思います|と思った|らしい",
+    "creo que|pienso que|me parece que|supongo que|sospecho que|quizás|quizá|tal vez|a lo mejor|probablemente|posiblemente|no estoy seguro|no estoy segura|parece que",
+    "ich glaube|ich denke|ich vermute|ich nehme an|vermutlich|vielleicht|wahrscheinlich|möglicherweise|eventuell|anscheinend|ich bin nicht sicher",
+    "je pense que|je crois que|je suppose que|je soupçonne que|il me semble que|peut-être|probablement|sans doute|possiblement|je ne suis pas sûr|je ne suis pas sûre|apparemment|il semble que",
+    "acho que|penso que|creio que|suponho que|suspeito que|talvez|provavelmente|possivelmente|não tenho certeza|parece que|aparentemente",
 )
 """Words that hedge a claim ("I suspect", "maybe", 也许, 아마, かもしれない): with the past, a
 guess at what happened, not what is known."""
@@ -314,14 +433,23 @@ REQUEST_WORDS = _words(
     "请|帮我|麻烦你|给我",
     "해 주세요|해주세요|해 줘|해줘|하세요|바꿔|고쳐",
     "してください|して下さい|してほしい|お願い",
+    "actualiza|añade|agrega|corrige|cambia|elimina|borra|revisa|describe|renombra|mueve|escribe|crea|incluye|menciona|reemplaza|pon|edita|documenta|usa|haz|comprueba|ejecuta|por favor|revisar|comprobar|verificar|añadir|agregar|corregir|eliminar|borrar|actualizar|ejecutar|probar|reiniciar|usar|utilizar|crear|escribir|documentar|reemplazar|instalar|configurar|guardar|enviar|pedir",
+    "aktualisiere|füge|ergänze|korrigiere|behebe|ändere|entferne|lösche|prüfe|überprüfe|beschreibe|benenne|verschiebe|schreibe|erstelle|ersetze|bearbeite|dokumentiere|verwende|benutze|mach|führe|bitte|prüfen|überprüfen|aktualisieren|hinzufügen|löschen|entfernen|neu starten|verwenden|benutzen|erstellen|installieren|konfigurieren|sichern",
+    "mets à jour|mettez à jour|ajoute|ajoutez|corrige|corrigez|modifie|modifiez|supprime|supprimez|vérifie|vérifiez|décris|décrivez|renomme|renommez|déplace|déplacez|écris|écrivez|crée|créez|mentionne|remplace|remplacez|édite|documente|utilise|utilisez|fais|faites|lance|lancez|merci de|vérifier|contrôler|ajouter|corriger|supprimer|modifier|mettre à jour|lancer|exécuter|tester|relancer|redémarrer|utiliser|créer|écrire|documenter|remplacer|installer|configurer|sauvegarder|envoyer|demander|penser à",
+    "atualize|adicione|corrija|mude|altere|remova|apague|revise|descreva|renomeie|mova|escreva|crie|inclua|mencione|substitua|edite|documente|faça|verifique|execute|rode|por favor|verificar|conferir|adicionar|corrigir|remover|apagar|atualizar|executar|rodar|testar|reiniciar|usar|utilizar|criar|escrever|documentar|substituir|instalar|configurar|salvar|enviar|pedir",
 )
-"""How a clause asks the listener to do something (an English verb in the imperative,
+"""How a clause asks the listener to do something (a verb in the imperative, or the
+infinitive a note gives an instruction with — "vérifier d'abord …", "revisar primero …" —
 opening the clause; 请, 해 주세요, してください anywhere in it)."""
 UNTIL_WORDS = _words(
     "until|till|wait until|wait till|not before|back at|resets at|expires at|retry at|retry after",
     "直到|等到|之前|为止|以前",
     "까지|이후에|후에",
     "まで|以降|以後",
+    "hasta|hasta las|hasta el|esperar hasta|no antes de",
+    "bis|bis um|warten bis|nicht vor",
+    "jusqu'à|jusqu'au|attendre jusqu'à|pas avant",
+    "até|até as|até às|esperar até|não antes de",
 )
 """Words that bound a statement by a moment ("wait until 23:45", "23:45까지", "23時まで")."""
 

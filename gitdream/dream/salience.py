@@ -36,8 +36,13 @@ people's work (a research heading, a citation).
 Words inside quotations ("…", “…”, 「…」) are someone else's: they state no rule, reason or
 caveat of the agent's own. Structure carries across languages — headings, labels,
 lead-ins, list layout, ids, numbers, code, questions, speakers — and the word lists
-(`gitdream.dream.lexicons`) hold words for English, Chinese, Korean and Japanese, so no
-feature rests on English words alone.
+(`gitdream.dream.lexicons`) hold words for English, Chinese, Korean and Japanese, Spanish,
+German, French and Portuguese, so no feature rests on English words alone. A word of a
+state that persists ("still not", "toujours pas", "immer noch", "todavía no", "ainda não",
+还没, 아직 안) is a status, and the "always" inside it no rule (`steady`); a comparison of
+two quantities ("640 files instead of 90") no correction (`is_correction`); a hedged belief
+("I think", "je pense que", "ich glaube", "creo que", "acho que", 我觉得, 생각합니다, と思う)
+told in the past is a guess (`speculation`).
 
 **Where the weights come from.** Each feature has a prior (`PRIOR`): the direction and
 rough size the model above gives it, before any data. `bench/fit_salience.py` fits the
@@ -64,7 +69,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from gitdream.dream import terminal
-from gitdream.dream.lexicons import UNTIL_WORDS, Cues
+from gitdream.dream.lexicons import COMPARISON_WORDS, PERSISTENCE_WORDS, UNTIL_WORDS, Cues, Lexicon, spaced
 from gitdream.dream.salience_weights import BIAS, THRESHOLD, WEIGHTS
 from gitdream.dream.tags import files_entry
 from gitdream.text import sentences
@@ -412,8 +417,8 @@ _TIME_POINT = (
     + r"|\d{1,2}\s*(?:月\s*\d{1,2}\s*日|월\s*\d{1,2}\s*일|시|時|点|點)|\d{1,2}:\d\d"
     + r"|tomorrow|tonight|明天|明日|내일|오늘 밤"
 )
-_LATIN_UNTIL = "|".join(re.escape(w) for w in UNTIL_WORDS if w.isascii())
-_DENSE_UNTIL = "|".join(re.escape(w) for w in UNTIL_WORDS if not w.isascii())
+_LATIN_UNTIL = "|".join(re.escape(w) for w in sorted(filter(spaced, UNTIL_WORDS), key=len, reverse=True))
+_DENSE_UNTIL = "|".join(re.escape(w) for w in UNTIL_WORDS if not spaced(w))
 _UNTIL = re.compile(
     rf"\b(?:{_LATIN_UNTIL})\s+(?:about\s+|around\s+|~\s?)?(?:{_TIME_POINT})"  # "wait until ~23:45"
     rf"|(?:{_TIME_POINT})\s*(?:UTC|KST|JST|CST)?\s*(?:{_DENSE_UNTIL})"  # "23:45까지", "2月27日まで"
@@ -461,6 +466,53 @@ _PRESENT_DENSE = re.compile(
 )
 
 
+def _phrases(words: tuple[str, ...]) -> str:
+    """A regular expression matching any of `words` as `Lexicon` does: a word of a spaced
+    script whole (its words apart by any spaces), a CJK one anywhere; longest first."""
+    latin = sorted((w for w in words if spaced(w)), key=len, reverse=True)
+    dense = sorted((w for w in words if not spaced(w)), key=len, reverse=True)
+    alternatives = []
+    if latin:
+        joined = "|".join(r"\s+".join(map(re.escape, w.split())) for w in latin)
+        alternatives.append(rf"(?<![^\W_])(?:{joined})(?![^\W_])")
+    alternatives.extend(map(re.escape, dense))
+    return "|".join(alternatives)
+
+
+_PERSISTENCE = re.compile(_phrases(PERSISTENCE_WORDS), re.I)
+
+
+def steady(text: str) -> str:
+    """`text` without the words of a state that persists (`PERSISTENCE_WORDS`: "still not",
+    "toujours pas", "immer noch", "todavía no", "ainda não", 还没, 아직 안, まだ): there a word
+    that elsewhere makes a rule or a generic statement ("toujours", "immer", 不, 안 된다) says
+    that a status holds still, so the rule, generic and standing words are looked for in what
+    is left. ("Le compte n'est toujours pas actif" is a status; "Toujours vérifier …" a rule.)"""
+    return _PERSISTENCE.sub(" ", text)
+
+
+_LATIN_COMPARISON = _phrases(tuple(filter(spaced, COMPARISON_WORDS)))
+_DENSE_COMPARISON = "|".join(re.escape(w) for w in COMPARISON_WORDS if not spaced(w))
+_QUANTITY_COMPARISON = re.compile(
+    rf"(?:{_LATIN_COMPARISON})\s+(?:~\s?|≈\s?)?\d"  # "640 files instead of 90"
+    rf"|\d[^\s\d]{{0,4}}\s*(?:{_DENSE_COMPARISON})|(?:{_DENSE_COMPARISON})\s*\d",  # "90개 대신", "而不是 90 个"
+    re.I,
+)
+_COMPARISON = Lexicon(COMPARISON_WORDS)
+
+
+def is_correction(text: str, cues: Cues | None = None) -> bool:
+    """True when `text` (NFKC) corrects something: a correction word ("turns out", "no
+    longer", 不是…而是, 아니라), "not X but Y", or a comparison phrase that sets aside a way
+    or a thing ("use `rsync` instead of `cp`", "au lieu de", "statt", "en lugar de", "em
+    vez de"). A comparison of two quantities ("copies 640 files instead of 90", "90개 대신
+    640개") measures, it corrects nothing: it is looked past."""
+    cues = cues or _DEFAULT_CUES
+    if _DIGIT.search(text):
+        text = _QUANTITY_COMPARISON.sub(" ", text)
+    return bool(cues.correction.search(text) or _COMPARISON.search(text) or _NOT_BUT.search(text))
+
+
 class _Reading:
     """The features of one entry (`FEATURES`), found in three passes: where it stands
     (headings, labels, lead-in, tags), what form it has (speaker, output, narration,
@@ -474,6 +526,7 @@ class _Reading:
         self.raw = _norm(text if self.tool else entry.text)  # a tool block: the prose it holds
         self.body = _norm(text)
         self.said = _QUOTATION.sub(" ", self.body)  # someone else's words, quoted, state no rule of ours
+        self.steady = steady(self.said)  # "toujours pas", "immer noch": a status, no "always"
         self.first = self.raw.strip().split("\n", 1)[0]
         self.headings = [_norm(h) for h in entry.context[-2:]]
         label, rest = label_of(self.raw.split("\n", 1)[0] if self.raw.strip() else self.raw)
@@ -574,8 +627,8 @@ class _Reading:
         addressed = cues.address.search(self.said) and (
             cues.pointer.search(self.said) or cues.moment.search(self.said)
         )
-        at_hand = _IMPERATIVE_AT_HAND.search(self.said) and not cues.generic.search(self.said)
-        if user and (addressed or at_hand) and not cues.standing.search(self.said):
+        at_hand = _IMPERATIVE_AT_HAND.search(self.said) and not cues.generic.search(self.steady)
+        if user and (addressed or at_hand) and not cues.standing.search(self.steady):
             fire("session-request")  # "don't change any code at this time", "review it": this session only
 
     def knowledge(self) -> None:
@@ -589,15 +642,19 @@ class _Reading:
             self.label,
             self.rest,
         )
-        if cues.rule.search(said):
+        kept = self.steady
+        if cues.rule.search(kept):
             fire("rule")
-        elif cues.weak_rule.search(said):
+        elif cues.weak_rule.search(kept):
             fire("rule-weak")
         if cues.reason.search(said):
             fire("reason")
-        if ("rule" in self.values or cues.weak_rule.search(said)) and cues.procedure.search(said):
+        ordered = cues.procedure.search(said)
+        if ordered and not self.values.keys() & {"rule", "rule-weak"} and cues.request.starts(rest):
+            fire("rule-weak")  # an instruction with an order of steps: "Check … first", "Vérifier d'abord …"
+        if ("rule" in self.values or "rule-weak" in self.values or cues.weak_rule.search(kept)) and ordered:
             fire("procedure")
-        if cues.correction.search(body) or _NOT_BUT.search(body):
+        if is_correction(body, cues):
             fire("correction")
         if _NUMBER.search(body) and cues.limit.search(body):
             fire("limit")
@@ -616,7 +673,7 @@ class _Reading:
             ("contrast", cues.contrast),
             ("behaviour", cues.behaviour),
         ):
-            if lexicon.search(said):
+            if lexicon.search(kept if name == "generic" else said):
                 fire(name)
         past = (
             len(_PAST_EN.findall(said))
@@ -963,7 +1020,7 @@ def is_listed_record(entry: Entry, text: str, cues: Cues | None = None) -> bool:
         return False
     if not (DURABLE_FEATURES - LISTED_RECORD_FEATURES).isdisjoint(fired):
         return False
-    return not cues.rule.starts(_norm(text))
+    return not cues.rule.starts(steady(_norm(text)))
 
 
 def instruction_of(text: str, cues: Cues | None = None) -> str | None:
@@ -976,6 +1033,6 @@ def instruction_of(text: str, cues: Cues | None = None) -> str | None:
     for part in sentences.split(_norm(text)) or [text]:
         label, rest = label_of(part)
         said = rest if label is not None and len(label.split()) <= 2 else part
-        if cues.rule.search(said):
+        if cues.rule.search(steady(said)):
             return said
     return None

@@ -181,3 +181,104 @@ def test_lessons_are_kept_and_status_activity_and_to_dos_are_not(language: str) 
     for words in dropped:
         assert words not in bodies, (words, bodies)
     assert len(result.units) == len(kept)  # the two lessons of the list are one fact
+
+
+# Spanish, German, French and Portuguese (issue #14: "work in any language the material is
+# written in"): one day of a support agent's log each — a status snapshot, an activity
+# record, a status told with the language's "still" that reads as "always" elsewhere
+# ("todavía no", "immer noch nicht", "toujours pas", "ainda não"), a rule and a lesson.
+ES_LOG = """\
+# 2026-03-02 Bitácora de soporte
+
+## Turno de mañana
+- Bandeja: 3 sin leer, todavía sin respuesta del proveedor.
+- Respondí a los dos tickets de facturación y cerré el de acceso.
+- La cuenta de pruebas todavía no funciona, sigue suspendida.
+- Siempre hay que revisar la firma del paquete antes de publicar, porque el espejo no la comprueba.
+
+## Lecciones
+- El proxy corta las conexiones inactivas después de 60 segundos, así que el latido debe enviarse cada 30.
+"""
+
+DE_LOG = """\
+# 2026-03-02 Support-Protokoll
+
+## Frühschicht
+- Posteingang: 3 ungelesen, noch keine Antwort vom Anbieter.
+- Habe die zwei Rechnungstickets beantwortet und das Zugangsticket geschlossen.
+- Das Testkonto funktioniert immer noch nicht, es ist weiterhin gesperrt.
+- Vor jedem Release muss man die Signatur des Pakets prüfen, weil der Spiegel sie nicht prüft.
+
+## Erkenntnisse
+- Der Proxy trennt inaktive Verbindungen nach 60 Sekunden, deshalb muss der Heartbeat alle 30 Sekunden laufen.
+"""
+
+FR_LOG = """\
+# 2026-03-02 Journal du support
+
+## Équipe du matin
+- Boîte de réception : 3 non lus, toujours pas de réponse du fournisseur.
+- J'ai répondu aux deux tickets de facturation et fermé celui d'accès.
+- Le compte de test ne fonctionne toujours pas, il est toujours suspendu.
+- Toujours vérifier la signature du paquet avant de publier, parce que le miroir ne la vérifie pas.
+
+## Leçons apprises
+- Le proxy coupe les connexions inactives après 60 secondes, donc il faut renvoyer le battement toutes les 30 secondes.
+"""
+
+PT_LOG = """\
+# 2026-03-02 Diário do suporte
+
+## Turno da manhã
+- Caixa de entrada: 3 não lidas, ainda sem resposta do fornecedor.
+- Respondi os dois tickets de cobrança e fechei o de acesso.
+- A conta de teste ainda não funciona, continua suspensa.
+- Sempre verifique a assinatura do pacote antes de publicar, porque o espelho não a verifica.
+
+## Lições aprendidas
+- O proxy corta as conexões inativas depois de 60 segundos, por isso o batimento deve ser enviado a cada 30.
+"""
+
+# (log, words of the rule and the lesson, words of the status, the activity record and
+# the negated-"always" status)
+OTHER_CASES = {
+    "es": (
+        ES_LOG,
+        ["revisar la firma", "corta las conexiones"],
+        ["sin leer", "Respondí", "todavía no funciona"],
+    ),
+    "de": (
+        DE_LOG,
+        ["Signatur des Pakets", "trennt inaktive"],
+        ["ungelesen", "beantwortet", "immer noch nicht"],
+    ),
+    "fr": (
+        FR_LOG,
+        ["vérifier la signature", "coupe les connexions"],
+        ["non lus", "J'ai répondu", "toujours pas"],
+    ),
+    "pt": (
+        PT_LOG,
+        ["verifique a assinatura", "corta as conexões"],
+        ["não lidas", "Respondi", "ainda não funciona"],
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(OTHER_CASES))
+def test_rules_and_lessons_are_kept_and_statuses_and_records_are_not_in_other_languages(
+    language: str,
+) -> None:
+    log, kept, dropped = OTHER_CASES[language]
+    path = f"agents/{language}/memory/logs/2026/03/2026-03-02.md"
+    entries, _ = filter_noise(read_markdown_log(path, log.encode(), fallback_date=date(2026, 3, 2)).entries)
+    cfg = defaults()
+    engine = OfflineEngine(cfg, slugify=simple_slugify, absolutize=simple_absolutize)
+    agent = make_agent(f"agents/{language}", cfg)
+    result = engine.distill(DistillContext(agent, entries, MemoryView({}), cfg, "0" * 40, date(2026, 3, 9)))
+    bodies = " | ".join(u.body for u in result.units)
+    for words in kept:
+        assert words in bodies, (words, bodies)
+    for words in dropped:
+        assert words not in bodies, (words, bodies)
+    assert len(result.units) == len(kept)

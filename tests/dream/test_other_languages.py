@@ -123,3 +123,83 @@ def test_a_dunder_name_is_not_bold_and_a_sentence_ending_item_is_not_joined_with
         strip_layout("- **Build**: the graph tool.\n  - Extracts claims")
         == "- Build: the graph tool. Extracts claims"
     )
+
+
+@pytest.mark.parametrize(
+    ("status", "rule"),
+    [
+        ("- The test account still doesn't work.", "- Always check the signature first."),
+        ("- La cuenta de pruebas todavía no funciona.", "- Siempre revisar la firma primero."),
+        ("- Das Testkonto funktioniert immer noch nicht.", "- Immer zuerst die Signatur prüfen."),
+        ("- Le compte de test ne fonctionne toujours pas.", "- Toujours vérifier la signature d'abord."),
+        ("- A conta de teste ainda não funciona.", "- Sempre verificar a assinatura primeiro."),
+        ("- 测试账号还是不能登录。", "- 必须先检查签名。"),
+        ("- 테스트 계정은 아직 안 된다.", "- 반드시 서명을 먼저 확인한다."),
+    ],
+)
+def test_a_state_that_persists_is_a_status_not_a_rule_in_every_language(status: str, rule: str) -> None:
+    """ "toujours pas", "immer noch nicht", "todavía no", "ainda não" hold the word that
+    elsewhere is "always" (or a rule's negation: "no funciona", 不能, 안 된다): a status."""
+    still = verdict(status)
+    assert "rule" not in still.cues and "generic" not in still.cues, still.cues
+    assert not still.kept and still.reason == "status snapshot", still
+    assert "rule" in verdict(rule).cues
+
+
+@pytest.mark.parametrize(
+    ("measured", "corrected"),
+    [
+        ("- The sync copies 640 files instead of 90 now.", "- Use rsync instead of cp for the backups."),
+        (
+            "- La sincronización copia 640 archivos en lugar de 90.",
+            "- Usa rsync en lugar de cp para las copias.",
+        ),
+        ("- Der Sync kopiert 640 Dateien statt 90.", "- Für Backups rsync statt cp verwenden."),
+        (
+            "- La synchro copie 640 fichiers au lieu de 90.",
+            "- Utiliser rsync au lieu de cp pour les sauvegardes.",
+        ),
+        ("- A sincronização copia 640 arquivos em vez de 90.", "- Use rsync em vez de cp para os backups."),
+        ("- 同步复制了 640 个文件而不是 90 个。", "- 备份用 rsync 而不是 cp。"),
+    ],
+)
+def test_a_comparison_of_quantities_is_not_a_correction(measured: str, corrected: str) -> None:
+    assert "correction" not in verdict(measured).cues
+    assert "correction" in verdict(corrected).cues
+
+
+@pytest.mark.parametrize(
+    "guess",
+    [
+        "I think the outage was caused by the cache.",
+        "Creo que la caída fue por la caché.",
+        "Ich glaube, der Ausfall wurde durch den Cache verursacht.",
+        "Je pense que la panne a été causée par le cache.",
+        "Acho que a queda foi causada pelo cache.",
+        "我觉得故障是缓存引起的了。",
+        "장애는 캐시 때문이었다고 생각합니다.",
+        "障害はキャッシュが原因だったと思う。",
+    ],
+)
+def test_a_hedged_belief_is_a_belief_in_every_language(guess: str) -> None:
+    """ "I think", "creo que", "ich glaube", "je pense que", "acho que", 我觉得, 생각합니다, と思う
+    mark a belief (`HEDGE_WORDS`), in each of the eight languages."""
+    assert Cues().hedge.search(salience._norm(guess)), guess
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- Check the signature first, before publishing.",
+        "- Vérifier d'abord la signature avant de publier.",
+        "- Revisar primero la firma antes de publicar.",
+        "- Prüfe zuerst die Signatur, bevor du veröffentlichst.",
+        "- Verificar primeiro a assinatura antes de publicar.",
+    ],
+)
+def test_an_instruction_with_an_order_of_steps_is_a_procedure_in_every_language(text: str) -> None:
+    """An imperative (or the infinitive a note instructs with: "vérifier d'abord …") opening
+    an entry with an order of steps is a procedure; the same told as done is not."""
+    assert {"rule-weak", "procedure"} <= verdict(text).cues.keys()
+    assert verdict(text).kept
+    assert "procedure" not in verdict("- Checked the signature before publishing.").cues
