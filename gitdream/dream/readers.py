@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
-from gitdream.dream import terminal
 from gitdream.dream.dates import date_from_path, date_from_timestamp, date_in, parse_day
+from gitdream.dream import terminal
 from gitdream.dream.decode import decode_lines
 from gitdream.dream.logentries import lead_ins, split_entries
 from gitdream.dream.tags import find_tags, strip_prefix

@@ -43,7 +43,9 @@ _MESSAGE = re.compile(r"^\s*⎿\s*(?:Error|Warning|Note|\[(?:WARNING|WARN|ERROR|
 _GUTTER = re.compile(r"^\s*(\d{1,6})(?:\s{1,3}[+-]?\s?|$)")
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|(?:[-*+]|\d{1,3}[.)])\s+|</?[\w-]+>\s*)+")
 _LETTER = re.compile(r"[^\W\d_]")
-DERIVED_MARKS = (("✻ Thinking", "reasoning"),)
+DERIVED_MARKS = (
+    ("✻ Thinking", "reasoning"),
+)
 """How the terminal opens a derived block, and its kind (module docstring)."""
 PROSE_MIN_WORDS = 5
 """A written line holds prose when it has at least this many words (CJK: two characters a word)."""
