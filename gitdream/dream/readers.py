@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from gitdream.dream.dates import date_from_path, date_from_timestamp, date_in, parse_day
-from gitdream.dream import terminal
 from gitdream.dream.decode import decode_lines
 from gitdream.dream.logentries import lead_ins, split_entries
 from gitdream.dream.tags import find_tags, strip_prefix
@@ -81,15 +80,8 @@ def read_markdown_log(
     result.warnings += warnings
     file_date = date_from_path(path)
     leads = lead_ins(spans, lines)
-    derived = terminal.derived_lines(lines)
     for span in spans:
         if not _touched(span.start, span.end, added_lines):
-            continue
-        kind = derived.get(span.start)
-        if kind is not None and all(
-            n in derived for n in range(span.start, span.end + 1) if lines[n - 1].strip()
-        ):  # the terminal's copy of hidden reasoning (`terminal`), and nothing else
-            result.dropped[kind] = result.dropped.get(kind, 0) + 1
             continue
         text = "\n".join(lines[span.start - 1 : span.end])
         _, prefix = strip_prefix(lines[span.start - 1])

@@ -14,15 +14,6 @@ Its kind (`block_kind`):
 - "output": anything else a tool printed (a test run, a listing, a diff, `Read 15
   lines`): certainly output.
 
-A **reasoning block** is derived text, not material — as a transcript's `thinking`
-blocks are not (`gitdream.dream.transcript` drops them); `derived_lines` finds them. It is
-the terminal's copy of the assistant's hidden reasoning: a `✻ Thinking…` line and the
-lines under it, indented or blank, up to the next line at column 0 (the answer, a tool call
-`⏺ …` or the user's `>`). It restates what the turn after it says or does ("The user wants
-… Let me first …"). (A compaction summary, `> This session is being continued from a
-previous conversation …`, stays material in a log: it often states in a sentence what the
-session showed only by doing it.)
-
 `prose(text)` is what an edit or a message says in sentences: lines of at least
 `PROSE_MIN_WORDS` words, mostly letters, that are not a comment, a section or a `key =
 value` of a config file, markup (headings, list markers, quote marks, tags) and the gutter
@@ -43,10 +34,6 @@ _MESSAGE = re.compile(r"^\s*⎿\s*(?:Error|Warning|Note|\[(?:WARNING|WARN|ERROR|
 _GUTTER = re.compile(r"^\s*(\d{1,6})(?:\s{1,3}[+-]?\s?|$)")
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|(?:[-*+]|\d{1,3}[.)])\s+|</?[\w-]+>\s*)+")
 _LETTER = re.compile(r"[^\W\d_]")
-DERIVED_MARKS = (
-    ("✻ Thinking", "reasoning"),
-)
-"""How the terminal opens a derived block, and its kind (module docstring)."""
 PROSE_MIN_WORDS = 5
 """A written line holds prose when it has at least this many words (CJK: two characters a word)."""
 
@@ -184,20 +171,3 @@ def prose(text: str) -> str:
                 out += ";"  # lines of a list: one clause each (a message's lines are wrapped text)
             out += (" " if out else "") + bare
     return out
-
-
-def derived_lines(lines: list[str]) -> dict[int, str]:
-    """`{1-based line number: kind}` (kind "reasoning") for the lines of a file's `lines`
-    inside derived blocks (module docstring): each opening line and the indented or blank
-    lines below it. Empty when the file holds none. Never raises."""
-    inside: dict[int, str] = {}
-    kind: str | None = None
-    for number, line in enumerate(lines, 1):
-        opens = next((k for mark, k in DERIVED_MARKS if line.startswith(mark)), None)
-        if opens is not None:
-            kind = opens
-        elif line.strip() and not line[:1].isspace():
-            kind = None
-        if kind is not None:
-            inside[number] = kind
-    return inside

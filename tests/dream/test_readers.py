@@ -1015,25 +1015,3 @@ def test_claude_code_synthetic_rows_are_dropped_and_title_rows_read_without_a_wa
         "api_error": 2,
         "sidechain": 1,
     }
-
-
-def test_the_terminals_copy_of_hidden_reasoning_is_not_material() -> None:
-    """A diary holding Claude Code's terminal: a `✻ Thinking…` block restates the turn
-    after it, as a transcript's `thinking` blocks do (which the transcript reader drops);
-    its entries are counted as "reasoning", and what follows at column 0 is read — also in
-    an entry that starts inside the block (entries are kept or dropped whole)."""
-    text = (
-        "> Always pin the Python version in CI, because runners upgrade silently.\n\n"
-        "✻ Thinking…\n\n"
-        "  The user wants the CI version pinned. Let me check the workflow file first.\n\n"
-        "  1. Read the workflow\n"
-        "  2. Pin the version\n\n"
-        "⏺ Pinned Python 3.12 in the workflow, since runners upgrade silently.\n\n"
-        "✻ Thinking…\n"
-        "  Now the tests.\n"
-        "> Thanks.\n"
-    )
-    result = md(text)
-    assert [e.text.splitlines()[0][:8] for e in result.entries] == ["> Always", "⏺ Pinned", "✻ Thinki"]
-    assert result.entries[-1].text.endswith("> Thanks.")
-    assert result.dropped == {"reasoning": 4}  # its opening line, a paragraph, two items
