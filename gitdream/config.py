@@ -269,7 +269,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "offline.salience_threshold",
         "float",
-        0.35,
+        0.325,
         "Offline engine: an entry whose salience (the probability, 0-1, that it holds "
         "durable knowledge: lessons, rules, decisions, corrections, preferences, stable facts "
         "rather than status, activity, plans, narration or output) is below this is read and "
