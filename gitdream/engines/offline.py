@@ -306,15 +306,22 @@ def _closed(text: str) -> str:
     return lists.without_lead_sentence(stripped) or text
 
 
+ACRONYM_TAG_MAX = 2
+"""A lower-case name of at most this many Latin letters (a tag: `[ci]`, `[qa]`) is an acronym."""
+
+
 def clean_name(name: str) -> str:
     """A heading or tag as a topic display name: Markdown links and emphasis dropped, one
     line, a trailing aside in parentheses ("(5)", "(zweites Mal)", "(2nd time)") and a
-    trailing colon dropped, first letter
+    trailing colon dropped, a tag of `ACRONYM_TAG_MAX` letters or fewer in capitals ("ci" →
+    "CI"), else first letter
     upper-cased, capped at TOPIC_NAME_MAX_CHARS characters."""
     text = _MD_LINK.sub(r"\1", name)
     text = _NAME_MARKS.sub("", markup.unemphasize(text, italic=True))
     text = _TRAILING_ASIDE.sub("", one_line(text))
     text = memoryfiles.neutral(text).strip(" :：-—")
+    if len(text) <= ACRONYM_TAG_MAX and text.isascii() and text.isalpha() and text.islower():
+        return text.upper()  # a tag such as [ci], [qa], [db] names an acronym: "CI", not "Ci"
     if text[:1].islower() and not re.search(r"[\w][-_./][\w]", text):
         text = (
             text[0].upper() + text[1:]

@@ -636,9 +636,12 @@ def test_entries_folded_into_a_list_fact_are_counted_once() -> None:
         ("배포 (두 번째)", "배포"),
         ("Redis (fixed)", "Redis"),  # a status in parentheses
         ("(draft)", "(draft)"),  # nothing else to name it
+        ("ci", "CI"),  # a tag of two letters is an acronym
+        ("qa", "QA"),
+        ("ops", "Ops"),
     ],
 )
-def test_a_trailing_aside_in_parentheses_is_not_part_of_a_topic_name(heading: str, name: str) -> None:
+def test_topic_names_from_headings_and_tags(heading: str, name: str) -> None:
     from gitdream.engines.offline import clean_name
 
     assert clean_name(heading) == name
