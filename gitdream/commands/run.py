@@ -260,7 +260,15 @@ def _dream_each(
                 refused = (outcome.status == "failed" and error.get("type") == RepoStateError.kind) or (
                     outcome.status == "partial" and outcome.receipt.partial_causes == ["definitions"]
                 )
-                state_mod.record_run(state, agent.id, run_id, outcome.status, started, refused=refused)
+                state_mod.record_run(
+                    state,
+                    agent.id,
+                    run_id,
+                    outcome.status,
+                    started,
+                    refused=refused,
+                    consolidated=outcome.receipt.consolidated,
+                )
                 save()
             if outcome.status == "aborted":
                 break

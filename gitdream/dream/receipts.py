@@ -206,6 +206,18 @@ class Receipt:
         return [name for name, info in self.phases.items() if info.get("status") in ("partial", "refused")]
 
     @property
+    def consolidated(self) -> bool:
+        """True when the run took material in: it wrote a memory, or read an entry and let
+        it go for good (read and not kept, folded into a fact). What the time gate counts
+        from (`trigger.state.record_run`; issue 17: a run that consolidated nothing — a
+        no-op, or a run whose only units wait for a definition file — is no consolidation)."""
+        return bool(
+            improved(self.counts)
+            or self.counts.get("folded")
+            or any(reason.startswith("not kept") for reason in self.skipped)
+        )
+
+    @property
     def problem(self) -> bool:
         """True when the run failed, was aborted, or a phase was refused."""
         if self.status in ("failed", "aborted", "partial"):

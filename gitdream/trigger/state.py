@@ -151,10 +151,20 @@ def time_gate_reason(agent: AgentState, base_hours: float, opens: datetime, now:
 
 
 def record_run(
-    state: State, agent_id: str, run_id: str, status: str, started: datetime, *, refused: bool = False
+    state: State,
+    agent_id: str,
+    run_id: str,
+    status: str,
+    started: datetime,
+    *,
+    refused: bool = False,
+    consolidated: bool = True,
 ) -> None:
     """Update the agent's state after a run with `status` (ok/partial/noop/failed/aborted):
     a `partial` run (a model call failed; its material stays pending) counts as a failure.
+    `consolidated` (`Receipt.consolidated`): the run took material in; an `ok` or `partial`
+    run that took none in (its only units wait for a definition file to be created) is not
+    the last dream the time gate counts from.
     `refused`: the run failed because of the repository's state (a RepoStateError, e.g.
     the watermark is not in this clone) — recorded as the last run, but not a failed
     dream, so it does not stretch the back-off: fixing the repository (fetching
@@ -163,7 +173,7 @@ def record_run(
     entry.last_attempt = clock.iso(started)
     entry.last_run = run_id
     entry.last_status = status
-    if status == "partial":  # material was consolidated, and a model call failed
+    if status == "partial" and consolidated:  # material was consolidated, and a phase failed
         entry.last_dream = clock.iso(started)
     if refused:
         return
@@ -172,7 +182,8 @@ def record_run(
         entry.last_failed = clock.iso(started)
     elif status == "ok":
         entry.failures = 0
-        entry.last_dream = clock.iso(started)
+        if consolidated:
+            entry.last_dream = clock.iso(started)
 
 
 def state_path(common_dir: Path) -> Path:

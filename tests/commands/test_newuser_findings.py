@@ -234,3 +234,25 @@ def test_with_json_a_usage_error_is_a_json_error_on_stdout_too(agent_repo: Path)
         assert "Usage: " in result.stderr
     plain = cli(agent_repo, "log", "--status", "weird")
     assert plain.exit_code == 2 and plain.stdout == ""
+
+
+def test_a_run_that_consolidated_nothing_does_not_restart_the_time_gate(agent_repo: Path) -> None:
+    """Found by a new user: with SKILL.md still missing, the next run has only the pending
+    #skill entry, writes nothing and is `partial` again — it took no material in, so it is
+    not the last dream the time gate counts `min_hours` from (docs/dreaming.md)."""
+    from freezegun import freeze_time
+
+    _no_skill_file(agent_repo)
+    with freeze_time("2026-03-02T10:00:00Z"):
+        assert cli(agent_repo, "run").exit_code == 1
+    first = state_mod.load(agent_repo / ".git").agent("ops")
+    assert first.last_dream == "2026-03-02T10:00:00Z"  # it wrote the deploy fact
+
+    with freeze_time("2026-03-02T16:00:00Z"):
+        again = cli(agent_repo, "run", "--json")
+    assert again.exit_code == 1
+    (receipt,) = json.loads(again.stdout)["runs"]
+    assert receipt["status"] == "partial" and not receipt["commits"]["experience"]
+    entry = state_mod.load(agent_repo / ".git").agent("ops")
+    assert entry.last_attempt == "2026-03-02T16:00:00Z" and entry.last_status == "partial"
+    assert entry.last_dream == "2026-03-02T10:00:00Z"
