@@ -155,18 +155,25 @@ class RetryWaitCap:
     `request.retries_taken`. When the attempt failed in a way the SDK will retry, it
     adds the sleep the SDK is about to take — the server's `retry-after(-ms)` when
     positive, else the back-off bound min(0.5 × 2^n, 8) s — and raises
-    `RetryWaitExceeded` when the sum would pass `cap`.
+    `RetryWaitExceeded` when the sum would pass `cap`, or `DeadlinePassed` when that sleep
+    alone would pass the call's `deadline` (`CallDeadline`: the retry could not start in time).
     """
 
-    def __init__(self, cap: float, max_retries: int) -> None:
+    def __init__(self, cap: float, max_retries: int, deadline: CallDeadline | None = None) -> None:
         self.cap = cap
         self.max_retries = max_retries
+        self.deadline = deadline
         self.waited = 0.0
 
     def _charge(self, retries_taken: int, asked: float | None, what: str) -> None:
         wait = asked if asked is not None and asked > 0 else min(0.5 * 2.0**retries_taken, 8.0)
         if self.waited + wait > self.cap:
             raise RetryWaitExceeded(what, wait, self.waited, self.cap)
+        left = self.deadline.left() if self.deadline is not None else None
+        if left is not None and wait >= left:
+            # The sleep alone would pass the call's deadline: stop now, not after it.
+            assert self.deadline is not None
+            raise DeadlinePassed(self.deadline.seconds, f"{what} and the next retry would wait {wait:g} s")
         self.waited += wait
 
     def __call__(self, request: Any, call_next: Any) -> Any:
@@ -203,9 +210,12 @@ class DeadlinePassed(Exception):
     """Raised by `CallDeadline` when a call's deadline has passed. Not an SDK error and
     not chained to one, so the SDK's retry loop lets it through at once."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, why: str = "") -> None:
         super().__init__(f"the call did not finish within {seconds:g} s")
         self.seconds = seconds
+        self.why = why
+        """What the server last did when it is why the call stopped ("answered 529
+        (overloaded) and the next retry would wait 25 s"); "" when the answer never ended."""
 
 
 class CallDeadline:
@@ -386,7 +396,7 @@ class MessagesClient:
                 max_retries=retries,
                 timeout=self.deadline.timeout,
                 middleware=[
-                    RetryWaitCap(self.cfg.float("anthropic.max_retry_wait_seconds"), retries),
+                    RetryWaitCap(self.cfg.float("anthropic.max_retry_wait_seconds"), retries, self.deadline),
                     self.deadline,
                 ],
             )
@@ -527,9 +537,10 @@ class MessagesClient:
                 hint="run again later; raise anthropic.max_retry_wait_seconds to wait longer within one run",
             )
         if isinstance(exc, DeadlinePassed):
+            why = exc.why or "the connection stayed open, but the answer did not complete"
             return ApiCallFailed(
                 f"{base} did not finish the call within anthropic.call_deadline_seconds = {exc.seconds:g} s "
-                "(the connection stayed open, but the answer did not complete); nothing of it was used",
+                f"({why}); nothing of it was used",
                 hint="run again later; for a slow server (a local model) raise anthropic.call_deadline_seconds",
             )
         if isinstance(exc, anthropic.APIStatusError):

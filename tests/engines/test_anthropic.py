@@ -383,6 +383,20 @@ def test_a_call_within_its_deadline_is_not_touched_by_it(anthropic_api: FakeAnth
     assert len(anthropic_api.messages) == 2
 
 
+def test_a_retry_whose_wait_would_pass_the_call_deadline_is_not_waited_for(
+    anthropic_api: FakeAnthropic,
+) -> None:
+    # retry-after 25 s fits max_retry_wait_seconds (60) but not the 2 s deadline: the call
+    # stops at once, saying what the server answered, instead of sleeping 25 s past it.
+    cfg = make_cfg(anthropic_api, max_retries=2, max_retry_wait_seconds=60.0, call_deadline_seconds=2.0)
+    anthropic_api.enqueue(fakeapi.rate_limited(retry_after="25"), units_reply(), units_reply())
+    with pytest.raises(ApiCallFailed) as info:
+        AnthropicEngine(cfg).distill(context(cfg, ENTRIES))
+    assert "anthropic.call_deadline_seconds = 2 s" in info.value.message
+    assert "answered 429 (rate limited) and the next retry would wait 25 s" in info.value.message
+    assert len(anthropic_api.messages) == 1
+
+
 def test_network_error_is_an_engine_error() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
