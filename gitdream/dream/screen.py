@@ -46,12 +46,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from gitdream import paths
-from gitdream.config import REPO_FILE, Config
+from gitdream.config import Config, compile_pattern
 from gitdream.contract import ScreenResult
 from gitdream.dream import screen_gitleaks as table
-from gitdream.errors import ConfigError
-from gitdream.patterns import ENGINE, Pattern, PatternError, compile_linear
+from gitdream.patterns import Pattern
 from gitdream.units import Rejected
 
 if TYPE_CHECKING:
@@ -540,47 +538,12 @@ RULES: tuple[Rule, ...] = (
 
 
 def _compile_user(patterns: Iterable[str], key: str, source: str = "") -> list[Pattern]:
-    """`patterns` of config key `key` compiled: with Python `re` when they come from the
-    user (user config, environment, flag), with RE2 in linear time (`gitdream.patterns`)
-    when `source` is the repository's gitdream.toml — its author is whoever can push, and a
-    backtracking pattern such as `(a+)+$` would hang every dream (issue 16). Raises
-    ConfigError naming the key, the pattern and what to do for one that does not compile."""
-    compiled: list[Pattern] = []
-    from_repository = source == REPO_FILE
-    for pattern in patterns:
-        try:
-            compiled.append(compile_linear(pattern) if from_repository else re.compile(pattern))
-        except PatternError as exc:
-            if _invalid(pattern):
-                raise ConfigError(
-                    f"{REPO_FILE}: key '{key}' has the pattern {pattern!r}, which is not a valid "
-                    f"regular expression: {exc}",
-                    hint=f"fix '{key}' in {REPO_FILE} ({ENGINE} syntax)",
-                ) from None
-            raise ConfigError(
-                f"{REPO_FILE}: key '{key}' has the pattern {pattern!r}, which {ENGINE} cannot match: {exc}. "
-                f"Patterns from a repository's {REPO_FILE} are matched with {ENGINE}, in time linear in "
-                "the text, so that a committed pattern cannot hang a dream; it has no backreferences "
-                "and no look-around",
-                hint=f"rewrite it without them in {REPO_FILE}, or set '{key}' in your user config "
-                f"{paths.user_config_file()}, where Python `re` syntax applies",
-            ) from None
-        except re.error as exc:
-            raise ConfigError(
-                f"key '{key}' has the pattern {pattern!r}, which is not a valid regular expression: {exc}",
-                hint=f"fix '{key}' (Python `re` syntax)",
-            ) from None
+    """`patterns` of config key `key`, from layer `source`, compiled as the configuration
+    compiles them (`config.compile_pattern`: RE2 in linear time when `source` is the
+    repository's gitdream.toml, Python `re` for the user's own). Raises ConfigError naming
+    the key, the pattern and what to do for one that does not compile."""
+    compiled: list[Pattern] = [compile_pattern(key, pattern, source) for pattern in patterns]
     return compiled
-
-
-def _invalid(pattern: str) -> bool:
-    """True when Python `re` rejects `pattern` too (compiling does not match, so it is
-    safe for any pattern)."""
-    try:
-        re.compile(pattern)
-    except re.error:
-        return True
-    return False
 
 
 def _configured(cfg: Config, key: str) -> list[Pattern]:

@@ -342,3 +342,75 @@ def test_a_unit_holding_part_of_a_secret_from_its_source_is_rejected() -> None:
     assert "aws-access-key-id" in reasons[1] and key not in reasons[1]
     # without the sources, nothing tells the cut-short copy from prose
     assert len(screen_units(units, config.defaults()).kept) == 4
+
+
+# Regression (issue 16): RE2 reads \d, \w and \s as ASCII, so a repository's deny pattern
+# silently stopped matching Korean, Arabic-Indic or ideographic-space text that the same
+# pattern matches from the user config (Python `re`). A repository pattern now means what
+# it means under Python `re`: each case is judged by Python `re` itself.
+UNICODE_CASES = [
+    (r"\d{4}", "코드 ١٢٣٤"),
+    (r"\d{4}", "abcd"),
+    (r"\D", "١٢٣"),
+    (r"\D", "١x"),
+    (r"고객\w+", "고객데이터는"),
+    (r"\w+콘", "팔콘"),
+    (r"\W팔콘", "프로팔콘"),
+    (r"\W팔콘", "프로 팔콘"),
+    (r"팔콘\s프로젝트", "팔콘\u3000프로젝트"),
+    (r"팔콘\s프로젝트", "팔콘\xa0프로젝트"),
+    (r"\S+", "\u3000\u2003"),
+    (r"[\d\s]+번", "١٢\u3000번"),
+    (r"[^\d]", "١٢٣"),
+    (r"[\w-]+@corp", "김-철수@corp"),
+    (r"\\d", "\\d"),
+    (r"\\d", "5"),
+    (r"[]\d]", "]"),
+    (r"(?i)\bfalcon\b", "the Falcon data"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "text"), UNICODE_CASES)
+def test_a_repository_pattern_matches_as_python_re_does(pattern: str, text: str) -> None:
+    import re
+
+    compiled = config.compile_pattern("screen.deny", pattern, config.REPO_FILE)
+    assert (compiled.search(text) is not None) == (re.search(pattern, text) is not None)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "found"),
+    [
+        (r"\Q\d\E", "\\d", True),
+        (r"\Q\d\E", "5", False),
+        (r"[[:alpha:]]\d", "a١", True),
+        (r"[[:alpha:]]\d", "a", False),
+    ],
+)
+def test_re2_only_syntax_keeps_its_meaning(pattern: str, text: str, found: bool) -> None:
+    # RE2's literal text \Q…\E and POSIX classes, which Python `re` has not: kept as written
+    compiled = config.compile_pattern("screen.deny", pattern, config.REPO_FILE)
+    assert (compiled.search(text) is not None) is found
+
+
+@pytest.mark.parametrize("pattern", [r"\b팔콘\b", r"\B프로젝트", r"\b\w+\b", r"(?i)\bfalcon\W"])
+def test_a_repository_word_boundary_re2_cannot_keep_is_refused(pattern: str) -> None:
+    # RE2's \b is ASCII-only: `\b팔콘\b` never matched Korean text, and nothing said so
+    with pytest.raises(ConfigError) as raised:
+        config.compile_pattern("screen.deny", pattern, config.REPO_FILE)
+    assert "gitdream.toml: key 'screen.deny'" in raised.value.message
+    assert r"(?:^|[^\p{L}\p{N}_])" in raised.value.message  # how to write it
+
+
+@pytest.mark.parametrize("pattern", [r"[\W]", r"[a\S]"])
+def test_a_repository_class_re2_cannot_write_is_refused(pattern: str) -> None:
+    with pytest.raises(ConfigError, match=r"inside a character class"):
+        config.compile_pattern("screen.deny", pattern, config.REPO_FILE)
+
+
+def test_the_written_boundary_the_message_suggests_matches_korean_text() -> None:
+    boundary = r"(?:^|[^\p{L}\p{N}_])팔콘(?:[^\p{L}\p{N}_]|$)"
+    compiled = config.compile_pattern("screen.deny", boundary, config.REPO_FILE)
+    found = scan_text("결정: 팔콘 프로젝트 고객 데이터는 서울 리전에만 저장한다.", deny=[compiled])
+    assert [f.rule for f in found] == ["deny[0]"]
+    assert scan_text("팔콘스 팀", deny=[compiled]) == []
