@@ -414,3 +414,88 @@ def test_the_written_boundary_the_message_suggests_matches_korean_text() -> None
     found = scan_text("결정: 팔콘 프로젝트 고객 데이터는 서울 리전에만 저장한다.", deny=[compiled])
     assert [f.rule for f in found] == ["deny[0]"]
     assert scan_text("팔콘스 팀", deny=[compiled]) == []
+
+
+# Regressions (issue 16): password-in-prose missed passwords in the other languages the
+# offline engine reads and in English verb forms (so they were committed to memory), and
+# rejected good facts: a password manager's name, a hyphenated word whose `-` counted as
+# the required symbol, a length range, code that reads the password from the environment.
+PROSE_PASSWORDS = [
+    ("Das Passwort ist {s}", "Sommer2024!"),
+    ("Passwort: {s}", "Sommer2024!"),
+    ("das Kennwort lautet {s}", "Winter2025#"),
+    ("le mot de passe est {s}", "Soleil2024!"),
+    ("mot de passe : {s}", "Soleil2024!"),
+    ("la contraseña es {s}", "Verano2024!"),
+    ("contraseña: {s}", "Verano2024!"),
+    ("a senha é {s}", "Verao2024!"),
+    ("пароль: {s}", "Лето2024!"),
+    ("Пароль — {s}", "Лето2024!"),
+    ("비번은 {s}", "qwer1234!"),
+    ("I set the password to {s}", "Summer2024!"),
+    ("changed password to {s} yesterday", "Summer2024!"),
+    ("we reset the staging password to {s}", "Summer2024!"),
+    ("the new password will be {s}", "Summer2024!"),
+    ("Use password {s} to log in.", "Summer2024!"),
+    ("log in with password {s}", "Summer2024!"),
+    ("user admin, password {s}", "Summer2024!"),
+    ("password → {s}", "Summer2024!"),
+    ("password - {s}", "Summer2024!"),
+    ("The password's {s}", "Summer2024!"),
+    ("pw: {s}", "Tr0ub4dor&3"),
+    ("pwd is {s}", "Tr0ub4dor&3"),
+]
+
+
+@pytest.mark.parametrize(("template", "secret"), PROSE_PASSWORDS)
+def test_a_password_in_prose_is_found(template: str, secret: str) -> None:
+    text = template.format(s=secret)
+    findings = scan_text(text)
+    assert [f.rule for f in findings] == ["password-in-prose"], findings
+    assert findings[0].text == secret
+
+
+PROSE_WITHOUT_PASSWORD = [
+    # a password manager's name says where the password is
+    "Password: 1Password holds the current one, ask ops.",
+    "비밀번호는 1Password에 저장되어 있습니다.",
+    "パスワードは1Passwordに保存されています。",
+    "パスワード：1Passwordの「Staging」を参照",
+    "비밀번호: 1Password의 Staging 항목 참고",
+    # a hyphenated word: the hyphen is not the symbol of a password
+    "the password is e-mailed to new hires",
+    "the password is case-sensitive, so type it carefully",
+    "the password is sha256-hashed before storage",
+    "the password is base64-encoded in the header",
+    "the password is URL-encoded, then sent",
+    "the password is v2-hashed now",
+    "password: 30-day expiry for every account",
+    # a length range is a policy
+    "비밀번호는 8~16자, 특수문자 1개 이상",
+    "密码是8-16位",
+    "パスワードは8～16文字です",
+    "password: 8-16 characters",
+    # code that reads the password
+    "password: process.env.DB_PASSWORD",
+    "password: ENV[DB_PASSWORD]",
+    "password: %(DB_PASSWORD)s",
+    "password: {DB_PASSWORD}",
+    # prose about passwords in the other languages and verb forms
+    "Das Passwort ist zu kurz.",
+    "le mot de passe est obligatoire",
+    "la contraseña es incorrecta",
+    "a senha é obrigatória",
+    "пароль: см. хранилище",
+    "비번은 관리자에게 문의하세요.",
+    "I set the password to expire after 90 days",
+    "reset the password to the default in settings",
+    "use password managers, never sticky notes",
+    "log in with password (optional) or passkey",
+    "user admin, password reset required",
+    "the password's length is checked",
+]
+
+
+@pytest.mark.parametrize("text", PROSE_WITHOUT_PASSWORD)
+def test_prose_about_a_password_is_not_a_finding(text: str) -> None:
+    assert scan_text(text) == []
