@@ -429,7 +429,8 @@ KEYS: tuple[Key, ...] = (
         [],
         "Extra regular expressions the scanner rejects (in addition to the built-in rules). "
         "From gitdream.toml they are matched with RE2, in time linear in the text, so that a "
-        "committed pattern cannot hang a dream (RE2 has no look-around or backreferences); from "
+        "committed pattern cannot hang a dream (RE2 has no look-around or backreferences; \\d, \\w "
+        "and \\s keep Python's Unicode meaning, and \\b next to non-ASCII text is refused); from "
         "your user config, the environment or a flag, with Python `re`.",
         patterns=True,
     ),
