@@ -12,7 +12,11 @@ features, an opening verb of activity, the speaker's own past doings), half of i
 tense alone: "Created `x.py` — …", "Generated keypair: kid …" or "I had to make one fix …"
 say what happened once, not what the topic holds; a sentence that does not state itself
 ranks lower still (`DEPENDENT_PENALTY`: it points at what was just said — "These changes
-should…" —, narrates, asks, offers a next step, is a fragment or a request for one session);
+should…", "So, …" (`_leans`) —, narrates, asks, offers a next step, is a fragment or a
+request for one session); so does one behind a label that is not the topic's title
+(`LABEL_PENALTY`: "Files and Code Sections: …", "Grund: …" — a recap's section, a cause, a
+post) and one in the speaker's own voice (`FIRST_PERSON_PENALTY`: "I think we should …", a
+line of chat); one that names the topic's subject ranks higher (`SUBJECT_BONUS`);
 and one that would have to be cut to fit ranks lower (`CUT_PENALTY`), so a whole statement
 wins over a longer one of similar weight. Of equals the newest wins. These penalties are
 design choices, not fitted: the labels judge entries, not index lines.
@@ -23,7 +27,8 @@ does not stand as the description: it opens with a pointer or a contrast ("This 
 memories. Strong memories don't benefit.": its subject is the contrast with what was just
 said). Then the fact's own opening describes the topic — the whole fact when it fits, else
 its first sentence —, unless that opening is itself a record of one moment ("Created `x` …"),
-which says less than the sentence it would replace.
+which says less than the sentence it would replace, or stands behind a label ("Clawk reply to
+… on …: …": a post), when the next candidate is tried instead.
 
 A leading label that repeats the topic's title ("Moltbook: …" in Moltbook) is dropped. The
 chosen sentence is then **shortened at a boundary of its meaning**, never inside a word:
@@ -58,6 +63,16 @@ DEPENDENT_PENALTY = 3.0
 """Log-odds taken from a sentence that does not state itself (module docstring)."""
 CUT_PENALTY = 1.0
 """Log-odds taken from a sentence that does not fit the line whole (it would end in "…")."""
+LABEL_PENALTY = 1.5
+"""Log-odds taken from a sentence that opens with a label other than the topic's title
+("Files and Code Sections: …", "Grund: …", "Clawk reply to gerundium on …: …"): a section
+label of a recap, a cause or a post, not a statement of what the topic holds."""
+FIRST_PERSON_PENALTY = 2.0
+"""Log-odds taken from a sentence in the speaker's own voice ("I think we should …",
+"我觉得 …", "저는 …"): a line of a chat, not a standing statement."""
+SUBJECT_BONUS = 0.5
+"""Log-odds added to a sentence that names the topic's subject (every content word of its
+title, `_stems`): the line says what the topic is about."""
 SENTENCES_PER_FACT = 3
 """Of each fact, its first this many sentences are candidates."""
 RECORD_FEATURES = frozenset(
@@ -93,6 +108,9 @@ _BRACKET = re.compile(r" [(（\[]")
 _ADDED_CLAUSE = Lexicon(REASON_WORDS + CONTRAST_WORDS)
 """What opens a clause added to a whole statement: ", because …", ", but …", "，因为……"."""
 _CUES = salience.Cues()
+_CONNECTIVE = re.compile(r"^[^\W\d_]{1,8}\s*[,，、]\s")
+"""A short first word set off by a comma ("Also, …", "So, …", "Donc, …", "Aber, …"): a
+connective that leans on what was said before."""
 
 
 def salience_of(text: str, title: str) -> float:
@@ -185,6 +203,7 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
     """What a topic holds now: its most salient standing sentence (module docstring),
     shortened to `limit` characters; "" when it has none."""
     candidates: list[tuple[tuple[int, int], Fact, str]] = []
+    subject = _stems(title)
     about = {id(fact) for fact in about_subject(facts, title)}
     for order, fact in enumerate(facts):
         if fact.raw is not None or not fact.text.strip() or id(fact) not in about:
@@ -203,17 +222,34 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
             score -= RECORD_PENALTY
         elif "past" in fired:
             score -= RECORD_PENALTY / 2
-        if DEPENDENT_FEATURES & fired:
+        if DEPENDENT_FEATURES & fired or _leans(text):
             score -= DEPENDENT_PENALTY
+        if _labelled(text, title):
+            score -= LABEL_PENALTY
+        if "first-person" in fired:
+            score -= FIRST_PERSON_PENALTY
+        if subject and subject <= _stems(text):
+            score += SUBJECT_BONUS
         if shorten(text, limit).endswith("…"):
             score -= CUT_PENALTY
         return (round(score, 6), fact.last or date.min, position)
 
-    (_order, index), chosen, best = max(candidates, key=rank)
-    parts = sentences.split(one_line(chosen.text))
-    if index < 0 and _continues(best, parts[-index - 1]) and not _is_record(parts[0], title):
-        whole = one_line(chosen.text)
-        best = whole if len(whole) <= limit else _opening(parts[0], limit)
+    ranked = sorted(candidates, key=rank, reverse=True)
+    best = ranked[0][2]
+    for (_order, index), chosen, sentence in ranked:
+        parts = sentences.split(one_line(chosen.text))
+        if not (index < 0 and _continues(sentence, parts[-index - 1])):
+            best = sentence
+            break
+        if _is_record(parts[0], title):
+            best = sentence  # the opening records one moment: the continuation says more
+            break
+        if not _labelled(parts[0], title):
+            whole = one_line(chosen.text)
+            best = whole if len(whole) <= limit else _opening(parts[0], limit)
+            break
+        # it continues an opening behind a label ("Clawk reply to … on …: …"), a post or a
+        # recap that does not stand alone as the line: the next candidate is tried
     for separator in (": ", "：", ":"):  # "Moltbook: Can read but not post." under "Moltbook"
         if (
             title
@@ -223,6 +259,32 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
             best = best[len(title) + len(separator) :].strip()
             break
     return shorten(best, limit)
+
+
+def _leans(text: str) -> bool:
+    """True when sentence `text` opens by leaning on what was said before it: a contrast or
+    a pointer ("But …", "This …", "하지만 …", "但 …") or a short connective set off by a
+    comma ("So, …", "Also, …", "Donc, …")."""
+    return _LEANS.starts(text) or bool(_CONNECTIVE.match(text))
+
+
+_LONG_LABEL = re.compile(r"^([^:：\n.!?。`]{1,80}?)[:：]\s+(\S.*)$", re.S)
+"""A label of up to `LABEL_WORDS` words before a colon, longer than `salience.label_of`'s."""
+LABEL_WORDS = 8
+
+
+def _labelled(text: str, title: str) -> bool:
+    """True when sentence `text` opens with a label (`salience.label_of`) that is not the
+    title `title` of its topic: "Files and Code Sections: …", "Grund: …" in a topic about
+    something else, whereas "Moltbook: …" in Moltbook names its subject."""
+    label, rest = salience.label_of(text)
+    if label is None:
+        match = _LONG_LABEL.match(text)
+        if match and len(match.group(1).split()) <= LABEL_WORDS:
+            label, rest = match.group(1), match.group(2)
+    if label is None or not rest.strip():
+        return False
+    return not (title and _stems(label) and _stems(label) <= _stems(title))
 
 
 def about_subject(facts: list[Fact], title: str) -> list[Fact]:

@@ -22,7 +22,10 @@ sit above them:
    nearest fit heading, else `DEFAULT_TOPIC`. A name is *unfit* (`unfit_name`) when it is a
    clock time, a date, a weekday or month, a turn, heartbeat or session counter, a tally
    ("3 writes 2 likes"), a count in parentheses, or holds nothing but such words — those
-   say when something happened, not what it is about.
+   say when something happened, not what it is about. Once its facts are placed, a topic the
+   run created is named again after the subject most of them share (`subject_of`): counted
+   by facts, a fit name before a common word (`common_word`) before a poor name
+   (`poor_name`: a path, a file, an identifier, a counter).
 5. **Families.** Names that differ only by trailing words of a family ("lessons",
    "lessons-learned", "lessons-learned-today") fold into one topic: the first significant
    word, singular, is the family key (`family`).
@@ -817,6 +820,112 @@ def is_subject_family(name: str) -> bool:
     "heartbeat", "notes", "log"), so names of that family may fold into one topic."""
     key = family(name)
     return bool(key) and key not in _GENERIC_NAME and not unfit_name(name)
+
+
+SUBJECT_SHARE = 3
+"""A new topic is renamed after a subject its facts share (`subject_of`) only when at least
+one in this many of its facts names it (and at least two do)."""
+_PATH_SEGMENT = r"(?:[/\\]{name}|{name}[/\\]|(?<![\w.-]){name}\.[A-Za-z]{{1,5}}\b)"
+_IDENTIFIER = re.compile(r"[^\W_]_[^\W_]|\.[A-Za-z]{1,5}$|[/\\]|\d|[(（\[][^)）\]]*[)）\]]\s*$")
+
+
+def poor_name(name: str, texts: Iterable[str] = ()) -> bool:
+    """True when `name`, though fit (`unfit_name`), names a topic poorly: a path or a file
+    name (`docs/x`, `pyproject.toml`), a code identifier in snake_case or CONSTANT_CASE
+    (`snowflake_default`, `MATCH_BY_COLUMN_NAME`), a name with a number or a trailing
+    parenthesis (a counter, an ordinal, a version: "worker-07 (zweites Mal)"), or a word
+    that `texts` write only as a segment of a path or a file's stem ("claude-dev-log-diary/…":
+    a directory; "conftest" of `conftest.py`; "pytest" also run alone is a tool's name)."""
+    text = name.strip()
+    if _IDENTIFIER.search(text):
+        return True
+    within = re.compile(_PATH_SEGMENT.format(name=re.escape(text)), re.I)
+    alone = re.compile(rf"(?<![\w./\\-]){re.escape(text)}(?![\w/\\-]|\.[A-Za-z])", re.I)
+    texts = list(texts)
+    return any(within.search(t) for t in texts) and not any(alone.search(t) for t in texts)
+
+
+def _subjects(text: str, proper: set[str] | frozenset[str]) -> dict[str, str]:
+    """Family key → name as written, for each subject `text` names (`names`) and each
+    compound term it holds ("pre-commit", "dry-run": how tools and settings are named)."""
+    found: dict[str, str] = {}
+    for name in names(text, (), proper):
+        found.setdefault(family(name), name)
+    for word in _WORDS.findall(_CODE_SPAN.sub(" ", text)):
+        if _COMPOUND.fullmatch(word) and not unfit_name(word) and is_subject_family(word):
+            found.setdefault(family(word), word)
+    return {key: name for key, name in found.items() if key and key not in _GENERIC_NAME}
+
+
+def common_word(name: str, texts: Iterable[str]) -> bool:
+    """True when `name`, a single capitalised word ("Stage", "Review", "Order"), is also
+    written small in `texts` outside code, or is written with its capital only where a
+    sentence, a clause, a list item or a heading opens ("…; Keep package metadata …"): a
+    common word, not a proper name (which keeps its capital inside a sentence too)."""
+    if " " in name or not name[:1].isupper() or name.isupper() or not name.isalpha():
+        return False
+    texts = [_CODE_SPAN.sub(" ", t) for t in texts]
+    small = re.compile(rf"(?<![\w/.\\-]){re.escape(name[0].lower() + name[1:])}(?![\w/\\-])")
+    if any(small.search(t) for t in texts):
+        return True
+    inside = re.compile(rf"[^\W\d_][,)]? {re.escape(name)}(?![\w/\\-])")
+    return not any(inside.search(t) for t in texts)  # capitalised only where a clause opens
+
+
+def subject_of(
+    texts: Sequence[str],
+    current: str,
+    proper: set[str] | frozenset[str] = frozenset(),
+    context: Sequence[str] = (),
+) -> str | None:
+    """The subject most of `texts` (the facts of a new topic named `current`) share, as a
+    better name for the topic; None when `current` names it as well or nothing better does.
+
+    Each candidate — a name or compound term of a fact (`_subjects`) — counts the facts
+    that name it, not how often a word recurs; only one that at least two facts and one in
+    `SUBJECT_SHARE` name may rename the topic. Candidates come in tiers: a fit name (a tool,
+    a product, a person, a procedure), then a common word (`common_word`: "Stage" is also
+    written "stage"), then a poor name (`poor_name`: a path, a file, an identifier, a
+    counter). The fit candidate most facts name replaces `current` when more facts name it
+    than `current`, or as many and `current` is poor or a common word; when `current` is poor
+    and no fit candidate is shared, a poor one more facts name than `current` replaces it (a
+    file the facts are about beats a directory they do not mention). A common word never
+    renames a topic. `context` (the raw entries the facts came from) shows what `current`
+    is: "claude-dev-log-diary/day-002.md" in an entry makes it a directory."""
+    if not texts:
+        return None
+    seen = [*texts, *context]
+    counts: Counter[str] = Counter()
+    written: dict[str, Counter[str]] = {}
+    first: dict[str, int] = {}
+    for order, text in enumerate(texts):
+        for key, name in _subjects(text, proper).items():
+            counts[key] += 1
+            written.setdefault(key, Counter())[name] += 1
+            first.setdefault(key, order)
+    need = max(2, math.ceil(len(texts) / SUBJECT_SHARE))
+
+    def spelled(key: str) -> str:
+        forms = written[key]
+        return max(forms, key=lambda form: (forms[form], -list(forms).index(form)))
+
+    def tier(name: str) -> int:
+        if poor_name(name, seen) or unfit_name(name):
+            return 0
+        return 1 if common_word(name, seen) else 2
+
+    mine = family(current)
+    shared = [key for key in counts if counts[key] >= need and key != mine]
+    if not shared:
+        return None
+    best = max(shared, key=lambda key: (tier(spelled(key)), counts[key], -first[key]))
+    best_tier, mine_tier = tier(spelled(best)), tier(current)
+    more, as_many = counts[best] > counts.get(mine, 0), counts[best] >= counts.get(mine, 0)
+    if best_tier == 2 and (more or (as_many and mine_tier < 2)):
+        return spelled(best)
+    if best_tier == 0 and mine_tier == 0 and more:
+        return spelled(best)
+    return None
 
 
 class TopicMatcher:

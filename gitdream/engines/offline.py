@@ -64,6 +64,7 @@ matching against topic profiles — no pairwise comparison of entries; see
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import re
@@ -668,6 +669,7 @@ class OfflineEngine:
         candidates = run.judge()
         run.shared = Counter(t for c in candidates for t in set(grouping.terms(c.text)))
         run.select(candidates)
+        run.name_new_topics()
         for below, reason in run.below:
             run.skip(context.entries[below], reason, "not_kept")
         position = {entry.id: n for n, entry in enumerate(context.entries)}
@@ -1169,6 +1171,31 @@ class _Run:
                 f"its subject needs a new topic, over max_new_topics ({engine.max_new_topics}); "
                 "left for the next run",
             )
+
+    def name_new_topics(self) -> None:
+        """Name each topic this run created after the subject its facts share
+        (`grouping.subject_of`), not after the word, heading or path that opened it: its
+        units move to the new name's slug. A name that is an existing topic's, or that the
+        run gave another topic, is left alone (its facts stay where they are)."""
+        for slug in sorted(self.new_topics):
+            units = [u for u in self.result.units if u.topic == slug and u.target == "experience"]
+            texts = [u.body for u in units if u.action == "create"]
+            current = self.topics.titles.get(slug, slug)
+            ids = {source for u in units for source in u.sources}
+            raw = [e.text for e in self.context.entries if e.id in ids]
+            better = grouping.subject_of(texts, current, self.proper, raw)
+            if better is None:
+                continue
+            name = clean_name(better)
+            if not name or _unfit_name(name) or self.topics.existing(name) is not None:
+                continue
+            renamed = self.topics.slug(name)
+            self.new_topics.add(renamed)
+            self.result.units = [
+                dataclasses.replace(u, topic=renamed, title=name) if u in units else u
+                for u in self.result.units
+            ]
+            self.new_topics.discard(slug)
 
     def _subject_counts(self, candidates: list[_Candidate]) -> Counter[str]:
         """How many of the run's candidates (kept or over the caps) name each subject, by
