@@ -38,6 +38,7 @@ NOT_ON_A_CLOSED_GATE = (
     "gitdream.ids",
     "subprocess",
     "difflib",
+    "re2",  # the default globs are matched with `re` (gitdream.globs)
 )
 
 

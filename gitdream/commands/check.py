@@ -90,14 +90,23 @@ class CheckResult:
         """0 when every file passes, 1 otherwise (the documented exit status of check)."""
         return 0 if self.ok else 1
 
+    @property
+    def warning_count(self) -> int:
+        return sum(len(f.warnings) for f in self.files) + len(self.warnings)
+
     def summary(self) -> str:
-        """One line: "12 files ok" or "2 problems in 1 of 12 files"."""
+        """One line: "12 files ok", "12 files ok, 3 warnings" or "2 problems in 1 of 12
+        files, 3 warnings" — the warnings counted apart, since they do not fail the check."""
         total = len(self.files)
         noun = "file" if total == 1 else "files"
+        warnings = self.warning_count
+        tail = f", {warnings} warning{'s' if warnings != 1 else ''}" if warnings else ""
         if self.ok:
-            return f"{total} {noun} ok"
+            return f"{total} {noun} ok{tail}"
         problems = self.problem_count
-        return f"{problems} problem{'s' if problems != 1 else ''} in {len(self.failed)} of {total} {noun}"
+        return (
+            f"{problems} problem{'s' if problems != 1 else ''} in {len(self.failed)} of {total} {noun}{tail}"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,7 +119,7 @@ class CheckResult:
                 "files": len(self.files),
                 "failed": len(self.failed),
                 "problems": self.problem_count,
-                "warnings": sum(len(f.warnings) for f in self.files) + len(self.warnings),
+                "warnings": self.warning_count,
             },
             "files": [f.to_json() for f in self.files],
             "warnings": list(self.warnings),

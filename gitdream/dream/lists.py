@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gitdream.dream import salience
+from gitdream.dream.lexicons import Cues
 from gitdream.text import sentences
 from gitdream.units import Entry
 
@@ -34,6 +35,7 @@ DEPENDENT_MAX_WORDS = 12
 _HEADING_MARKUP = re.compile(r"[^\w\s.+#/-]")
 
 _FULL_WIDTH = ("：", "。", "；", "，")
+_KIND_CUES = Cues()
 _HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")  # Korean writes Latin marks
 
 
@@ -173,13 +175,17 @@ def with_subject(text: str, entry: Entry) -> str:
     label of its own, naming no file, path or name, and sharing no word with the heading
     ("Each failed attempt EXTENDS the ban" under "⚠️ MOLTBOOK SUSPENDED UNTIL FEB 27" →
     "Moltbook: Each failed attempt EXTENDS the ban"; "必须先跑迁移。" under "部署" →
-    "部署：必须先跑迁移。"). A list item states itself only with its parent's subject. `text`
+    "部署：必须先跑迁移。"). A heading that opens with a word naming a kind of knowledge
+    ("Rule Change", "Lessons from the outage", "규칙 변경", the lexicons' lesson words) says what kind the statement is, not what it is about: no
+    subject then. A list item states itself only with its parent's subject. `text`
     itself otherwise; pure."""
     if not entry.context or entry.lead_in or not text.strip():
         return text
     subject = subject_of(entry.context[-1])
     if not subject or salience.content_words(text) > DEPENDENT_MAX_WORDS:
         return text
+    if _KIND_CUES.lesson.starts(subject):
+        return text  # "Rule Change", "Lessons from the outage", "규칙 변경": a kind, not a subject
     if salience.label_of(text)[0] is not None or salience.names_a_thing(text):
         return text
     folded = text.casefold()

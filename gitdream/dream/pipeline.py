@@ -405,7 +405,7 @@ class DreamRun:
             self.agent,
             self.memory,
             units,
-            input_commit=self.input_commit,
+            input_commit=self.chain.source_commit(self.input_commit),
             today=today,
             cfg=self.cfg,
             stale_before=stale_before,
@@ -456,7 +456,7 @@ class DreamRun:
             self.agent,
             self.memory,
             units,
-            input_commit=self.input_commit,
+            input_commit=self.chain.source_commit(self.input_commit),
             check=lambda path, text: check_text(path, text, limits, kind_by_name(path)).lines(),
         )
         self.warnings += list(defs.warnings)

@@ -100,7 +100,9 @@ def _is_prose(line: str) -> bool:
 
 def _written_lines(rows: list[str]) -> list[str]:
     """The file's lines as an edit block shows them: gutter removed, wrapped lines joined,
-    the last text of a line number shown twice (a block without a gutter as it is)."""
+    the last text of a line number shown twice, a diff's marker lines (`\\ No newline at
+    end of file`: in a unified diff a line starting with a backslash is never the file's)
+    left out (a block without a gutter as it is)."""
     if not any(_GUTTER.match(row) for row in rows):
         return [row.strip() for row in rows]
     numbered: dict[int, int] = {}
@@ -113,6 +115,8 @@ def _written_lines(rows: list[str]) -> list[str]:
             continue
         number = int(gutter.group(1))
         text = row[gutter.end() :]
+        if text.lstrip().startswith("\\ "):
+            continue  # a diff's marker line ("\\ No newline at end of file"), in any language
         if number in numbered:
             out[numbered[number]] = text
         else:

@@ -15,6 +15,12 @@ one `CommitChain`:
   ref moves until `publish`, which creates or moves the branch to the `tip` in one
   reference transaction (with the watermark, for a dream). `published` is where the
   branch is; `unpublished()` what is built but not on it yet.
+
+A fact's sources are cited at a commit (`path#Lx-Ly@commit`). An agent's input commit on
+the current branch is often the commit this chain made for the agent before it, which
+holds the same raw material but is no commit of the person's: `source_commit` names the
+commit the material came from instead — the input commit, or, for a commit of this chain
+that was not rebuilt on someone else's, the source commit of its own input.
 """
 
 from __future__ import annotations
@@ -36,12 +42,19 @@ if TYPE_CHECKING:
 class CommitChain:
     """The commits of one invocation (see the module docstring). `tip`: the last review
     commit built; `published`: where the review branch points (None: not created yet);
-    `bases`: per input commit, the commit the next current-branch commit builds on."""
+    `bases`: per input commit, the commit the next current-branch commit builds on;
+    `made`: per commit of this chain (not rebuilt), the source commit of its input."""
 
     review_branch: str | None = None
     tip: str | None = None
     published: str | None = None
     bases: dict[str, str] = field(default_factory=dict)
+    made: dict[str, str] = field(default_factory=dict)
+
+    def source_commit(self, input_commit: str) -> str:
+        """The commit to cite sources read at `input_commit` at (module docstring): hex
+        id, `input_commit` itself unless this chain made it."""
+        return self.made.get(input_commit, input_commit)
 
     def destination(self, input_commit: str) -> commitbuilder.Destination:
         """Where the next commit, computed at `input_commit`, goes."""
@@ -71,6 +84,9 @@ class CommitChain:
             self.tip = done.oid
         elif not done.rebuilt:
             self.bases[input_commit] = done.oid
+            # Only what this chain changed lies between the commit and its input: the
+            # material read at either is the same.
+            self.made[done.oid] = self.source_commit(input_commit)
         return done
 
     def unpublished(self) -> tuple[str | None, str] | None:

@@ -39,8 +39,20 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 OBJECT_WRITE_ATTEMPTS = 10
 ANCESTRY_QUERIES = 8
+REF_REREADS = 20
+"""How often `Repo.head` reads HEAD again when git replaced it mid-read (`Repo.head`)."""
 """Questions about one commit's ancestry answered by libgit2's graph query each (cheap
 when the answer is near); later ones share one walk of its history (`Repo.descends_from`)."""
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """`(inode, size, modification time in ns)` of `path`, or None when it cannot be
+    read: what changes when git renames a new file over it."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 def write_object(call: Callable[[], T]) -> T:
@@ -264,7 +276,29 @@ class Repo:
 
     # --- state -------------------------------------------------------------------------
     def head(self) -> Head:
-        """Where HEAD points (see `Head`). Reads refs only."""
+        """Where HEAD points (see `Head`). Reads refs only.
+
+        Read again when git replaced the `HEAD` file while libgit2 read it: libgit2 takes a
+        loose ref's size from a `stat` and its bytes from a later read, so a `git checkout`
+        renaming a new `HEAD` over it in between reads too few or too many bytes ("could not
+        read (expected 49 bytes, read 18)", or a cut name such as "refs/heads/a-"; the
+        interleaving fuzz met it). git writes HEAD only by rename, so a read during which the
+        file's inode, size and modification time stayed the same read it whole: its answer,
+        or its error (pygit2.GitError), stands."""
+        path = self.git_dir / "HEAD"
+        for _attempt in range(REF_REREADS - 1):
+            before = _stamp(path)
+            try:
+                found = self._head()
+            except pygit2.GitError:
+                if _stamp(path) == before:
+                    raise
+                continue
+            if _stamp(path) == before:
+                return found
+        return self._head()
+
+    def _head(self) -> Head:
         raw = self.raw
         if raw.head_is_detached:
             return Head(None, str(raw.head.target))

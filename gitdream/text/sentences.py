@@ -4,7 +4,8 @@ A sentence ends at ".", "!" or "?" (or one of them and a closing quote: `…inte
 followed by a space and a capital letter, a digit or a Korean syllable (Latin, Greek,
 Cyrillic, Korean), or at "。", "！", "？" (Chinese, Japanese; after the closing quote that
 follows one: 「…。」). A stop is not an end inside parentheses or brackets ("(Wu et al. 2025)")
-— a bracket that is never closed encloses nothing —,
+— a bracket that is never closed encloses nothing —, nor inside a code span
+(`` `ALTER TABLE ... ADD COLUMN` ``; a backtick never closed encloses nothing), nor
 after a common abbreviation ("e.g.", "et al.", "vs.", "Dr.") or after a single capital
 (an initial: "J. Smith"). `join` puts sentences back together, without a space after a
 full-width stop; `join_clauses` puts the items of a list together as one line of clauses
@@ -13,6 +14,7 @@ without doubling punctuation. Pure functions; never raise.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 _END = re.compile(
@@ -24,6 +26,31 @@ _ABBREVIATION = re.compile(
     re.I,
 )
 _FULL_WIDTH = ("。", "！", "？")
+_BACKTICKS = re.compile(r"`+")
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """`(start, end)` of the code spans of `text`, in order: a run of backticks and the
+    next run of the same length (CommonMark); a run with no partner encloses nothing. One
+    pass over the runs, each partner found by bisection (a text of many unpaired runs of
+    different lengths is not quadratic)."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for index, (a, b) in enumerate(runs):
+        by_length.setdefault(b - a, []).append(index)
+    spans: list[tuple[int, int]] = []
+    index = 0
+    while index < len(runs):
+        a, b = runs[index]
+        same = by_length[b - a]
+        later = bisect.bisect_right(same, index)
+        if later < len(same):
+            close = same[later]
+            spans.append((a, runs[close][1]))
+            index = close + 1
+        else:
+            index += 1
+    return spans
 
 
 def _paired(text: str) -> str:
@@ -50,7 +77,13 @@ def split(text: str) -> list[str]:
     out: list[str] = []
     start = seen = depth = 0
     paired = _paired(text)
+    code = _code_spans(text) if "`" in text else []
+    span = 0  # code spans and matches both run left to right: one pass over each
     for match in _END.finditer(text):
+        while span < len(code) and code[span][1] <= match.start():
+            span += 1
+        if span < len(code) and code[span][0] < match.start():
+            continue  # a stop inside a code span (module docstring)
         stretch = paired[seen : match.start()]  # counted once: linear in the text
         depth += stretch.count("(") + stretch.count("[") - stretch.count(")") - stretch.count("]")
         seen = match.start()

@@ -243,6 +243,7 @@ def real_repo(tmp_path: Path) -> Path:
 
 def test_audit_of_a_real_repository(real_repo: Path, tmp_path: Path) -> None:
     args = [a for agent in REAL_AGENTS for a in ("--agent", agent)]
+    person = git(real_repo, "rev-parse", "HEAD").strip()
     result = cli(real_repo, "run", "--json", *args)
     assert result.exit_code == 0, result.stderr
     receipts = {r["agent"]: r for r in json.loads(result.stdout)["runs"]}
@@ -257,13 +258,14 @@ def test_audit_of_a_real_repository(real_repo: Path, tmp_path: Path) -> None:
         # The facts of the run are exactly the facts its receipt says it wrote.
         units = {(u["path"], u["text"]) for u in receipt["units"] + receipt.get("definition_units", [])}
         assert {(f["path"], f["text"]) for f in document["facts"]} == units
-        # Every cited text is the raw entry's text at the input commit (git's lines).
+        # Every cited text is the raw entry's text at the commit the material came from —
+        # the person's, also for an agent whose input commit is the dream of the one before.
         blobs: dict[str, list[str]] = {}
         for fact in document["facts"]:
             for source in fact["sources"]:
-                assert source["commit"] == receipt["input_commit"]
+                assert source["commit"] == person
                 if source["path"] not in blobs:
-                    blob = git(real_repo, "show", f"{receipt['input_commit']}:{source['path']}")
+                    blob = git(real_repo, "show", f"{person}:{source['path']}")
                     blobs[source["path"]] = [line.removesuffix("\r") for line in blob.split("\n")]
                 assert source["text"] == blobs[source["path"]][source["start"] - 1 : source["end"]]
 

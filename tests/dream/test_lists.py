@@ -190,6 +190,11 @@ def test_an_item_that_names_nothing_carries_its_headings_subject(text: str, head
         ("Keep it short.", "Stage only the files that passed the hooks"),  # a sentence, not a name
         ("Root cause: the challenges are never answered.", "Forum"),  # it has a subject of its own
         ("必须先跑迁移脚本。", "教训"),
+        # a heading that opens with a kind of knowledge says what kind, not what about
+        ("No more sub-agents: every heartbeat runs itself.", "Rule Change"),
+        ("Nunca reintentar un envío.", "Regla nueva"),
+        ("반드시 먼저 마이그레이션을 실행한다.", "규칙 변경"),
+        ("必须先跑迁移脚本。", "规则变更"),
     ],
 )
 def test_an_item_that_states_itself_keeps_its_words(text: str, heading: str) -> None:

@@ -172,6 +172,29 @@ def test_dirty_memory_index_refuses_that_agent_only(agent_repo: Path) -> None:
     assert "error: Dream for agent ops failed" in result.stderr
 
 
+def test_every_agent_of_a_run_cites_its_sources_at_the_persons_commit(agent_repo: Path) -> None:
+    """The second agent's input commit is the first agent's dream: its facts still cite
+    the commit the material came from, not a commit of another agent's dream."""
+    write(agent_repo, "agents/qa/agent.md", "# qa\n\nqa tests things.\n")
+    write(
+        agent_repo,
+        "agents/qa/memory/logs/2026/03/2026-03-01.md",
+        "## Lessons\n\n- Always run the flaky suite twice before filing a bug, because one failure proves nothing.\n",
+    )
+    _log(agent_repo, 1, "## Lessons", "", "- Never deploy on Fridays, because nobody watches the pager.")
+    commit_all(agent_repo, "two agents")
+    person = head(agent_repo)
+    runs = {r["agent"]: r for r in _run(agent_repo)["runs"]}
+    assert runs["ops"]["status"] == runs["qa"]["status"] == "ok"
+    cited = {
+        parse_source_ref(source)[1]  # type: ignore[index]
+        for facts in _facts(agent_repo).values()
+        for fact in facts
+        for source in fact.sources
+    }
+    assert cited == {person[:12]}
+
+
 def test_failed_run_leaves_the_watermark_and_reads_again(agent_repo: Path) -> None:
     _log(agent_repo, 1, "- [deploy] fact one")
     commit_all(agent_repo, "log")

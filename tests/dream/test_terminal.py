@@ -41,6 +41,22 @@ def test_a_line_shown_twice_keeps_its_new_text() -> None:
     )
 
 
+def test_a_diffs_marker_line_is_not_written_text() -> None:
+    """`\\ No newline at end of file` under a line number is the diff's marker, not the
+    file's line: it neither joins the prose nor replaces the line shown with that number."""
+    text = (
+        "  ⎿  Updated docs/workflow.md with 2 additions and 1 removal\n"
+        "     61  - Consider enabling stricter mypy checks once every function is annotated\n"
+        "     61 \\ No newline at end of file\n"
+        "     62  - Never bypass the hooks with SKIP=, fix the configuration instead\n"
+        "     63 \\ No newline at end of file"
+    )
+    assert prose(text) == (
+        "Consider enabling stricter mypy checks once every function is annotated; "
+        "Never bypass the hooks with SKIP=, fix the configuration instead"
+    )
+
+
 @pytest.mark.parametrize(
     "text",
     [

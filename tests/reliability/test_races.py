@@ -863,3 +863,42 @@ def test_the_staged_index_is_read_whole_while_git_replaces_it(tmp_path: Path) ->
         reader.join()
     assert replacer.returncode == 0
     assert failures == [], f"{len(failures)} of {sum(reads)} reads failed: {failures[:3]}"
+
+
+def test_head_is_read_whole_while_git_checkout_replaces_it(tmp_path: Path) -> None:
+    """Regression test (the interleaving fuzz once failed with libgit2's "could not read
+    (expected 23 bytes, read 21)" in a run's first look at HEAD): a `git checkout` renames
+    a new `HEAD` over the old one between libgit2's `stat` of the file and its read. HEAD
+    is now read again when that happens."""
+    from gitdream.git.repo import Repo
+
+    root = agent_repo(tmp_path / "repo")
+    git(root, "branch", "a-branch-with-a-much-longer-name")
+    git(root, "checkout", "-q", "-b", "b")
+    switcher = subprocess.Popen(  # HEAD alternates between a short and a long symbolic ref
+        [
+            "bash",
+            "-c",
+            f"for n in $(seq 1 {REPLACEMENTS // 2}); do git checkout -q b && git checkout -q a-branch-with-a-much-longer-name || exit 1; done",
+        ],
+        cwd=root,
+    )
+    failures: list[str] = []
+    reads = [0, 0]
+
+    def read(reader: int) -> None:  # two readers: libgit2 reads without holding the GIL
+        repo = Repo.open(root, env={})
+        while switcher.poll() is None:
+            try:
+                assert repo.head().branch in ("refs/heads/b", "refs/heads/a-branch-with-a-much-longer-name")
+            except Exception as exc:
+                failures.append(f"{type(exc).__name__}: {exc}")
+            reads[reader] += 1
+
+    readers = [threading.Thread(target=read, args=(n,)) for n in range(2)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join()
+    assert switcher.returncode == 0
+    assert failures == [], f"{len(failures)} of {sum(reads)} reads failed: {failures[:3]}"
