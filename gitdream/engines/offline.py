@@ -140,7 +140,9 @@ _HEADING_NOISE = re.compile(r"[\d\W_]+")
 # What emphasis leaves in a name (`markup.unemphasize` drops the rest): code-span backticks,
 # strike-through tildes and a stray run of asterisks standing alone.
 _NAME_MARKS = re.compile(r"`+|~~+|(?<!\S)\*+(?!\S)")
-_TRAILING_COUNT = re.compile(r"\s*[(\[（]\s*[\d\s,./:#-]*[)\]）]\s*$")
+_TRAILING_ASIDE = re.compile(r"(?<=\S)\s*[(\[（][^()\[\]（）]{0,60}[)\]）]\s*$")
+"""A trailing parenthetical of a heading — a count "(5)", how often "(zweites Mal)", "(2nd
+time)", a status "(fixed)", an address "(<e-mail>)" — is an aside, not part of a name."""
 
 
 _CONTENT = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No", "Sm", "Sc", "So"})
@@ -306,11 +308,12 @@ def _closed(text: str) -> str:
 
 def clean_name(name: str) -> str:
     """A heading or tag as a topic display name: Markdown links and emphasis dropped, one
-    line, a trailing count such as "(5)" and a trailing colon dropped, first letter
+    line, a trailing aside in parentheses ("(5)", "(zweites Mal)", "(2nd time)") and a
+    trailing colon dropped, first letter
     upper-cased, capped at TOPIC_NAME_MAX_CHARS characters."""
     text = _MD_LINK.sub(r"\1", name)
     text = _NAME_MARKS.sub("", markup.unemphasize(text, italic=True))
-    text = _TRAILING_COUNT.sub("", one_line(text))
+    text = _TRAILING_ASIDE.sub("", one_line(text))
     text = memoryfiles.neutral(text).strip(" :：-—")
     if text[:1].islower() and not re.search(r"[\w][-_./][\w]", text):
         text = (

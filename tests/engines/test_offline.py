@@ -624,3 +624,21 @@ def test_entries_folded_into_a_list_fact_are_counted_once() -> None:
     assert stats["folded"] == len(cited) - len(result.units) >= 1
     accounted = ("created", "corroborated", "definition", "skipped", "not_kept", "deferred", "folded")
     assert sum(stats[k] for k in accounted) == stats["entries"] == len(entries)
+
+
+@pytest.mark.parametrize(
+    ("heading", "name"),
+    [
+        ("worker-07 (zweites Mal)", "worker-07"),  # how often: an aside
+        ("Deploys (2nd time)", "Deploys"),
+        ("Inbox (5)", "Inbox"),
+        ("部署（第二次）", "部署"),
+        ("배포 (두 번째)", "배포"),
+        ("Redis (fixed)", "Redis"),  # a status in parentheses
+        ("(draft)", "(draft)"),  # nothing else to name it
+    ],
+)
+def test_a_trailing_aside_in_parentheses_is_not_part_of_a_topic_name(heading: str, name: str) -> None:
+    from gitdream.engines.offline import clean_name
+
+    assert clean_name(heading) == name
