@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gitdream import paths
+from gitdream import paths, patterns
 from gitdream.errors import ConfigError
 
 REPO_FILE = "gitdream.toml"
@@ -42,6 +42,9 @@ class Key(NamedTuple):  # not a frozen dataclass: 4x cheaper to build at import 
     user trusts it (`gitdream.trust`); the user config, the environment and flags may.
     `ceiling` keys are limits on what a run may spend: gitdream.toml may lower them, but a
     value above the user config's (or the default) is ignored unless the user trusts it.
+    `patterns` lists hold regular expressions, compiled when the configuration is read
+    (`compile_pattern`: RE2 from gitdream.toml, Python `re` from the user's layers), so a
+    pattern that does not compile stops every command up front, as any other bad value.
     """
 
     name: str
@@ -56,6 +59,7 @@ class Key(NamedTuple):  # not a frozen dataclass: 4x cheaper to build at import 
     relative: bool = False
     user_only: bool = False
     ceiling: bool = False
+    patterns: bool = False
 
     @property
     def env(self) -> str:
@@ -417,6 +421,7 @@ KEYS: tuple[Key, ...] = (
         "Regular expressions; a scanner finding that matches one is allowed. User-only: it lets "
         "secrets into memory and to the model, so gitdream.toml may set it only after `gitdream trust`.",
         user_only=True,
+        patterns=True,
     ),
     Key(
         "screen.deny",
@@ -424,8 +429,10 @@ KEYS: tuple[Key, ...] = (
         [],
         "Extra regular expressions the scanner rejects (in addition to the built-in rules). "
         "From gitdream.toml they are matched with RE2, in time linear in the text, so that a "
-        "committed pattern cannot hang a dream (RE2 has no look-around or backreferences); from "
+        "committed pattern cannot hang a dream (RE2 has no look-around or backreferences; \\d, \\w "
+        "and \\s keep Python's Unicode meaning, and \\b next to non-ASCII text is refused); from "
         "your user config, the environment or a flag, with Python `re`.",
+        patterns=True,
     ),
 )
 
@@ -571,6 +578,9 @@ def _check(key: Key, value: Any, where: str) -> Any:
             raise bad()
         if key.relative and not all(_relative_ok(v) for v in value):
             raise bad()
+        if key.patterns and where != REPO_FILE:  # a repository's: when it takes effect (`load`)
+            for pattern in value:
+                compile_pattern(key.name, pattern, where)
         return list(value)
     if key.minimum is not None and value < key.minimum:
         raise bad()
@@ -585,6 +595,53 @@ def _relative_ok(value: str) -> bool:
     if not value.strip() or value.startswith("/") or "\\" in value or (len(value) > 1 and value[1] == ":"):
         return False
     return ".." not in value.split("/")
+
+
+def compile_pattern(name: str, pattern: str, where: str = "") -> Any:
+    """Regular expression `pattern` of key `name`, given in layer `where`, compiled: with
+    RE2 in linear time, with Python `re`'s Unicode classes (`patterns.compile_untrusted`),
+    when `where` is the repository's gitdream.toml — written by whoever can push, and a
+    backtracking `(a+)+$` would hang every dream (issue 16) — and with Python `re` for the
+    user's own layers (`where` names one: "user config …", "environment variable …", "flag
+    …", or "" for a caller's own). Returns a `patterns.Pattern`.
+
+    Raises ConfigError naming the layer, the key, the pattern, the engine's reason and
+    what to do, for every way a pattern can fail to compile (a Python `re` OverflowError
+    or RecursionError included): exit 1, never a crash."""
+    if where == REPO_FILE:
+        try:
+            return patterns.compile_untrusted(pattern)
+        except patterns.PatternError as exc:
+            raise _repository_pattern_error(name, pattern, exc) from None
+    try:
+        return patterns.compile_python(pattern)
+    except patterns.PatternError as exc:
+        prefix = f"{where}: " if where else ""
+        raise ConfigError(
+            f"{prefix}key '{name}' has the pattern {pattern!r}, which is not a valid regular expression: {exc}",
+            hint=f"fix '{name}'{f' in {where}' if where else ''} (Python `re` syntax)",
+        ) from None
+
+
+def _repository_pattern_error(name: str, pattern: str, exc: Any) -> ConfigError:
+    """The error for a gitdream.toml pattern RE2 rejects (`exc`, a PatternError): its
+    reason, what RE2 lacks and what to write, and the layers that outrank gitdream.toml
+    (it outranks the user config, so moving the pattern there alone changes nothing)."""
+    where = f"{REPO_FILE}: key '{name}' has the pattern {pattern!r}"
+    if not exc.unsupported:
+        return ConfigError(
+            f"{where}, which is not a valid regular expression: {exc}",
+            hint=f"fix '{name}' in {REPO_FILE} (RE2 syntax; see docs/security.md)",
+        )
+    var = KEY_BY_NAME[name].env if name in KEY_BY_NAME else ENV_PREFIX + name.upper().replace(".", "_")
+    return ConfigError(
+        f"{where}, which RE2 cannot match: {exc} ({exc.advice}). Patterns from a repository's "
+        f"{REPO_FILE} are matched with RE2, in time linear in the text, so that a committed pattern "
+        "cannot hang a dream",
+        hint=f"rewrite it for RE2 in {REPO_FILE}; or, to keep Python `re` syntax, remove '{name}' from "
+        f"{REPO_FILE} (it outranks your user config) and set it in your user config "
+        f"{paths.user_config_file()}, or in {var} for one run",
+    )
 
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -659,14 +716,17 @@ def _flatten(data: Mapping[str, Any], where: str) -> dict[str, Any]:
 def read_toml(path: Path, label: str) -> dict[str, Any]:
     """Read and validate one TOML layer; returns `{dotted_name: value}`.
 
-    Raises ConfigError for unreadable or invalid TOML (with tomllib's line and column), an
-    unknown key (with the closest known one) or a bad value.
+    Raises ConfigError for unreadable or invalid TOML (with tomllib's line and column), a
+    file that is not UTF-8 (TOML is UTF-8: with the byte, its offset and line), an unknown
+    key (with the closest known one) or a bad value.
     """
     import tomllib  # idle path: only when a configuration file exists
 
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
+        raw = path.read_bytes()
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, label, raw, exc) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{label} is not valid TOML: {exc}", hint=f"fix the syntax in {path}") from None
     except OSError as exc:
@@ -676,6 +736,18 @@ def read_toml(path: Path, label: str) -> dict[str, Any]:
         key = _key_or_error(name, label)
         values[name] = _check(key, value, label)
     return values
+
+
+def _not_utf8(path: Path, label: str, raw: bytes, exc: UnicodeDecodeError) -> ConfigError:
+    """The error for a configuration file that is not UTF-8 (TOML files are UTF-8 by
+    definition): the first byte that does not decode, its offset and its line."""
+    line = raw.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+    return ConfigError(
+        f"{label} is not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} (line {line}, "
+        f"column {column}) does not decode, and a TOML file must be UTF-8",
+        hint=f"save {path} as UTF-8 (or remove the byte)",
+    )
 
 
 def load(
@@ -735,7 +807,21 @@ def load(
     config = Config(settings, files, warnings, ignored)
     if overrides:
         config = config.with_overrides(overrides)
+    check_patterns({n: s.value for n, s in config.settings.items() if s.source == REPO_FILE})
     return config
+
+
+def check_patterns(values: Mapping[str, Any]) -> None:
+    """Compile the patterns among `values` (`{key: value}` from gitdream.toml) as a dream
+    would (`compile_pattern`, RE2), so that a pattern RE2 rejects stops `load` — every
+    command, before anything runs or is recorded — and `gitdream trust`, as any bad value
+    does. `load` checks the values that take effect: one that a layer above replaces (the
+    environment, a flag) or that is ignored (an untrusted `screen.allow`) is not used.
+    Raises ConfigError."""
+    for name, value in values.items():
+        if KEY_BY_NAME[name].patterns:
+            for pattern in value:
+                compile_pattern(name, pattern, REPO_FILE)
 
 
 def linked_repo_file(path: Path) -> str:

@@ -54,8 +54,8 @@ def _shown(grant: dict[str, Any]) -> dict[str, Any]:
 def run_trust(repo: Repo | None, *, revoke: bool = False, list_all: bool = False) -> TrustResult:
     """Grant (default), revoke or list trust; `repo` is needed unless `list_all`.
 
-    Raises ConfigError when gitdream.toml cannot be read or the trust file cannot be
-    written."""
+    Raises ConfigError when gitdream.toml cannot be read, holds a pattern RE2 rejects, or
+    the trust file cannot be written."""
     store = str(trust.store_path())
     if list_all:
         return TrustResult("list", grants=trust.grants(), store=store)
@@ -72,6 +72,7 @@ def run_trust(repo: Repo | None, *, revoke: bool = False, list_all: bool = False
     chosen = config.user_only_values(values)
     if not chosen:
         return TrustResult("nothing-to-trust", key, workdir, store=store)
+    config.check_patterns(chosen)  # a `screen.allow` RE2 rejects would fail every dream after
     pinned = {name: trust.pin(value, config.KEY_BY_NAME[name].secret) for name, value in chosen.items()}
     trust.grant(key, workdir, pinned)
     return TrustResult("granted", key, workdir, chosen, store=store)

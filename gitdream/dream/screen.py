@@ -46,12 +46,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from gitdream import paths
-from gitdream.config import REPO_FILE, Config
+from gitdream.config import Config, compile_pattern
 from gitdream.contract import ScreenResult
 from gitdream.dream import screen_gitleaks as table
-from gitdream.errors import ConfigError
-from gitdream.patterns import ENGINE, Pattern, PatternError, compile_linear
+from gitdream.patterns import Pattern
 from gitdream.units import Rejected
 
 if TYPE_CHECKING:
@@ -184,16 +182,40 @@ _VALUE_END = "\"'`”’」』.,;:!?)]}"
 
 def _prose_value(value: str) -> bool:
     """Accept the value of a password in prose: without the quotes and punctuation after
-    it, at least 4 characters with a digit or a symbol, and not a placeholder (`<password>`,
-    `$VAR`, `changeme`), a template or mask (`{…}`, `[REDACTED …]`), a YAML tag or alias
-    (`!vault`, `*pw`), code (`os.getenv("PW")`) nor a link. (An assignment, `password=…`,
-    is `secret-assignment`'s.)"""
+    it, at least 4 characters with a digit or a symbol, and none of what a sentence about a
+    password names instead of one:
+
+    - a placeholder (`<password>`, `$VAR`, `changeme`), a template or mask (`{…}`,
+      `[REDACTED …]`), a YAML tag or alias (`!vault`, `*pw`), an aside (`(optional)`), a link;
+    - code that reads the password (`os.getenv("PW")`, `process.env.DB_PASSWORD`,
+      `ENV[DB_PASSWORD]`, `%(DB_PASSWORD)s`: a call, a subscript, or the name of an
+      environment variable after `.`, `[`, `(` or `{`);
+    - the name of a password manager, which says where the password is (`1Password`);
+    - a length range (`8-16`, `8~16`: a password policy);
+    - an English compound whose symbol is its hyphen (`e-mailed`, `case-sensitive`,
+      `30-day`, `base64-encoded`): two parts, the second a lowercase word.
+
+    (An assignment, `password=…`, is `secret-assignment`'s.)"""
     bare = value.rstrip(_VALUE_END)
-    if len(bare) < 4 or bare[0] in "[<{!&*" or _PLACEHOLDER_VALUE.match(bare) or "://" in bare:
+    if len(bare) < 4 or bare[0] in "[<{(!&*" or _PLACEHOLDER_VALUE.match(bare) or "://" in bare:
         return False
-    if _CODE_VALUE.search(bare):
+    if _CODE_VALUE.search(bare) or _ENV_NAME.search(bare) or _MANAGER.match(bare):
+        return False
+    if _RANGE.fullmatch(bare) or _COMPOUND.fullmatch(bare):
         return False
     return any(not c.isalpha() for c in bare)
+
+
+_ENV_NAME = re.compile(r"[.\[({]['\"]?[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]")
+"""An environment variable's name read by code: `process.env.DB_PASSWORD`, `ENV[DB_PASSWORD]`."""
+_MANAGER = re.compile(
+    r"(?i)(?:1password|keepass(?:xc)?|lastpass|bitwarden|dashlane|keeper|vaultwarden|proton[ -]?pass)(?![A-Za-z0-9])"
+)
+"""Password managers, by name: where a password is kept, not what it is."""
+_RANGE = re.compile(r"[0-9]+[ \t]*[-~～–][ \t]*[0-9]+")
+"""A length range (`8-16`, `8~16`), as a password policy gives it."""
+_COMPOUND = re.compile(r"[A-Za-z0-9]+-[a-z]{2,}")
+"""A hyphenated English compound (`e-mailed`, `30-day`, `base64-encoded`)."""
 
 
 def _personal_home(match: re.Match[str]) -> bool:
@@ -265,6 +287,27 @@ _SECRET_NAME = (
     r"auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|api[_\-]?key|apikey|access[_\-]?key|"
     r"private[_\-]?key|client[_\-]?secret|credentials?)"
 )
+
+# password-in-prose: the keywords, the separators between a keyword and its value, and
+# the verbs that give a password its value, in each language the offline engine reads.
+_PW = r"pass(?:word|wd|phrase|code)|pwd|pw"
+_PW_SEP = (
+    r"(?:[ \t]*(?:[:：]|→|=>|->)[ \t]*"
+    r"|[ \t]+(?:is|was|is[ \t]+now|will[ \t]+be|becomes|[-–—])[ \t]*:?[ \t]+"
+    r"|['’]s[ \t]+)"
+)
+_PW_VERB = (
+    r"(?:set|sets|setting|changed?|changes|changing|reset|resets|resetting|updated?|updates|updating|"
+    r"rotated?|rotates|rotating)"
+)
+_PW_EU = r"passwort|kennwort|mot[ \t]+de[ \t]+passe|contraseña|contrasena|senha|palavra-passe|пароль"
+_PW_EU_SEP = (
+    r"(?:[ \t]*(?:[:：]|→|=>|->)[ \t]*"
+    r"|[ \t]+(?:ist|war|lautet|est|était|es|era|será|é|sera|—|–|-|это)[ \t]*:?[ \t]+)"
+)
+_PW_CJK = r"비밀번호|비번|패스워드|密码|密碼|口令|パスワード|暗証番号"
+_OPEN_QUOTE = r"[\"'`“‘«„]?"
+_SECRETS = ("secret", "secret2", "secret3", "secret4", "secret5")
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -487,26 +530,46 @@ RULES: tuple[Rule, ...] = (
         "password-in-prose",
         # A password written in a sentence, not assigned (`=` is secret-assignment's):
         # "password: hunter2 rocks", "my password is hunter2", "the password for the
-        # staging db is …", "비밀번호는 …", "密码是…", "パスワードは「…」です". The value is the ASCII run right after the
-        # keyword and its separator on the same line (in CJK text it ends at the next
-        # non-ASCII character, as a particle or copula follows it); it must hold a digit or
-        # a symbol, so "the password is required" or "password: see the vault" pass.
+        # staging db is …", "I set the password to …", "use password …", "Das Passwort ist
+        # …", "le mot de passe est …", "la contraseña es …", "a senha é …", "пароль: …",
+        # "비밀번호는 …", "密码是…", "パスワードは「…」です". The value is the run of
+        # non-space characters right after the keyword and its separator on the same line
+        # (ASCII after an English or CJK keyword: in CJK text it ends at the next non-ASCII
+        # character, as a particle or copula follows it); `_prose_value` decides whether
+        # it is a password.
         _r(
-            r"(?i)(?<![A-Za-z])(?:pass(?:word|wd|phrase|code))(?![A-Za-z])"
-            r"(?:[ \t]+(?:for|of|to)[ \t]+[^\s:=：]{1,40}(?:[ \t]+[^\s:=：]{1,40}){0,3}?)?"
-            r"(?:[ \t]*[:：][ \t]*|[ \t]+(?:is|was)[ \t]*:?[ \t]+)"
-            r"[\"'`“‘]?(?P<secret>[!-~]{4,200})"
-            r"|(?:비밀번호|패스워드|密码|密碼|口令|パスワード|暗証番号)"
-            r"[ \t]*[는은가이是为為はが]?[ \t]*[:：]?[ \t]*[\"'`“‘「『]?(?P<secret2>[!-~]{4,200})"
+            rf"(?i)(?<![A-Za-z])(?:{_PW})(?![A-Za-z])"
+            r"(?:[ \t]+(?:for|of)[ \t]+[^\s:=：]{1,40}(?:[ \t]+[^\s:=：]{1,40}){0,3}?)?"
+            rf"{_PW_SEP}{_OPEN_QUOTE}(?P<secret>[!-~]{{4,200}})"
+            # a verb that gives the password its value: "set the password to …"
+            rf"|(?<![A-Za-z]){_PW_VERB}[ \t]+(?:[A-Za-z']+[ \t]+){{0,3}}?(?:{_PW})[ \t]+(?:to|as)[ \t]+(?:be[ \t]+)?"
+            rf"{_OPEN_QUOTE}(?P<secret2>[!-~]{{4,200}})"
+            # the value right after the keyword, where a verb or a list leads to it:
+            # "use password …", "log in with password …", "user admin, password …"
+            rf"|(?:(?<![A-Za-z])(?:use|using|try|enter|type|with)[ \t]+(?:the[ \t]+)?|,[ \t]*)(?:{_PW})[ \t]+"
+            rf"{_OPEN_QUOTE}(?P<secret3>[!-~]{{4,200}})"
+            rf"|(?<!\w)(?:{_PW_EU})(?!\w){_PW_EU_SEP}{_OPEN_QUOTE}(?P<secret4>[^\s\"'`“”‘’«»„]{{4,200}})"
+            rf"|(?:{_PW_CJK})"
+            r"[ \t]*[는은가이是为為はが]?[ \t]*[:：]?[ \t]*[\"'`“‘「『]?(?P<secret5>[!-~]{4,200})"
         ),
-        "a password in prose: a credential keyword (English, Korean, Chinese, Japanese), "
-        "a separator (':', 'is', a particle) and a value with a digit or symbol on the same line",
-        lambda m: _prose_value(m["secret"] or m["secret2"]),
+        "a password in prose: a credential keyword (English, German, French, Spanish, Portuguese, "
+        "Russian, Korean, Chinese, Japanese), a separator (':', 'is', 'set … to', a particle) and "
+        "a value with a digit or symbol on the same line",
+        lambda m: _prose_value(next(v for v in m.group(*_SECRETS) if v is not None)),
         keywords=(
             "passw",
             "passphrase",
             "passcode",
+            "pw",
+            "kennwort",
+            "mot de passe",
+            "contraseña",
+            "contrasena",
+            "senha",
+            "palavra-passe",
+            "пароль",
             "비밀번호",
+            "비번",
             "패스워드",
             "密码",
             "密碼",
@@ -540,47 +603,12 @@ RULES: tuple[Rule, ...] = (
 
 
 def _compile_user(patterns: Iterable[str], key: str, source: str = "") -> list[Pattern]:
-    """`patterns` of config key `key` compiled: with Python `re` when they come from the
-    user (user config, environment, flag), with RE2 in linear time (`gitdream.patterns`)
-    when `source` is the repository's gitdream.toml — its author is whoever can push, and a
-    backtracking pattern such as `(a+)+$` would hang every dream (issue 16). Raises
-    ConfigError naming the key, the pattern and what to do for one that does not compile."""
-    compiled: list[Pattern] = []
-    from_repository = source == REPO_FILE
-    for pattern in patterns:
-        try:
-            compiled.append(compile_linear(pattern) if from_repository else re.compile(pattern))
-        except PatternError as exc:
-            if _invalid(pattern):
-                raise ConfigError(
-                    f"{REPO_FILE}: key '{key}' has the pattern {pattern!r}, which is not a valid "
-                    f"regular expression: {exc}",
-                    hint=f"fix '{key}' in {REPO_FILE} ({ENGINE} syntax)",
-                ) from None
-            raise ConfigError(
-                f"{REPO_FILE}: key '{key}' has the pattern {pattern!r}, which {ENGINE} cannot match: {exc}. "
-                f"Patterns from a repository's {REPO_FILE} are matched with {ENGINE}, in time linear in "
-                "the text, so that a committed pattern cannot hang a dream; it has no backreferences "
-                "and no look-around",
-                hint=f"rewrite it without them in {REPO_FILE}, or set '{key}' in your user config "
-                f"{paths.user_config_file()}, where Python `re` syntax applies",
-            ) from None
-        except re.error as exc:
-            raise ConfigError(
-                f"key '{key}' has the pattern {pattern!r}, which is not a valid regular expression: {exc}",
-                hint=f"fix '{key}' (Python `re` syntax)",
-            ) from None
+    """`patterns` of config key `key`, from layer `source`, compiled as the configuration
+    compiles them (`config.compile_pattern`: RE2 in linear time when `source` is the
+    repository's gitdream.toml, Python `re` for the user's own). Raises ConfigError naming
+    the key, the pattern and what to do for one that does not compile."""
+    compiled: list[Pattern] = [compile_pattern(key, pattern, source) for pattern in patterns]
     return compiled
-
-
-def _invalid(pattern: str) -> bool:
-    """True when Python `re` rejects `pattern` too (compiling does not match, so it is
-    safe for any pattern)."""
-    try:
-        re.compile(pattern)
-    except re.error:
-        return True
-    return False
 
 
 def _configured(cfg: Config, key: str) -> list[Pattern]:
@@ -686,7 +714,7 @@ def _scan_gitleaks(text: str) -> list[Finding]:
 
 
 def _secret_span(rule: Rule, match: re.Match[str]) -> tuple[int, int]:
-    for name in ("secret", "secret2"):
+    for name in _SECRETS:
         if name in rule.pattern.groupindex and match.start(name) >= 0:
             return match.span(name)
     return match.span(0)

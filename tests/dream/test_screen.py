@@ -342,3 +342,160 @@ def test_a_unit_holding_part_of_a_secret_from_its_source_is_rejected() -> None:
     assert "aws-access-key-id" in reasons[1] and key not in reasons[1]
     # without the sources, nothing tells the cut-short copy from prose
     assert len(screen_units(units, config.defaults()).kept) == 4
+
+
+# Regression (issue 16): RE2 reads \d, \w and \s as ASCII, so a repository's deny pattern
+# silently stopped matching Korean, Arabic-Indic or ideographic-space text that the same
+# pattern matches from the user config (Python `re`). A repository pattern now means what
+# it means under Python `re`: each case is judged by Python `re` itself.
+UNICODE_CASES = [
+    (r"\d{4}", "코드 ١٢٣٤"),
+    (r"\d{4}", "abcd"),
+    (r"\D", "١٢٣"),
+    (r"\D", "١x"),
+    (r"고객\w+", "고객데이터는"),
+    (r"\w+콘", "팔콘"),
+    (r"\W팔콘", "프로팔콘"),
+    (r"\W팔콘", "프로 팔콘"),
+    (r"팔콘\s프로젝트", "팔콘\u3000프로젝트"),
+    (r"팔콘\s프로젝트", "팔콘\xa0프로젝트"),
+    (r"\S+", "\u3000\u2003"),
+    (r"[\d\s]+번", "١٢\u3000번"),
+    (r"[^\d]", "١٢٣"),
+    (r"[\w-]+@corp", "김-철수@corp"),
+    (r"\\d", "\\d"),
+    (r"\\d", "5"),
+    (r"[]\d]", "]"),
+    (r"(?i)\bfalcon\b", "the Falcon data"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "text"), UNICODE_CASES)
+def test_a_repository_pattern_matches_as_python_re_does(pattern: str, text: str) -> None:
+    import re
+
+    compiled = config.compile_pattern("screen.deny", pattern, config.REPO_FILE)
+    assert (compiled.search(text) is not None) == (re.search(pattern, text) is not None)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "found"),
+    [
+        (r"\Q\d\E", "\\d", True),
+        (r"\Q\d\E", "5", False),
+        (r"[[:alpha:]]\d", "a١", True),
+        (r"[[:alpha:]]\d", "a", False),
+    ],
+)
+def test_re2_only_syntax_keeps_its_meaning(pattern: str, text: str, found: bool) -> None:
+    # RE2's literal text \Q…\E and POSIX classes, which Python `re` has not: kept as written
+    compiled = config.compile_pattern("screen.deny", pattern, config.REPO_FILE)
+    assert (compiled.search(text) is not None) is found
+
+
+@pytest.mark.parametrize("pattern", [r"\b팔콘\b", r"\B프로젝트", r"\b\w+\b", r"(?i)\bfalcon\W"])
+def test_a_repository_word_boundary_re2_cannot_keep_is_refused(pattern: str) -> None:
+    # RE2's \b is ASCII-only: `\b팔콘\b` never matched Korean text, and nothing said so
+    with pytest.raises(ConfigError) as raised:
+        config.compile_pattern("screen.deny", pattern, config.REPO_FILE)
+    assert "gitdream.toml: key 'screen.deny'" in raised.value.message
+    assert r"(?:^|[^\p{L}\p{N}_])" in raised.value.message  # how to write it
+
+
+@pytest.mark.parametrize("pattern", [r"[\W]", r"[a\S]"])
+def test_a_repository_class_re2_cannot_write_is_refused(pattern: str) -> None:
+    with pytest.raises(ConfigError, match=r"inside a character class"):
+        config.compile_pattern("screen.deny", pattern, config.REPO_FILE)
+
+
+def test_the_written_boundary_the_message_suggests_matches_korean_text() -> None:
+    boundary = r"(?:^|[^\p{L}\p{N}_])팔콘(?:[^\p{L}\p{N}_]|$)"
+    compiled = config.compile_pattern("screen.deny", boundary, config.REPO_FILE)
+    found = scan_text("결정: 팔콘 프로젝트 고객 데이터는 서울 리전에만 저장한다.", deny=[compiled])
+    assert [f.rule for f in found] == ["deny[0]"]
+    assert scan_text("팔콘스 팀", deny=[compiled]) == []
+
+
+# Regressions (issue 16): password-in-prose missed passwords in the other languages the
+# offline engine reads and in English verb forms (so they were committed to memory), and
+# rejected good facts: a password manager's name, a hyphenated word whose `-` counted as
+# the required symbol, a length range, code that reads the password from the environment.
+PROSE_PASSWORDS = [
+    ("Das Passwort ist {s}", "Sommer2024!"),
+    ("Passwort: {s}", "Sommer2024!"),
+    ("das Kennwort lautet {s}", "Winter2025#"),
+    ("le mot de passe est {s}", "Soleil2024!"),
+    ("mot de passe : {s}", "Soleil2024!"),
+    ("la contraseña es {s}", "Verano2024!"),
+    ("contraseña: {s}", "Verano2024!"),
+    ("a senha é {s}", "Verao2024!"),
+    ("пароль: {s}", "Лето2024!"),
+    ("Пароль — {s}", "Лето2024!"),
+    ("비번은 {s}", "qwer1234!"),
+    ("I set the password to {s}", "Summer2024!"),
+    ("changed password to {s} yesterday", "Summer2024!"),
+    ("we reset the staging password to {s}", "Summer2024!"),
+    ("the new password will be {s}", "Summer2024!"),
+    ("Use password {s} to log in.", "Summer2024!"),
+    ("log in with password {s}", "Summer2024!"),
+    ("user admin, password {s}", "Summer2024!"),
+    ("password → {s}", "Summer2024!"),
+    ("password - {s}", "Summer2024!"),
+    ("The password's {s}", "Summer2024!"),
+    ("pw: {s}", "Tr0ub4dor&3"),
+    ("pwd is {s}", "Tr0ub4dor&3"),
+]
+
+
+@pytest.mark.parametrize(("template", "secret"), PROSE_PASSWORDS)
+def test_a_password_in_prose_is_found(template: str, secret: str) -> None:
+    text = template.format(s=secret)
+    findings = scan_text(text)
+    assert [f.rule for f in findings] == ["password-in-prose"], findings
+    assert findings[0].text == secret
+
+
+PROSE_WITHOUT_PASSWORD = [
+    # a password manager's name says where the password is
+    "Password: 1Password holds the current one, ask ops.",
+    "비밀번호는 1Password에 저장되어 있습니다.",
+    "パスワードは1Passwordに保存されています。",
+    "パスワード：1Passwordの「Staging」を参照",
+    "비밀번호: 1Password의 Staging 항목 참고",
+    # a hyphenated word: the hyphen is not the symbol of a password
+    "the password is e-mailed to new hires",
+    "the password is case-sensitive, so type it carefully",
+    "the password is sha256-hashed before storage",
+    "the password is base64-encoded in the header",
+    "the password is URL-encoded, then sent",
+    "the password is v2-hashed now",
+    "password: 30-day expiry for every account",
+    # a length range is a policy
+    "비밀번호는 8~16자, 특수문자 1개 이상",
+    "密码是8-16位",
+    "パスワードは8～16文字です",
+    "password: 8-16 characters",
+    # code that reads the password
+    "password: process.env.DB_PASSWORD",
+    "password: ENV[DB_PASSWORD]",
+    "password: %(DB_PASSWORD)s",
+    "password: {DB_PASSWORD}",
+    # prose about passwords in the other languages and verb forms
+    "Das Passwort ist zu kurz.",
+    "le mot de passe est obligatoire",
+    "la contraseña es incorrecta",
+    "a senha é obrigatória",
+    "пароль: см. хранилище",
+    "비번은 관리자에게 문의하세요.",
+    "I set the password to expire after 90 days",
+    "reset the password to the default in settings",
+    "use password managers, never sticky notes",
+    "log in with password (optional) or passkey",
+    "user admin, password reset required",
+    "the password's length is checked",
+]
+
+
+@pytest.mark.parametrize("text", PROSE_WITHOUT_PASSWORD)
+def test_prose_about_a_password_is_not_a_finding(text: str) -> None:
+    assert scan_text(text) == []

@@ -133,7 +133,8 @@ def test_a_repository_pattern_re2_cannot_match_stops_with_what_to_do(tmp_path: P
     assert "Traceback" not in done.stderr
     assert "key 'screen.deny' has the pattern '(?<=the )canary', which RE2 cannot match" in done.stderr
     assert "so that a committed pattern cannot hang a dream" in done.stderr
-    assert "set 'screen.deny' in your user config" in done.stderr
+    # gitdream.toml outranks the user config: the way out removes it there first
+    assert "remove 'screen.deny' from gitdream.toml (it outranks your user config)" in done.stderr
     assert git(root, "for-each-ref", "refs/gitdream/watermark").strip() == ""
 
 
