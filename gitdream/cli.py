@@ -795,7 +795,9 @@ def _repo_paths(ctx: click.Context, repo: Any, paths: tuple[Path, ...]) -> list[
     help="Index file to read (implies --staged); default: $GIT_INDEX_FILE, else the repository's index.",
 )
 @click.option(
-    "--changed", is_flag=True, help="Only files whose content differs from HEAD (the pre-commit hook's mode)."
+    "--changed",
+    is_flag=True,
+    help="Only files whose content differs from HEAD, and only problems they did not already have there (the pre-commit hook's mode).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing when every file passes.")
 @json_option

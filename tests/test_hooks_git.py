@@ -899,3 +899,47 @@ def test_hooks_install_says_what_each_hook_checks(tmp_path: Path) -> None:
     assert "agent.md's first 2000 characters" in said["pre-commit"] and "MEMORY.md" in said["pre-commit"]
     assert "--no-verify" in said["pre-commit"]
     assert set(said) == set(hookscripts.HOOK_NAMES)
+
+
+ROLE_PAST_THE_WINDOW = (
+    "# ops\n\nops keeps the deployment pipeline healthy.\n\n## Background\n\n"
+    + "The pipeline has a long history. " * 66
+    + "\n\n## Role\n\n"
+    + "- Watch the pipeline, fix what breaks, and write down what it learned.\n" * 8
+    + "\n## Notes\n\nFree text.\n"
+)
+
+
+def test_a_problem_a_file_already_had_does_not_block_an_edit_that_leaves_it(
+    committer: tuple[Path, dict[str, str]],
+) -> None:
+    """A second new user could not append one line to an adopted agent.md whose role
+    section already ended past the 2,000-character window. The same problem at HEAD: a
+    warning; an edit that moves the section further (it makes the problem worse): blocked."""
+    root, env = committer
+    write(root, "agents/ops/agent.md", ROLE_PAST_THE_WINDOW)
+    git(root, "add", "-A")
+    assert commit(root, env, "--no-verify", "-m", "adopted agent").returncode == 0
+
+    with open(root / "agents/ops/agent.md", "a") as handle:
+        handle.write("\nOne more note at the end.\n")
+    git(root, "add", "-A")
+    before = head(root)
+    proc = commit(root, env, "-m", "a note at the end")
+    assert proc.returncode == 0, proc.stderr
+    assert head(root) != before
+    assert (
+        "prefix-section" in proc.stderr
+        and "(it was there before this commit, which does not block it)" in proc.stderr
+    )
+
+    # Text added before the role moves it further out of the window: blocked.
+    text = (root / "agents/ops/agent.md").read_text()
+    write(
+        root, "agents/ops/agent.md", text.replace("## Background\n\n", "## Background\n\nMore history. ", 1)
+    )
+    git(root, "add", "-A")
+    before = head(root)
+    proc = commit(root, env, "-m", "more history")
+    assert proc.returncode == 1 and "prefix-section" in proc.stderr and head(root) == before
+    assert "was there before" not in proc.stderr

@@ -264,25 +264,30 @@ LIMIT_RULES = (RULE_LINES, RULE_BYTES)
 already over them at HEAD (an agent runtime that commits its own long MEMORY.md)."""
 
 
-def _demote_limits_over_at_head(checked: FileCheck, before: bytes, limits: Limits) -> None:
-    """Turn `checked`'s size-limit problems into warnings when the file was over the same
-    limit at HEAD (`before`, its blob there): a commit that adds a line to a MEMORY.md
-    already 543 lines long does not make it over, so it is not blocked (the new user's
-    item 4: agent runtimes commit their own MEMORY.md); a commit that pushes a file over a
-    limit still is. The limits stay reported, as warnings that say so."""
+def _demote_problems_at_head(checked: FileCheck, before: bytes, limits: Limits) -> None:
+    """Turn `checked`'s problems into warnings when the file already had them at HEAD
+    (`before`, its blob there): the commit did not bring them in, so it is not blocked.
+    A size limit counts when the file was over the same limit at HEAD (a commit that adds a
+    line to a MEMORY.md already 543 lines long does not make it over: the new user's item
+    4, agent runtimes commit their own MEMORY.md); any other problem when HEAD had exactly
+    the same one (same rule and message: a role section that already ended past the window
+    at the same character, which an edit at the end of the file leaves where it was — a
+    second new user could not append a line to such an agent.md). A commit that brings a
+    problem in, or makes one worse (the section ends later), is still blocked. The
+    problems stay reported, as warnings that say so."""
     old = check_bytes(checked.path, before, limits, checked.kind, agent=checked.agent)
     over_before = {p.rule for p in old.problems if p.rule in LIMIT_RULES}
+    had = {(p.rule, p.message) for p in old.problems}
     kept = []
     for problem in checked.problems:
-        if problem.rule not in over_before:
+        if problem.rule in over_before:
+            note = "it was over before this commit, which does not block it"
+        elif (problem.rule, problem.message) in had:
+            note = "it was there before this commit, which does not block it"
+        else:
             kept.append(problem)
             continue
-        checked.warnings.append(
-            replace(
-                problem,
-                message=f"{problem.message} (it was over before this commit, which does not block it)",
-            )
-        )
+        checked.warnings.append(replace(problem, message=f"{problem.message} ({note})"))
     checked.problems = kept
 
 
@@ -390,8 +395,8 @@ def check_agents(
     ]
     for checked in files:
         before = at_head.get(checked.path)
-        if before is not None and any(p.rule in LIMIT_RULES for p in checked.problems):
-            _demote_limits_over_at_head(checked, before, limits)
+        if before is not None and checked.problems:
+            _demote_problems_at_head(checked, before, limits)
     files += _bad_folders(bad, filters, warnings if changed else None)
     files.sort(key=lambda f: f.path)
     for checked in files:
