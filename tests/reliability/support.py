@@ -224,3 +224,24 @@ def mktree(root: Path, lines: str) -> str:
         check=True,
     )
     return made.stdout.strip()
+
+
+def clone_with_hooks(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote, the collaborator's clone (`upstream`) and the user's clone (`local`)
+    with gitdream's post-merge hook installed (the real interpreter). The user has not
+    dreamed yet, so a pull fast-forwards and the hook dreams at once."""
+    import sys
+
+    from gitdream.git.repo import Repo
+    from gitdream.trigger import hookscripts
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    upstream = agent_repo(tmp_path / "upstream")
+    material(upstream)
+    git(upstream, "remote", "add", "origin", str(remote))
+    git(upstream, "push", "-q", "origin", "main")
+    local = tmp_path / "local"
+    git(tmp_path, "clone", "-q", str(remote), str(local))
+    hookscripts.install(Repo.open(local), hooks=["post-merge"], python=sys.executable)
+    return upstream, local

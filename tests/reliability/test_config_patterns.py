@@ -14,15 +14,13 @@ processes.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from gitdream.git.repo import Repo
-from gitdream.trigger import hookscripts, state
+from gitdream.trigger import state
 from tests.helpers import commit_all, git, gitdream_env, run_gitdream, write
-from tests.reliability.support import LOGS, agent_repo, material
+from tests.reliability.support import LOGS, agent_repo, clone_with_hooks, material
 
 COMMANDS = (["run"], ["status"], ["check"], ["config", "show"], ["run", "--auto"])
 
@@ -102,15 +100,7 @@ def test_a_user_pattern_python_cannot_compile_is_a_config_error(
 
 
 def test_a_pulled_pattern_python_cannot_compile_writes_one_decision_line(tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    upstream = agent_repo(tmp_path / "upstream")
-    material(upstream)
-    git(upstream, "remote", "add", "origin", str(remote))
-    git(upstream, "push", "-q", "origin", "main")
-    local = tmp_path / "local"
-    git(tmp_path, "clone", "-q", str(remote), str(local))
-    hookscripts.install(Repo.open(local), hooks=["post-merge"], python=sys.executable)
+    upstream, local = clone_with_hooks(tmp_path)
     write(upstream, "gitdream.toml", "min_hours = 0\nmin_sessions = 1\n" + _toml_list(OVERFLOW))
     write(upstream, f"{LOGS}/2026-03-05.md", "- [deploy] Day 05: the canary needs approval.\n")
     commit_all(upstream, "configure gitdream")

@@ -23,10 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from gitdream.git.repo import Repo
-from gitdream.trigger import hookscripts
 from tests.helpers import commit_all, git, gitdream_env, write
-from tests.reliability.support import LOGS, agent_repo, material
+from tests.reliability.support import LOGS, agent_repo, clone_with_hooks, material
 
 BOUND = 240
 """Seconds after which a dream counts as hung (it takes a few here, on a loaded machine)."""
@@ -72,15 +70,7 @@ def _rejected_rules(receipt: dict[str, object]) -> set[str]:
 
 
 def test_a_pulled_catastrophic_screen_deny_does_not_hang_the_dream(tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    upstream = agent_repo(tmp_path / "upstream")
-    material(upstream)
-    git(upstream, "remote", "add", "origin", str(remote))
-    git(upstream, "push", "-q", "origin", "main")
-    local = tmp_path / "local"
-    git(tmp_path, "clone", "-q", str(remote), str(local))
-    hookscripts.install(Repo.open(local), hooks=["post-merge"], python=sys.executable)
+    upstream, local = clone_with_hooks(tmp_path)
 
     # a collaborator pushes catastrophic deny patterns and a line they backtrack on
     write(

@@ -824,6 +824,34 @@ REPLACEMENTS = 1000
 (a count, not a timing: the test runs until they are done)."""
 
 
+def _read_while(root: Path, writer: subprocess.Popen[bytes], read: Callable[[Any], bool]) -> None:
+    """Two threads (libgit2 reads without holding the GIL) call `read(repo)` on their own
+    `Repo` of `root` for as long as `writer` runs; every read must return True and raise
+    nothing, and `writer` must succeed."""
+    from gitdream.git.repo import Repo
+
+    failures: list[str] = []
+    reads = [0, 0]
+
+    def reader(number: int) -> None:
+        repo = Repo.open(root, env={})
+        while writer.poll() is None:
+            try:
+                if not read(repo):
+                    failures.append("a read gave the wrong answer")
+            except Exception as exc:  # e.g. the RepoStateError naming libgit2's message
+                failures.append(f"{type(exc).__name__}: {exc}")
+            reads[number] += 1
+
+    threads = [threading.Thread(target=reader, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert writer.returncode == 0
+    assert failures == [], f"{len(failures)} of {sum(reads)} reads failed: {failures[:3]}"
+
+
 def test_the_staged_index_is_read_whole_while_git_replaces_it(tmp_path: Path) -> None:
     """Regression test (a suite run once failed with libgit2's "invalid data in index -
     extension is truncated"): libgit2 takes an index file's size from one `stat` of its
@@ -833,7 +861,6 @@ def test_the_staged_index_is_read_whole_while_git_replaces_it(tmp_path: Path) ->
     M)"). git itself replaces the index by rename, never in place; a read is now tried
     again when the index was replaced while libgit2 read it."""
     from gitdream.git import indexfile
-    from gitdream.git.repo import Repo
 
     root = agent_repo(tmp_path / "repo")
     replacer = subprocess.Popen(  # each `git add` renames a larger index over the old one
@@ -844,25 +871,7 @@ def test_the_staged_index_is_read_whole_while_git_replaces_it(tmp_path: Path) ->
         ],
         cwd=root,
     )
-    failures: list[str] = []
-    reads = [0, 0]
-
-    def read(reader: int) -> None:  # two readers: libgit2 reads without holding the GIL
-        repo = Repo.open(root, env={})
-        while replacer.poll() is None:
-            try:
-                assert "agents/ops/agent.md" in indexfile.staged_paths(repo)
-            except Exception as exc:  # the RepoStateError naming libgit2's message
-                failures.append(str(exc))
-            reads[reader] += 1
-
-    readers = [threading.Thread(target=read, args=(n,)) for n in range(2)]
-    for reader in readers:
-        reader.start()
-    for reader in readers:
-        reader.join()
-    assert replacer.returncode == 0
-    assert failures == [], f"{len(failures)} of {sum(reads)} reads failed: {failures[:3]}"
+    _read_while(root, replacer, lambda repo: "agents/ops/agent.md" in indexfile.staged_paths(repo))
 
 
 def test_head_is_read_whole_while_git_checkout_replaces_it(tmp_path: Path) -> None:
@@ -870,7 +879,6 @@ def test_head_is_read_whole_while_git_checkout_replaces_it(tmp_path: Path) -> No
     (expected 23 bytes, read 21)" in a run's first look at HEAD): a `git checkout` renames
     a new `HEAD` over the old one between libgit2's `stat` of the file and its read. HEAD
     is now read again when that happens."""
-    from gitdream.git.repo import Repo
 
     root = agent_repo(tmp_path / "repo")
     git(root, "branch", "a-branch-with-a-much-longer-name")
@@ -883,22 +891,5 @@ def test_head_is_read_whole_while_git_checkout_replaces_it(tmp_path: Path) -> No
         ],
         cwd=root,
     )
-    failures: list[str] = []
-    reads = [0, 0]
-
-    def read(reader: int) -> None:  # two readers: libgit2 reads without holding the GIL
-        repo = Repo.open(root, env={})
-        while switcher.poll() is None:
-            try:
-                assert repo.head().branch in ("refs/heads/b", "refs/heads/a-branch-with-a-much-longer-name")
-            except Exception as exc:
-                failures.append(f"{type(exc).__name__}: {exc}")
-            reads[reader] += 1
-
-    readers = [threading.Thread(target=read, args=(n,)) for n in range(2)]
-    for reader in readers:
-        reader.start()
-    for reader in readers:
-        reader.join()
-    assert switcher.returncode == 0
-    assert failures == [], f"{len(failures)} of {sum(reads)} reads failed: {failures[:3]}"
+    branches = ("refs/heads/b", "refs/heads/a-branch-with-a-much-longer-name")
+    _read_while(root, switcher, lambda repo: repo.head().branch in branches)

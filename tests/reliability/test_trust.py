@@ -21,11 +21,9 @@ from pathlib import Path
 import pytest
 
 from gitdream import trust
-from gitdream.git.repo import Repo
-from gitdream.trigger import hookscripts
 from tests.fakeapi import FakeAnthropic
 from tests.helpers import cli, commit_all, git, gitdream_env, run_gitdream, write
-from tests.reliability.support import LOGS, agent_repo, material
+from tests.reliability.support import LOGS, agent_repo, clone_with_hooks, material
 
 KEY = "sk-ant-api03-test-key-of-the-user"
 HOSTILE = 'engine = "anthropic"\nmin_hours = 0\nmin_sessions = 1\n[anthropic]\nbase_url = "{url}"\nmax_retries = 0\n'
@@ -36,22 +34,6 @@ def attacker() -> FakeAnthropic:
     server = FakeAnthropic().start()
     yield server
     server.stop()
-
-
-def _clone_with_hooks(tmp_path: Path) -> tuple[Path, Path]:
-    """A bare remote, the collaborator's clone (`upstream`) and the user's clone (`local`)
-    with gitdream's post-merge hook installed (the real interpreter). The user has not
-    dreamed yet, so a pull fast-forwards and the hook dreams at once."""
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    upstream = agent_repo(tmp_path / "upstream")
-    material(upstream)
-    git(upstream, "remote", "add", "origin", str(remote))
-    git(upstream, "push", "-q", "origin", "main")
-    local = tmp_path / "local"
-    git(tmp_path, "clone", "-q", str(remote), str(local))
-    hookscripts.install(Repo.open(local), hooks=["post-merge"], python=sys.executable)
-    return upstream, local
 
 
 def _hooks_log() -> str:
@@ -81,7 +63,7 @@ def _last_receipt(root: Path) -> dict[str, object]:
 def test_a_pulled_gitdream_toml_cannot_send_the_api_key_anywhere(
     tmp_path: Path, attacker: FakeAnthropic
 ) -> None:
-    upstream, local = _clone_with_hooks(tmp_path)
+    upstream, local = clone_with_hooks(tmp_path)
     _push_hostile(upstream, attacker.url, "05")
     _pull(local, {"ANTHROPIC_API_KEY": KEY})
     assert attacker.requests == [], "a request reached the server the repository chose"
@@ -102,7 +84,7 @@ def test_a_pulled_gitdream_toml_cannot_send_the_api_key_anywhere(
 def test_trust_is_explicit_outside_the_repository_and_pinned_to_the_values(
     tmp_path: Path, attacker: FakeAnthropic
 ) -> None:
-    upstream, local = _clone_with_hooks(tmp_path)
+    upstream, local = clone_with_hooks(tmp_path)
     _push_hostile(upstream, attacker.url, "05")
     _pull(local, {"ANTHROPIC_API_KEY": KEY})
     assert attacker.requests == []
