@@ -6,6 +6,7 @@ keeps no status snapshot, activity record or to-do, in each language."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 
 import pytest
@@ -16,6 +17,7 @@ from gitdream.contract import DistillContext, MemoryView
 from gitdream.dream.noise import filter_noise
 from gitdream.dream.readers import read_markdown_log
 from gitdream.engines.offline import OfflineEngine
+from gitdream.units import Unit
 from tests.standins import simple_absolutize, simple_slugify
 
 KO_LOG = """\
@@ -166,9 +168,9 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("language", sorted(CASES))
-def test_lessons_are_kept_and_status_activity_and_to_dos_are_not(language: str) -> None:
-    log, kept, dropped = CASES[language]
+def _distilled(language: str, log: str, kept: Sequence[str], dropped: Sequence[str]) -> list[Unit]:
+    """The offline engine's units for `log`, one day of agent `language`'s log; asserts
+    every phrase of `kept` is in a unit's body and none of `dropped` is."""
     path = f"agents/{language}/memory/logs/2026/03/2026-03-02.md"
     entries, _ = filter_noise(read_markdown_log(path, log.encode(), fallback_date=date(2026, 3, 2)).entries)
     cfg = defaults()
@@ -180,7 +182,13 @@ def test_lessons_are_kept_and_status_activity_and_to_dos_are_not(language: str) 
         assert words in bodies, (words, bodies)
     for words in dropped:
         assert words not in bodies, (words, bodies)
-    assert len(result.units) == len(kept)  # the two lessons of the list are one fact
+    return list(result.units)
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_lessons_are_kept_and_status_activity_and_to_dos_are_not(language: str) -> None:
+    units = _distilled(language, *CASES[language])
+    assert len(units) == len(CASES[language][1])  # the two lessons of the list are one fact
 
 
 # Spanish, German, French and Portuguese (issue #14: "work in any language the material is
@@ -269,16 +277,5 @@ OTHER_CASES = {
 def test_rules_and_lessons_are_kept_and_statuses_and_records_are_not_in_other_languages(
     language: str,
 ) -> None:
-    log, kept, dropped = OTHER_CASES[language]
-    path = f"agents/{language}/memory/logs/2026/03/2026-03-02.md"
-    entries, _ = filter_noise(read_markdown_log(path, log.encode(), fallback_date=date(2026, 3, 2)).entries)
-    cfg = defaults()
-    engine = OfflineEngine(cfg, slugify=simple_slugify, absolutize=simple_absolutize)
-    agent = make_agent(f"agents/{language}", cfg)
-    result = engine.distill(DistillContext(agent, entries, MemoryView({}), cfg, "0" * 40, date(2026, 3, 9)))
-    bodies = " | ".join(u.body for u in result.units)
-    for words in kept:
-        assert words in bodies, (words, bodies)
-    for words in dropped:
-        assert words not in bodies, (words, bodies)
-    assert len(result.units) == len(kept)
+    units = _distilled(language, *OTHER_CASES[language])
+    assert len(units) == len(OTHER_CASES[language][1])
