@@ -15,12 +15,15 @@ ALLOWED: set[tuple[str, str]] = set()
 
 
 def _lengths() -> dict[tuple[str, str], int]:
-    found = {}
+    """Length in lines of every function, keyed by (file, name); of several functions of one
+    name in a file (methods of different classes, say), the longest counts."""
+    found: dict[tuple[str, str], int] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 assert node.end_lineno is not None
-                found[(path.relative_to(PACKAGE).as_posix(), node.name)] = node.end_lineno - node.lineno + 1
+                where = (path.relative_to(PACKAGE).as_posix(), node.name)
+                found[where] = max(found.get(where, 0), node.end_lineno - node.lineno + 1)
     return found
 
 

@@ -38,6 +38,18 @@ def _floor(module: str) -> tuple[str, str]:
     return "ground", ""
 
 
+def _absolute(path: Path, module: str | None, level: int) -> str:
+    """The absolute name of `from <level dots><module> import …` in `path`: a relative
+    import is resolved against the module's package, as Python does."""
+    if level == 0:
+        return module or ""
+    package = _module(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    package = package[: len(package) - (level - 1)]
+    return ".".join([*package, module] if module else package)
+
+
 def _imports(path: Path) -> list[tuple[int, str]]:
     """`(line, imported module)` of every import in `path` (`from a import b` gives
     `a.b` when `a.b` is a module of gitdream, else `a`)."""
@@ -46,13 +58,16 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(path, node.module, node.level)
+            if not base:
+                continue
             for alias in node.names:
-                name = f"{node.module}.{alias.name}"
+                name = f"{base}.{alias.name}"
                 is_module = (PACKAGE.parent / name.replace(".", "/")).with_suffix(".py").exists() or (
                     PACKAGE.parent / name.replace(".", "/") / "__init__.py"
                 ).exists()
-                found.append((node.lineno, name if is_module else node.module))
+                found.append((node.lineno, name if is_module else base))
     return found
 
 
