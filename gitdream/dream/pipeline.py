@@ -251,7 +251,7 @@ class DreamRun:
         self.entries = [e for e in self.entries if e.id in chosen]
         self.pending = [dict(p) for p in plan.pending]
         self.completes = plan.run
-        self.receipt.extra["completes"] = plan.run
+        self.receipt.completes = plan.run
         if plan.receipt_error:
             why = f"whose receipt could not be written ({plan.receipt_error})"
         else:

@@ -99,7 +99,8 @@ class Receipt:
     """One run's receipt (the table in docs/json.md, "Receipts", is its JSON shape).
 
     Every key is always in the JSON (null where it does not apply), except
-    `definition_units` and `units_truncated`, present only when not empty, and the keys
+    `definition_units`, `units_truncated`, `rejected_truncated` and `completes`, present
+    only when not empty, and the keys
     of `revert` (`reverts`, `only`, `replay`, `paths`), present only on a revert's
     receipt. `annotations` (later facts about the run) are folded in when reading and
     never written. `extra` keeps keys this version does not know, so `show` shows them.
@@ -136,6 +137,7 @@ class Receipt:
     tokens: dict[str, int] = field(default_factory=_no_tokens)
     warnings: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None
+    completes: str | None = None
     revert: RevertFacts | None = None
     annotations: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -231,7 +233,7 @@ class Receipt:
             if item.name in ("revert", "annotations", "extra", "finalised"):
                 continue
             value = getattr(self, item.name)
-            if item.name in ("definition_units", "units_truncated", "rejected_truncated") and not value:
+            if item.name in ("definition_units", "units_truncated", "rejected_truncated", "completes") and not value:
                 continue
             document[item.name] = value
         if self.revert is not None:

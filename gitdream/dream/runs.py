@@ -199,8 +199,8 @@ def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], boo
     for run in list(runs.values()):
         if run.reverts and run.reverts in runs:
             _add_reverted_by(runs[run.reverts], run.run, run.only)
-        completes = run.receipt.extra.get("completes") if run.receipt is not None else None
-        if isinstance(completes, str) and completes in runs and runs[completes].receipt is None:
+        completes = run.receipt.completes if run.receipt is not None else None
+        if completes and completes in runs and runs[completes].receipt is None:
             runs[completes].completed_by = run.run
     return sorted(runs.values(), key=lambda r: r.run, reverse=True), truncated
 

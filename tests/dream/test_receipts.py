@@ -155,3 +155,16 @@ def test_a_receipt_reads_back_as_it_was_written_and_a_hand_edited_one_reads_as_d
     assert (edited.status, edited.counts, edited.total_tokens) == ("unknown", {}, 0)
     assert edited.to_json()["future_key"] == 1
     assert receipts.Receipt.from_json({"type": "annotation", "run": "r1"}) is None
+
+
+def test_completes_is_a_field_written_only_when_a_run_finished_a_killed_one() -> None:
+    """`completes` (docs/json.md) is the receipt's own field, not a key it does not know."""
+    plain = receipts.Receipt(run="r1", status="ok")
+    assert "completes" not in plain.to_json()
+    finishing = receipts.Receipt(run="r2", status="ok", completes="r1")
+    document = finishing.to_json()
+    assert document["completes"] == "r1"
+    again = receipts.Receipt.from_json(document)
+    assert again is not None and again.completes == "r1" and again.extra == {}
+    forged = receipts.Receipt.from_json({"type": "receipt", "run": "r3", "completes": ["r1"]})
+    assert forged is not None and forged.completes is None
