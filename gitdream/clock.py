@@ -2,7 +2,8 @@
 
 All time comes from `now()`, so freezegun freezes all of gitdream. libgit2 stamps signatures
 from its own C clock, which freezegun cannot reach, so commits get explicit times from
-`git_time()` (STYLE B: `Signature` time comes from C).
+`git_time()` (pygit2's `Signature` without
+`time` calls libgit2's `git_signature_now`).
 """
 
 from __future__ import annotations

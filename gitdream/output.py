@@ -1,7 +1,7 @@
 """Writing to the terminal: stdout for results, stderr for progress, warnings and errors.
 
 With `--json`, stdout carries exactly one JSON document and everything human goes to
-stderr (STYLE C.4). The core never prints; commands return results, `gitdream.render`
+stderr, as `llm` and pre-commit do. The core never prints; commands return results, `gitdream.render`
 turns them into lines, and `cli.py` writes those through these functions.
 """
 

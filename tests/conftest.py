@@ -1,7 +1,7 @@
 """Test isolation and core fixtures.
 
 Every test runs against real git repositories in temporary folders, isolated from the
-developer's machine (STYLE C.9): a temporary HOME and XDG dirs, `GITDREAM_HOME`, a
+developer's machine, as pre-commit's and llm's test suites are: a temporary HOME and XDG dirs, `GITDREAM_HOME`, a
 private global git config for both the git CLI (GIT_CONFIG_GLOBAL) and libgit2 (pygit2's
 search path), no system config, an empty template dir, no inherited hook variables, no
 Anthropic key and a discard address as the API base URL.

@@ -1,5 +1,5 @@
 """A loopback fake of the Messages API, for testing the anthropic engine with the real SDK
-over real HTTP (STYLE C.9).
+over real HTTP, as `llm` tests its model plugins against recorded HTTP.
 
 `FakeAnthropic` is an HTTP server on 127.0.0.1 in a thread. It answers `POST /v1/messages`
 from a per-test script — a queue of replies built by the helpers below — and records every

@@ -621,7 +621,7 @@ def test_unrelated_commit_is_not_blocked_by_an_old_problem(committer: tuple[Path
 
 
 def test_missing_gitdream_blocks_the_commit_with_one_line(committer: tuple[Path, dict[str, str]]) -> None:
-    """The decision of STYLE D.1: without gitdream the guard cannot judge, so it blocks."""
+    """Fail closed (principle 4 of docs/DEVELOPING.md): without gitdream the guard cannot judge, so it blocks."""
     root, env = committer
     hookscripts.install(Repo.open(root), hooks=["pre-commit"], python="/nonexistent/python")
     write(root, "agents/ops/agent.md", AGENT_MD + "\nfine\n")

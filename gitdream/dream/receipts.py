@@ -233,7 +233,10 @@ class Receipt:
             if item.name in ("revert", "annotations", "extra", "finalised"):
                 continue
             value = getattr(self, item.name)
-            if item.name in ("definition_units", "units_truncated", "rejected_truncated", "completes") and not value:
+            if (
+                item.name in ("definition_units", "units_truncated", "rejected_truncated", "completes")
+                and not value
+            ):
                 continue
             document[item.name] = value
         if self.revert is not None:

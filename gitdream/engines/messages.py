@@ -522,7 +522,8 @@ class MessagesClient:
             self.budget.record(record)
 
     def _translate(self, exc: BaseException, tool: str) -> EngineError | None:
-        """The EngineError for an SDK, network or stream failure (STYLE C.7), or None for
+        """The EngineError for an SDK, network or stream failure (the SDK's
+        own exception types: APIStatusError, APIConnectionError, APITimeoutError), or None for
         an exception that is none of them."""
         import anthropic  # optional: the anthropic extra may not be installed
         import httpx2  # optional: the anthropic extra may not be installed

@@ -2,7 +2,8 @@
 
 Calls always name the repository explicitly (`--git-dir`, `--work-tree`) and run with an
 environment scrubbed of hook-exported variables, so an inherited `GIT_DIR` or
-`GIT_INDEX_FILE` never redirects them (STYLE C.6).
+`GIT_INDEX_FILE` never redirects them (githooks(5): clear
+`git rev-parse --local-env-vars` before running git elsewhere).
 """
 
 from __future__ import annotations

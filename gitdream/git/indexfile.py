@@ -1,6 +1,6 @@
 """Read staged content from an index file, for `gitdream check --staged`.
 
-Inside a commit hook git names the index being committed in `GIT_INDEX_FILE` (STYLE A,
+Inside a commit hook git names the index being committed in `GIT_INDEX_FILE` (githooks(5),
 builtin/commit.c `prepare_index`): the real index for `git commit`, the locked
 `index.lock` for `git commit -a`, a temporary `next-index-*.lock` for `git commit <paths>`.
 `pygit2.Index(path)` opens any of them without touching the repository's own index, the

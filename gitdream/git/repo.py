@@ -4,7 +4,7 @@ Discovery follows git: from the current directory upwards (any sub-folder, a lin
 worktree's folder), or, when the process inherited them, from `GIT_DIR` and
 `GIT_WORK_TREE` (as git itself honours them; inside a hook they name the same repository
 git is working on). `GIT_INDEX_FILE` is *not* used for writing: inside a commit hook it
-names a temporary or locked index (STYLE A), so write commands refuse to run while it
+names a temporary or locked index (githooks(5); builtin/commit.c `prepare_index`), so write commands refuse to run while it
 points anywhere but the repository's own index (`Repo.require_own_index`); only
 `gitdream check --staged` reads it, explicitly.
 
@@ -380,7 +380,7 @@ class Repo:
         """Refuse to write when an inherited GIT_INDEX_FILE names another index.
 
         Inside a commit hook git points GIT_INDEX_FILE at `index.lock` or a temporary
-        index (STYLE A); writing the real index then would race git's own commit.
+        index (builtin/commit.c `prepare_index`); writing the real index then would race git's own commit.
         """
         if self.inherited_index is None:
             return
