@@ -853,7 +853,7 @@ def hooks_group() -> None:
     """Install, remove or inspect gitdream's git hooks.
 
     \b
-    pre-commit    gitdream check --staged: a broken agent.md prefix blocks the commit
+    pre-commit    gitdream check --staged --changed: a problem the commit brings in blocks it
     post-merge    new commits arrived (merge, fast-forward): dream, detached
     post-rewrite  the same after `git pull --rebase` (rebase only, never amend)
     post-commit   the same when a commit concludes a merge that had stopped
