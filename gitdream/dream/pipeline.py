@@ -26,7 +26,7 @@ import difflib
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults
@@ -78,6 +78,11 @@ class Outcome:
     def problem(self) -> bool:
         """True when the run failed, was aborted, or a phase was refused."""
         return self.receipt.problem
+
+
+# The topic of a definition unit kept as memory (`DreamRun._route`): not the target's own
+# name, which is a definition file's (SKILL.md) and no topic may take it.
+ROUTED_TOPICS = {"skill": "skills", "soul": "persona", "agent": "instructions"}
 
 
 class DreamRun:
@@ -339,7 +344,37 @@ class DreamRun:
             note["title"] = screen.elide_tokens(str(note.get("title", "")))
         self.rejected += rejected
         self.receipt.phase("verify", kept=len(kept), rejected=len(rejected), dropped_sources=notes[:50])
-        return kept
+        return self._route(kept)
+
+    def _route(self, units: list[Unit]) -> list[Unit]:
+        """Units for a definition target the agent has no file for in `definition_files`
+        (a `#skill` entry where only `CLAUDE.md` is configured) become memory: no later run
+        could write them, so waiting for the file would leave every run `partial`. A
+        configured file that is absent at the input commit is another matter: its units
+        wait for it (`integrate_definitions`)."""
+        from gitdream.dream import memoryfiles  # idle path: only once there are units
+
+        routed: dict[str, int] = {}
+        out: list[Unit] = []
+        for unit in units:
+            if (
+                unit.target in DEFINITION_TARGETS
+                and memoryfiles.definition_path(self.agent, unit.target) is None
+            ):
+                routed[unit.target] = routed.get(unit.target, 0) + 1
+                if unit.topic and unit.topic != unit.target:
+                    unit = replace(unit, target="experience")
+                else:  # a new topic takes a unit's title as its name: give it the topic's
+                    topic = ROUTED_TOPICS[unit.target]
+                    unit = replace(unit, target="experience", topic=topic, title=topic.capitalize())
+            out.append(unit)
+        for target, n in routed.items():
+            self.warnings.append(
+                f"agent {self.agent.id} has no definition file for target {target!r} in definition_files: "
+                f"{n} unit{'s' if n != 1 else ''} kept as memory instead (add the file to definition_files "
+                "in gitdream.toml to have them written there)"
+            )
+        return out
 
     def screen(self, units: list[Unit], material: Material) -> list[Unit]:
         """The deterministic scanner, then the engine's own screen; at most `max_units`

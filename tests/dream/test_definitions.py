@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
+from pathlib import Path
 
 from gitdream.agents import make_agent
 from gitdream.config import defaults
@@ -10,6 +12,7 @@ from gitdream.dream import facts as factfmt
 from gitdream.dream.integrate import DefinitionResult, integrate_definitions
 from gitdream.text import blocks
 from gitdream.units import Unit
+from tests.helpers import commit_all, run_gitdream, write
 
 AGENT = make_agent("agents/ops", defaults())
 SKILL = "agents/ops/SKILL.md"
@@ -145,3 +148,35 @@ def test_other_targets_and_missing_sources_are_rejected() -> None:
         "no usable source",
     ]
     assert result.to_json()["rejected"][0]["stage"] == "integrate"
+
+
+def test_a_tag_for_a_definition_file_the_agent_does_not_configure_becomes_memory(git_repo: Path) -> None:
+    """A Claude Code folder adopted as docs/getting-started.md shows (`definition_files =
+    ["CLAUDE.md"]`): a `#skill` entry has no file it could ever be written to, so it is
+    kept as memory with a warning instead of leaving every run `partial` for good."""
+    write(
+        git_repo,
+        "gitdream.toml",
+        'agents = ["."]\nmemory_dir = ".claude/memory"\ndefinition_files = ["CLAUDE.md"]\n'
+        'log_globs = [".claude/logs/**/*.md"]\n',
+    )
+    write(git_repo, "CLAUDE.md", "# project\n\nInstructions for Claude.\n")
+    write(git_repo, ".claude/memory/MEMORY.md", "# Memory\n")
+    write(
+        git_repo,
+        ".claude/logs/2026-03-02.md",
+        "# 2026-03-02\n\n- Always run the smoke tests on staging before promoting a build. #skill\n",
+    )
+    commit_all(git_repo, "a Claude Code project with a log")
+    first = run_gitdream(git_repo, "run", "--engine", "offline", "--json")
+    assert first.returncode == 0, first.stderr
+    (record,) = json.loads(first.stdout)["runs"]
+    assert record["status"] == "ok" and not record["pending"]
+    assert any("no definition file for target 'skill'" in w for w in record["warnings"])
+    topic = (git_repo / ".claude" / "memory" / "skills.md").read_text()
+    assert "name: Skills\n" in topic and "Always run the smoke tests on staging" in topic
+    assert "[Skills](skills.md)" in (git_repo / ".claude" / "memory" / "MEMORY.md").read_text()
+    assert "smoke tests" not in (git_repo / "CLAUDE.md").read_text()
+    again = run_gitdream(git_repo, "run", "--engine", "offline", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["runs"][0]["status"] == "noop"
