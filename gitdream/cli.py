@@ -942,8 +942,9 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
     """Show where git runs hooks from and the state of each of gitdream's hooks.
 
     States: installed, outdated, not-executable, broken, chained-by-other, chain-loop,
-    renamed-by-lefthook, dropped-by-husky, husky, foreign, missing; each that needs a fix
-    says which. Exit status 0 in every case.
+    renamed-by-lefthook, dropped-by-husky, husky, via-lefthook, via-husky, via-hook
+    (a hook manager's configuration or the hook calls `gitdream hook NAME`), foreign,
+    missing; each that needs a fix says which. Exit status 0 in every case.
 
     \b
     Examples:

@@ -682,7 +682,9 @@ def hooks_result(result: HooksResult) -> Lines:
     for hook in result.hooks:
         detail = hook.note
         if hook.action == "chained" and hook.previous is not None:
-            detail = f"the hook that was there runs first, kept as {hook.previous.name}"
+            detail = f"the hook that was there runs first, kept as {hook.previous.name}" + (
+                f"; {hook.note}" if hook.note else ""
+            )
         elif hook.action == "restored" and hook.previous is not None:
             detail = detail or f"put back the hook saved as {hook.previous.name}"
         elif hook.action == "foreign":

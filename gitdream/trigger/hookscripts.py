@@ -64,6 +64,17 @@ PURPOSES = {
     "post-commit": "the same when a commit concludes a merge that had stopped (conflicts, `--no-commit`)",
 }
 INSTALL_ACTIONS = ("installed", "chained", "updated", "unchanged")
+RUNNING = ("installed", "chained-by-other", "via-lefthook", "via-husky", "via-hook")
+"""The `HookFound.status`es under which git runs gitdream's hook."""
+# Where lefthook reads its configuration, relative to the worktree root (lefthook's
+# internal/config/load.go: these names, with .yml/.yaml/.toml/.json, and their -local forms).
+LEFTHOOK_CONFIGS = tuple(
+    f"{folder}{dot}lefthook{local}.{ext}"
+    for folder in ("", ".config/")
+    for dot in ("", ".")
+    for local in ("", "-local")
+    for ext in ("yml", "yaml", "toml", "json")
+)
 """The `HookAction.action`s of `install`: the hook is in place afterwards."""
 HOOK_ID = "gitdream-hook-5c0b7e21"
 PRIOR_IDS: tuple[str, ...] = ()
@@ -160,7 +171,9 @@ class HookFound(NamedTuple):
     under the pre-commit framework), chain-loop (that chain would run pre-commit's own
     script again), renamed-by-lefthook (ours is `<hook>.old`, which lefthook never runs),
     dropped-by-husky (Husky rewrote its stub over ours), husky (a Husky stub without
-    gitdream), foreign (someone else's, gitdream not in it) or missing."""
+    gitdream), via-lefthook / via-husky / via-hook (the manager's configuration, the Husky
+    script or the hook itself calls `gitdream hook NAME`), foreign (someone else's,
+    gitdream not in it) or missing."""
 
     name: str
     path: Path
@@ -186,7 +199,7 @@ class HooksStatus(NamedTuple):
 
     @property
     def installed(self) -> bool:
-        return all(h.status in ("installed", "chained-by-other") for h in self.hooks)
+        return all(h.status in RUNNING for h in self.hooks)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -600,7 +613,19 @@ def uninstall(
             (directory / (name + s) for s in OTHER_CHAIN_SUFFIXES if is_ours(directory / (name + s))),
             None,
         )
-        if is_ours(path):
+        old = directory / (name + LEFTHOOK_SUFFIX)
+        if not is_ours(path) and is_ours(old):
+            # lefthook renamed ours to `.old` (its backup, which `lefthook uninstall` puts
+            # back): the hook ours had chained takes that place, or ours just goes.
+            if has_prev:
+                os.replace(prev, old)
+                note = f"lefthook had renamed gitdream's hook to {old.name}; put back there the hook saved as {prev.name}"
+                actions.append(HookAction(name, old, "restored", prev, note))
+            else:
+                os.remove(old)
+                note = f"lefthook had renamed gitdream's hook to {old.name}"
+                actions.append(HookAction(name, old, "removed", None, note))
+        elif is_ours(path):
             if has_prev:
                 os.replace(prev, path)
                 actions.append(HookAction(name, path, "restored", prev))
@@ -662,6 +687,10 @@ def status(repo: Any) -> HooksStatus:
         )
         target = path if is_ours(path) else chained
         if target is None:
+            via = _entry_point(repo, where, name, path)
+            if via is not None:
+                found.append(HookFound(name, via[1], via[0], previous))
+                continue
             old = where.path / (name + LEFTHOOK_SUFFIX)
             if is_ours(old) and os.path.lexists(path):
                 found.append(HookFound(name, old, "renamed-by-lefthook", previous))
@@ -689,6 +718,33 @@ def status(repo: Any) -> HooksStatus:
     return HooksStatus(where, found)
 
 
+def _calls_gitdream_hook(path: Path, name: str) -> bool:
+    """True when the file at `path` calls `gitdream hook NAME` on a line that is not a
+    comment (a shell script, or a hook manager's YAML, TOML or JSON configuration)."""
+    text = _read(path).decode("utf-8", "replace")
+    pattern = re.compile(rf"^[^#\n]*\bgitdream\s+hook\s+{re.escape(name)}(?![\w-])", re.MULTILINE)
+    return pattern.search(text) is not None
+
+
+def _entry_point(repo: Any, where: HooksDir, name: str, path: Path) -> tuple[str, Path] | None:
+    """`(status, file)` when git's hook `path` runs gitdream through the `gitdream hook`
+    entry point: lefthook's hook with a lefthook configuration calling it (via-lefthook),
+    a Husky stub whose script `.husky/NAME` calls it (via-husky), or a hook file that calls
+    it itself, as in a tracked hooks folder (via-hook). None otherwise."""
+    if not os.path.lexists(path):
+        return None
+    if is_lefthook(path):
+        root = Path(repo.workdir)
+        for config in LEFTHOOK_CONFIGS:
+            if _calls_gitdream_hook(root / config, name):
+                return "via-lefthook", root / config
+        return None
+    if is_husky_stub(path):
+        script = where.path.parent / name
+        return ("via-husky", script) if _calls_gitdream_hook(script, name) else None
+    return ("via-hook", path) if _calls_gitdream_hook(path, name) else None
+
+
 _STATUSES = {
     "installed": "installed",
     "outdated": "installed by another gitdream version; run `gitdream hooks install` to update",
@@ -698,12 +754,17 @@ _STATUSES = {
     "chain-loop": "pre-commit's hook runs gitdream's, which runs a copy of pre-commit's hook: every "
     "commit fails in 'migration mode'; run `gitdream hooks install` to repair",
     "renamed-by-lefthook": "lefthook renamed gitdream's hook to {name}.old and never runs it: add "
-    "`gitdream hook {name}` to lefthook.yml (docs/hooks.md, 'Hook managers'), then delete {old}",
+    "`gitdream hook {name}` to lefthook.yml (docs/hooks.md, 'Hook managers'), then run "
+    "`gitdream hooks uninstall`, which removes {old}",
     "dropped-by-husky": "Husky rewrote its stub over gitdream's hook: put `gitdream hook {name}` in "
     ".husky/{name} (tracked, it survives Husky's reinstalls) and run `gitdream hooks uninstall`, or "
     "run `gitdream hooks install` again",
     "husky": "a Husky stub without gitdream: put `gitdream hook {name}` in .husky/{name}",
-    "foreign": "another tool's hook; gitdream is not installed in it",
+    "via-lefthook": "run by lefthook: {old} calls `gitdream hook {name}`",
+    "via-husky": "run by Husky: {old} calls `gitdream hook {name}`",
+    "via-hook": "the hook calls `gitdream hook {name}` itself",
+    "foreign": "another tool's hook, which does not run gitdream: run `gitdream hooks install` to "
+    "chain it, or call `gitdream hook {name}` from it (docs/hooks.md, 'Hook managers')",
     "missing": "missing: run `gitdream hooks install`",
 }
 

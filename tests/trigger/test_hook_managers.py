@@ -167,12 +167,36 @@ def test_hooks_status_names_lefthooks_old_rename_and_the_fix_works(repo: Path, e
         in shown
     )
 
-    # The fix the status names: gitdream in lefthook.yml, the .old file deleted.
+    # The fix the status names: gitdream in lefthook.yml, then `hooks uninstall` removes
+    # gitdream's renamed hook, and status reports the entry point as running gitdream.
     git(repo, "reset", "-q", "--hard", "HEAD~1")
     write(repo, "lefthook.yml", LEFTHOOK_YML)
-    (repo / ".git" / "hooks" / "pre-commit.old").unlink()
+    removed = hookscripts.uninstall(Repo.open(repo))
+    assert ("removed", "pre-commit.old") in [(a.action, a.path.name) for a in removed.hooks]
+    assert not (repo / ".git" / "hooks" / "pre-commit.old").exists()
     subprocess.run([LEFTHOOK, "install"], cwd=repo, env=env, check=True, capture_output=True)
+    found = states(repo)
+    assert (found["pre-commit"], found["post-merge"]) == ("via-lefthook", "via-lefthook")
+    assert "run by lefthook" in cli(repo, "hooks", "status").stdout
     guards(repo, env)
+
+
+@pytest.mark.skipif(LEFTHOOK is None, reason="lefthook is not installed (pip install lefthook)")
+def test_a_lefthook_configuration_without_gitdream_is_not_taken_for_one_with_it(
+    repo: Path, env: dict[str, str]
+) -> None:
+    """Only a configuration line that calls `gitdream hook NAME` counts: a comment naming
+    it, or the call for another hook, does not."""
+    write(
+        repo,
+        "lefthook.yml",
+        "pre-commit:\n  commands:\n    hello:\n      run: echo hello  # not gitdream hook pre-commit\n"
+        "post-merge:\n  commands:\n    gitdream:\n      run: gitdream hook post-merge {0}\n",
+    )
+    subprocess.run([LEFTHOOK, "install"], cwd=repo, env=env, check=True, capture_output=True)
+    found = states(repo)
+    assert (found["pre-commit"], found["post-merge"]) == ("foreign", "via-lefthook")
+    assert "run `gitdream hooks install` to chain it" in cli(repo, "hooks", "status").stdout
 
 
 @pytest.mark.skipif(LEFTHOOK is None, reason="lefthook is not installed (pip install lefthook)")
@@ -240,7 +264,9 @@ def test_husky_reinstall_dropping_gitdream_is_named_with_the_fix(
     removed = hookscripts.uninstall(Repo.open(repo))
     assert {a.action for a in removed.hooks} == {"removed"}
     assert not list(husky.glob("*.gitdream-prev"))
-    assert states(repo)["pre-commit"] == "husky"
+    found = states(repo)
+    assert (found["pre-commit"], found["post-merge"]) == ("via-husky", "husky")
+    assert "run by Husky" in cli(repo, "hooks", "status").stdout
     guards(repo, env)
 
 
@@ -256,6 +282,7 @@ def test_a_tracked_hooks_folder_calls_gitdream_hook(repo: Path, env: dict[str, s
     refused = cli(repo, "hooks", "install", "--hook", "pre-commit")
     assert refused.exit_code == 1
     assert "hint: call `gitdream hook pre-commit` from that hook yourself" in refused.stderr
+    assert states(repo)["pre-commit"] == "via-hook"
     guards(repo, env)
 
 
@@ -286,6 +313,16 @@ def test_a_chained_crlf_hook_is_converted_and_runs(repo: Path, env: dict[str, st
     passed = commit(repo, env, AGENT_MD + "\nfine\n")
     assert passed.returncode == 0, passed.stderr
     assert marker.read_text() == "ran\n"
+
+
+def test_hooks_install_says_it_converted_a_crlf_hook(repo: Path) -> None:
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "post-merge").write_bytes(b"#!/bin/sh\r\nexit 0\r\n")
+    (hooks / "post-merge").chmod(0o755)
+    shown = cli(repo, "hooks", "install", "--hook", "post-merge")
+    assert shown.exit_code == 0, shown.stderr
+    assert "kept as post-merge.gitdream-prev; converted post-merge.gitdream-prev from CRLF" in shown.stdout
 
 
 def test_a_crlf_hook_behind_a_symlink_is_refused(repo: Path, tmp_path: Path) -> None:
