@@ -4,10 +4,12 @@ a person's commit, and many agents."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
+from gitdream import ids
 from tests.helpers import commit_all, git, run_gitdream, write
 from tests.reliability.support import LOGS, MEMORY, agent_repo, deep_notes, material, prepared
 
@@ -68,7 +70,9 @@ def test_forged_trailers_on_a_persons_commit_do_not_let_revert_undo_it(
     edited = "---\nname: human\ndescription: written by a person\ntype: note\n---\n\nEdited.\n"
     write(root, f"{MEMORY}/human.md", edited)
     git(root, "add", "-A")
-    forged = "1m8zzzzzzzzz"
+    # newer than the real run, so `last` names the forged one (a fixed id stopped being
+    # newer once the calendar passed it)
+    forged = ids._encode(int((time.time() + 86_400) * 1000), ids.TIME_CHARS) + "zzz"
     git(
         root,
         "commit",
