@@ -206,9 +206,27 @@ def run(result: RunResult, *, quiet: bool = False, verbose: bool = False) -> Lin
                 lines.err(f"hint: {receipt.error['hint']}")
         elif not quiet and not (collapse and id(outcome) in idle_ids):
             lines.out(outcome.summary)
+            if receipt.not_kept:
+                lines.out(f"  read and not kept: {_reasons(receipt.not_kept)}")
     if collapse and not quiet:
         lines.out(_idle_line([o.agent for o in idle]))
     return lines
+
+
+NOT_KEPT_REASONS = 4
+"""How many reasons for entries read and not kept `gitdream run` names (`show` lists all)."""
+
+
+def _reasons(counts: dict[str, int], most: int = NOT_KEPT_REASONS) -> str:
+    """`395 activity record, 142 status snapshot, … 18 for 3 other reasons` (counts most first)."""
+    items = list(counts.items())
+    named = [f"{n:,} {reason}" for reason, n in items[:most]]
+    rest = items[most:]
+    if len(rest) == 1:
+        named.append(f"{rest[0][1]:,} {rest[0][0]}")
+    elif rest:
+        named.append(f"{sum(n for _, n in rest):,} for {len(rest)} other reasons")
+    return ", ".join(named)
 
 
 IDLE_NAMES = 10
@@ -461,7 +479,19 @@ def show(result: ShowResult, width: int) -> Lines:
     return lines
 
 
-_COUNT_ORDER = ("entries", "units", "created", "corroborated", "definition", "rejected", "demoted", "files")
+_COUNT_ORDER = (
+    "entries",
+    "not_kept",
+    "units",
+    "created",
+    "corroborated",
+    "definition",
+    "rejected",
+    "demoted",
+    "files",
+)
+# The words `show` uses for a receipt's counts where the key alone would mislead.
+_COUNT_NAMES = {"not_kept": "not kept", "skipped": "already consolidated or empty"}
 
 
 # Counts of what a run distilled or dropped, not of what it wrote to memory.
@@ -472,16 +502,20 @@ def _show_receipt(lines: Lines, receipt: Any, not_written: list[str], *, made_co
     """The counts, tokens and error of a receipt. A run that wrote none of its units (it
     failed, was refused, or was a dry run) puts the counts of writes under "not written";
     one that wrote only some kinds says which kinds were not written."""
-    counts = receipt.counts
+    counts = dict(receipt.counts)
+    if receipt.not_kept:
+        counts["not_kept"] = sum(receipt.not_kept.values())
     if counts:
         keys = [k for k in _COUNT_ORDER if k in counts] + sorted(k for k in counts if k not in _COUNT_ORDER)
         keys = [k for k in keys if isinstance(counts[k], int)]
         if not_written and not made_commit:
-            read = ", ".join(f"{counts[k]} {k}" for k in keys if k in _READ_COUNTS)
-            unwritten = ", ".join(f"{counts[k]} {k}" for k in keys if k not in _READ_COUNTS)
+            read = ", ".join(f"{counts[k]} {_COUNT_NAMES.get(k, k)}" for k in keys if k in _READ_COUNTS)
+            unwritten = ", ".join(
+                f"{counts[k]} {_COUNT_NAMES.get(k, k)}" for k in keys if k not in _READ_COUNTS
+            )
             lines.out(f"counts   {read}; not written: {unwritten}")
         else:
-            lines.out(f"counts   {', '.join(f'{counts[k]} {k}' for k in keys)}")
+            lines.out(f"counts   {', '.join(f'{counts[k]} {_COUNT_NAMES.get(k, k)}' for k in keys)}")
             if not_written:
                 kinds = " and ".join(not_written)
                 lines.out(f"         not written: the {kinds} units (no {kinds} commit)")
@@ -527,6 +561,12 @@ def _show_lists(lines: Lines, receipt: Any, width: int) -> None:
             lines.out(clip(f"  {item.get('stage', '?')}: {item.get('title', '')!r}", width))
             for line in textwrap.wrap(str(item.get("reason", "")), wrap):
                 lines.out(f"      {line}")
+    not_kept = receipt.not_kept
+    if not_kept:
+        lines.out("")
+        lines.out(f"read and not kept ({sum(not_kept.values()):,} entries, below the salience bar)")
+        for reason, n in not_kept.items():
+            lines.out(clip(f"  {n:>6,}  {reason}", width))
     if receipt.pending:
         lines.out("")
         lines.out("pending (read again by the next dream)")

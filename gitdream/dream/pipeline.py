@@ -762,7 +762,7 @@ def _summary(agent: Agent, receipt: Receipt) -> str:
         detail += f", {counts['superseded']} superseded"
     if counts.get("rejected"):
         detail += f", {counts['rejected']} rejected"
-    not_kept = sum(n for reason, n in (receipt.skipped or {}).items() if reason.startswith("not kept: "))
+    not_kept = sum(receipt.not_kept.values())
     if not_kept:
         detail += f", {not_kept:,} read and not kept"
     if counts.get("skipped"):

@@ -94,6 +94,10 @@ class RevertFacts:
     paths: dict[str, list[str]] = field(default_factory=dict)
 
 
+NOT_KEPT = "not kept: "
+"""The prefix of a `skipped` reason for an entry read and not kept (below the salience bar)."""
+
+
 @dataclass
 class Receipt:
     """One run's receipt (the table in docs/json.md, "Receipts", is its JSON shape).
@@ -218,6 +222,17 @@ class Receipt:
             or self.counts.get("folded")
             or any(reason.startswith("not kept") for reason in self.skipped)
         )
+
+    @property
+    def not_kept(self) -> dict[str, int]:
+        """The entries read and not kept, per reason (the engine's "not kept: <reason>"
+        skips, reason without the prefix), most first: `{"status snapshot": 142, …}`."""
+        found = {
+            reason.removeprefix(NOT_KEPT): n
+            for reason, n in self.skipped.items()
+            if reason.startswith(NOT_KEPT) and isinstance(n, int) and not isinstance(n, bool) and n > 0
+        }
+        return dict(sorted(found.items(), key=lambda item: (-item[1], item[0])))
 
     @property
     def problem(self) -> bool:

@@ -503,3 +503,36 @@ def test_audit_fact_references_resolve_to_facts_in_memory(agent_repo: Path) -> N
 def test_audit_unknown_agent(agent_repo: Path) -> None:
     result = cli(agent_repo, "audit", "nobody")
     assert result.exit_code == 1 and "no agent with id 'nobody'" in result.stderr
+
+
+def test_entries_read_and_not_kept_are_counted_per_reason_by_run_and_show(agent_repo: Path) -> None:
+    """Issue 14: an entry below the salience bar is counted per reason in the run's
+    output and in `show`, not only in the receipt's JSON."""
+    write(
+        agent_repo,
+        "agents/ops/memory/logs/2026/03/2026-03-02.md",
+        "# 2026-03-02\n\n"
+        "- Rollbacks need the previous image tag because the registry keeps only the last 10 tags.\n"
+        "- Dashboards at 09:00: 3 alerts, 0 pages, no new tickets.\n"
+        "- Inbox: 11 unread, 0 flagged, 180 archived.\n"
+        "- Let me check the dashboards again.\n",
+    )
+    commit_all(agent_repo, "log")
+    ran = cli(agent_repo, "run", "--engine", "offline")
+    assert ran.exit_code == 0, ran.stderr
+    summary, reasons = ran.stdout.splitlines()[:2]
+    total = int(summary.split(" read and not kept")[0].rsplit(", ", 1)[1])
+    assert total >= 2
+    assert reasons.startswith("  read and not kept: ")
+    counted = [part.split(" ", 1) for part in reasons.removeprefix("  read and not kept: ").split(", ")]
+    assert sum(int(n) for n, _ in counted) == total
+    receipt = json.loads(cli(agent_repo, "show", "last", "--json").stdout)["receipt"]
+    by_reason = {
+        k.removeprefix("not kept: "): v for k, v in receipt["skipped"].items() if k.startswith("not kept")
+    }
+    assert {reason: int(n) for n, reason in counted} == by_reason
+    shown = cli(agent_repo, "show", "last").stdout
+    assert f"read and not kept ({total} entries, below the salience bar)\n" in shown
+    assert f", {total} not kept, " in shown.split("counts   ", 1)[1].splitlines()[0]
+    for reason, n in by_reason.items():
+        assert f"  {n:>6}  {reason}\n" in shown
