@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, faults
 from gitdream.contract import DistillContext, MemoryView
-from gitdream.dream import gather, material, receipts, runjournal
+from gitdream.dream import gather, material, memoryfiles, receipts, runjournal
 from gitdream.dream.gather import carried_units, unit_record
 from gitdream.dream.options import Reporter, RunOptions, Silent  # also imported from here
 from gitdream.dream.orient import memory_view
@@ -352,8 +352,6 @@ class DreamRun:
         could write them, so waiting for the file would leave every run `partial`. A
         configured file that is absent at the input commit is another matter: its units
         wait for it (`integrate_definitions`)."""
-        from gitdream.dream import memoryfiles  # idle path: only once there are units
-
         routed: dict[str, int] = {}
         out: list[Unit] = []
         for unit in units:

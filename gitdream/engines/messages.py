@@ -470,6 +470,7 @@ class MessagesClient:
         }
         answer = Answer()
         started = time.monotonic()
+        began = False  # the server answered 200 and the stream started
         self.deadline.start()
         try:
             stream = client.messages.create(
@@ -481,10 +482,11 @@ class MessagesClient:
                 messages=messages,
                 stream=True,
             )
+            began = True
             with stream:
                 _accumulate(stream, answer, max_tokens)
         except Exception as exc:
-            error = self._translate(exc, tool)
+            error = self._translate(exc, tool, began=began)
             if error is None:
                 raise  # not an API, network or stream failure: a bug, let it show
             record["error"] = error.message
@@ -521,12 +523,24 @@ class MessagesClient:
             self.calls.append(record)
             self.budget.record(record)
 
-    def _translate(self, exc: BaseException, tool: str) -> EngineError | None:
+    def _translate(self, exc: BaseException, tool: str, *, began: bool = False) -> EngineError | None:
         """The EngineError for an SDK, network or stream failure (the SDK's
         own exception types: APIStatusError, APIConnectionError, APITimeoutError), or None for
-        an exception that is none of them."""
+        an exception that is none of them. `began`: the server had answered and its stream
+        had started, so a connection error is a stream that broke off, not a server out of
+        reach. Newer SDK releases (2.17) wrap an error raised while a stream is read, even
+        gitdream's own DeadlinePassed, in APIConnectionError: the cause is what happened."""
         import anthropic  # optional: the anthropic extra may not be installed
         import httpx2  # optional: the anthropic extra may not be installed
+
+        if isinstance(exc, anthropic.APIConnectionError) and not isinstance(exc, anthropic.APITimeoutError):
+            cause = exc.__cause__
+            if isinstance(cause, DeadlinePassed | RetryWaitExceeded | MalformedAnswer):
+                return self._translate(cause, tool, began=began)
+            if began and isinstance(cause, httpx2.TimeoutException):
+                return self._translate(cause, tool, began=began)
+            if began and isinstance(cause, httpx2.HTTPError):
+                return self._translate(cause, tool, began=began)
 
         base = self.base
         retries = self.cfg.int("anthropic.max_retries")
