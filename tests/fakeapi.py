@@ -329,11 +329,12 @@ def _sse(reply: Reply, model: str) -> bytes:
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
 
 
-def fake_tokens(body: dict[str, Any]) -> int:
-    """What the fake's "tokenizer" counts for a request: UTF-8 bytes / 4 of its system
-    prompt, messages and tools (the engine estimates bytes / 3, on the safe side)."""
+def fake_tokens(body: dict[str, Any], bytes_per_token: float = 4) -> int:
+    """What the fake's "tokenizer" counts for a request: UTF-8 bytes / `bytes_per_token`
+    (4 unless the server was built with another) of its system prompt, messages and tools
+    (the engine estimates bytes / 3, on the safe side)."""
     text = json.dumps([body.get("system"), body.get("messages"), body.get("tools")], ensure_ascii=False)
-    return max(1, math.ceil(len(text.encode("utf-8")) / 4))
+    return max(1, math.ceil(len(text.encode("utf-8")) / bytes_per_token))
 
 
 class FakeAnthropic:
@@ -343,10 +344,15 @@ class FakeAnthropic:
     arrived; `stop()` shuts it down."""
 
     def __init__(
-        self, responder: Callable[[Recorded], Reply | None] | None = None, *, count_tokens: bool = True
+        self,
+        responder: Callable[[Recorded], Reply | None] | None = None,
+        *,
+        count_tokens: bool = True,
+        bytes_per_token: float = 4,
     ) -> None:
         self.responder = responder
         self.count_tokens = count_tokens
+        self.bytes_per_token = bytes_per_token
         self.replies: list[Reply] = []
         self.requests: list[Recorded] = []
         self.unscripted = 0
@@ -427,7 +433,7 @@ class FakeAnthropic:
             reply = status(404, "not_found_error", "Not Found", headers={"x-should-retry": "false"})
             self._send(handler, 404, "application/json", json.dumps(reply.body).encode(), reply)
             return
-        payload = json.dumps({"input_tokens": fake_tokens(record.body)}).encode()
+        payload = json.dumps({"input_tokens": fake_tokens(record.body, self.bytes_per_token)}).encode()
         self._send(handler, 200, "application/json", payload, Reply())
 
     def _answer(self, handler: BaseHTTPRequestHandler, record: Recorded, reply: Reply | None) -> None:

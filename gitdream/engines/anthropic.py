@@ -217,7 +217,11 @@ MIN_MATERIAL_TOKENS = 200
 COUNT_RATIO_RANGE = (0.5, 3.0)
 """The server's token count may scale the plan's estimates by this much at most."""
 COUNT_TOLERANCE = 0.05
-"""A count within this fraction of the estimate leaves the estimates as they are."""
+"""A count up to this fraction below the estimate leaves the estimates as they are; a
+count above it always scales them, so no batch passes `max_input_tokens` as counted."""
+COUNT_MARGIN = 0.02
+"""Added to a ratio above 1: the count is of the first batch's request, and a batch of
+another size mixes prompt and material otherwise (the estimate has a fixed part)."""
 
 
 def _system(cfg: Config, name: str, **values: object) -> str:
@@ -588,8 +592,10 @@ class AnthropicEngine:
             return replace(prep, counted_by="estimate (the server has no count_tokens)")
         low, high = COUNT_RATIO_RANGE
         ratio = min(high, max(low, counted / request_tokens(prep.system, DISTILL_TOOLS, messages)))
-        if abs(ratio - 1) <= COUNT_TOLERANCE:
+        if 1 - COUNT_TOLERANCE <= ratio <= 1:
             return replace(prep, counted_by="count_tokens")
+        if ratio > 1:
+            ratio = min(high, ratio * (1 + COUNT_MARGIN))
         self.client.scale = ratio
         return _scaled(prep, ratio, "count_tokens")
 

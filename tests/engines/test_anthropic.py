@@ -35,7 +35,7 @@ from gitdream.engines.anthropic import (
 from gitdream.errors import EngineError
 from gitdream.units import Entry, Unit
 from tests import fakeapi
-from tests.fakeapi import FakeAnthropic
+from tests.fakeapi import FakeAnthropic, fake_tokens
 from tests.helpers import PACKAGE_ROOT
 
 LOG = "agents/ops/memory/logs/2026/03/2026-03-01.md"
@@ -830,6 +830,40 @@ def test_the_plan_uses_the_servers_token_count_when_it_has_one(anthropic_api: Fa
     assert anthropic_api.counts[0].body["tool_choice"] == {"type": "tool", "name": DISTILL_TOOL}
     assert result.stats["batches"] < planned and result.deferred == []
     anthropic_api.replies.clear()
+
+
+def test_units_past_the_cap_of_a_batch_are_cut_before_screening_and_their_entries_wait(
+    anthropic_api: FakeAnthropic,
+) -> None:
+    """A model that ignores "units: at most N" in the prompt: the units past the cap are
+    cut before any screener call, and the entries only they cite are left for the next run."""
+    entries = [entry(10 + i, f"- Rule {i}: deploys of service {i} need a second reviewer.") for i in range(5)]
+    cfg = make_cfg(anthropic_api, max_units_per_batch=2)
+    anthropic_api.enqueue(
+        units_reply(*(unit_json([e.id], title=f"Rule {i}", topic=f"rule-{i}") for i, e in enumerate(entries)))
+    )
+    result = AnthropicEngine(cfg).distill(context(cfg, entries))
+    assert "at most 2" in json.dumps(anthropic_api.messages[0].body)
+    assert [u.sources for u in result.units] == [(entries[0].id,), (entries[1].id,)]
+    assert result.stats["over_cap"] == 3
+    assert sorted(s for s, _ in result.deferred) == sorted(e.id for e in entries[2:])
+    assert all("over the 2 units asked of its batch" in why for _, why in result.deferred)
+
+
+def test_a_server_counting_a_little_more_than_the_estimate_keeps_batches_within_the_limit() -> None:
+    """A server whose count is a few per cent above the local estimate (its tokenizer
+    counts this material more densely): batches are planned from its count, so no request
+    passes max_input_tokens as the server counts it."""
+    server = FakeAnthropic(bytes_per_token=2.9).start()  # the estimate is bytes / 3
+    try:
+        entries = many_entries(40)
+        cfg = make_cfg(server, max_input_tokens=6000, count_tokens=True)
+        server.enqueue(*(units_reply() for _ in range(40)))
+        result = AnthropicEngine(cfg).distill(context(cfg, entries))
+    finally:
+        server.stop()
+    assert result.stats["token_count"] == "count_tokens" and result.stats["batches"] >= 2
+    assert max(fake_tokens(r.body, 2.9) for r in server.messages) <= 6000
 
 
 def test_a_server_without_count_tokens_falls_back_to_the_estimate() -> None:
