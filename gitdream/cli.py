@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 import click
 
 import gitdream
-from gitdream import config, errors, output, render
+from gitdream import clock, config, errors, output, render
 from gitdream.agents import check_id_argument, list_agents, select
-from gitdream.errors import RepoStateError
+from gitdream.errors import GitdreamError, RepoStateError
 from gitdream.trigger import HOOK_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -909,7 +909,14 @@ def hooks_install(
     from gitdream.commands import hooks as hooks_cmd  # idle path: a command loads only its own modules
 
     repo = open_repo(ctx)
-    result = hooks_cmd.install(repo, hooks, python=python, allow_outside=allow_outside)
+    seen = clock.epoch()
+    try:
+        cfg = load_config(ctx, repo)
+    except GitdreamError:  # the hooks still go in; the first commit's check names the problem
+        cfg = None
+    result = hooks_cmd.install(
+        repo, hooks, python=python, allow_outside=allow_outside, cfg=cfg, config_seen=seen
+    )
     _emit(result, render.hooks_result(result), json_)
 
 

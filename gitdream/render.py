@@ -100,7 +100,8 @@ def init(result: InitResult, shown: Callable[[str], str]) -> Lines:
             f"Adopted agent {result.agent_id} ({shown(result.agent_dir or '.')}): its files are kept as they are"
         )
     if result.commit:
-        lines.out(f"Committed {len(result.created)} files as {result.commit[:7]}")
+        n = len(result.created)
+        lines.out(f"Committed {n} {'file' if n == 1 else 'files'} as {result.commit[:7]}")
     elif not result.created:
         lines.out("Nothing to create: everything gitdream needs is there")
     else:
@@ -789,7 +790,9 @@ def schedule_result(result: ScheduleInstall) -> Lines:
     """What `schedule install` or `schedule uninstall` wrote or removed, and what is left."""
     lines = Lines()
     for item in result.written:
-        lines.out(f"{item.action:<9}  {item.path}")
+        # the crontab is one file of many jobs: only this repository's entry was touched
+        where = "crontab (this repository's entry)" if item.path == "crontab" else item.path
+        lines.out(f"{item.action:<9}  {where}")
     if result.next_steps:
         lines.out("next:")
         for step in result.next_steps:

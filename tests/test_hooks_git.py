@@ -23,7 +23,7 @@ from gitdream.git.gitenv import LOCAL_ENV_VARS
 from gitdream.git.repo import Repo
 from gitdream.trigger import hookscripts
 from tests.conftest import AGENT_MD
-from tests.helpers import commit_all, git, gitdream_env, head, init_repo, write
+from tests.helpers import commit_all, git, gitdream_env, head, init_repo, run_gitdream, write
 
 BAD_AGENT_MD = "# ops\n\n" + "a" * 2100 + "\n\n## Notes\n"
 SYSTEM_PATH = "/usr/bin:/bin"
@@ -943,3 +943,23 @@ def test_a_problem_a_file_already_had_does_not_block_an_edit_that_leaves_it(
     proc = commit(root, env, "-m", "more history")
     assert proc.returncode == 1 and "prefix-section" in proc.stderr and head(root) == before
     assert "was there before" not in proc.stderr
+
+
+def test_hooks_install_writes_the_patterns_so_the_first_commit_of_other_files_starts_no_python(
+    tmp_path: Path, fake_python: Path, record_dir: Path
+) -> None:
+    """Issue 17: right after `gitdream hooks install`, a commit that stages no agent file
+    must not start Python (before, the patterns existed only after a first check)."""
+    from gitdream.trigger import state as state_mod
+
+    root = init_repo(tmp_path / "repo")
+    write(root, "agents/ops/agent.md", AGENT_MD)
+    commit_all(root, "initial")
+    installed = run_gitdream(root, "hooks", "install", "--hook", "pre-commit", "--python", str(fake_python))
+    assert installed.returncode == 0, installed.stderr
+    assert state_mod.precommit_path(root / ".git").is_file()
+    write(root, "code.txt", "x\n")
+    git(root, "add", "code.txt")
+    env = {**os.environ, "FAKE_RECORD_DIR": str(record_dir)}
+    assert commit(root, env, "-m", "code").returncode == 0
+    assert runs(record_dir) == []

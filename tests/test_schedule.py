@@ -173,7 +173,7 @@ def test_cli_install_cron(git_repo: Path, crontab: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[:3] == [
-        "created    crontab",
+        "created    crontab (this repository's entry)",
         "next:",
         f"  its output goes to {Path(os.environ['GITDREAM_HOME']) / 'logs' / 'schedule.log'}",
     ]

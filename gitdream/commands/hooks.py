@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from gitdream.trigger import hookscripts
+from gitdream.trigger import hookscripts, state
 from gitdream.trigger.hookscripts import HOOK_NAMES, HooksResult, HooksStatus
 
 __all__ = ["HOOK_NAMES", "install", "run_hook", "status", "uninstall"]
@@ -22,12 +22,23 @@ def install(
     *,
     python: str | None = None,
     allow_outside: bool = False,
+    cfg: Any = None,
+    config_seen: float | None = None,
 ) -> HooksResult:
     """Install `hooks` (default: all) into `repo`'s hooks directory; see
-    `hookscripts.install` for the rules and the errors raised."""
-    return hookscripts.install(
+    `hookscripts.install` for the rules and the errors raised.
+
+    With `cfg` (the configuration, read at `config_seen`, seconds since the epoch) and
+    gitdream enabled, an installed `pre-commit` hook gets the patterns it matches staged
+    paths against in sh (`state.write_precommit_paths`), so the first commit after the
+    install that stages no agent file starts no Python either."""
+    result = hookscripts.install(
         repo, hooks=tuple(hooks) or HOOK_NAMES, python=python, allow_outside=allow_outside
     )
+    installed = any(h.name == "pre-commit" and h.action in hookscripts.INSTALL_ACTIONS for h in result.hooks)
+    if cfg is not None and installed and cfg.bool("enabled"):
+        state.write_precommit_paths(repo.common_dir, repo.workdir, cfg, config_seen=config_seen)
+    return result
 
 
 def uninstall(
