@@ -422,6 +422,26 @@ def test_the_run_summary_says_what_was_left_for_the_next_run(agent_repo: Path) -
         assert "1 entry left for the next run" in result.stdout, (args, result.stdout[-300:])
 
 
+def test_a_missing_receipt_of_the_last_dream_is_named_with_the_way_to_its_pending_material(
+    agent_repo: Path,
+) -> None:
+    """The material a dream leaves for the next run is carried by its receipt: in a clone
+    that has the watermark but not the notes, the run says so (and how to get it back)
+    instead of silently never reading that material; `--full` then reads it."""
+    _log(agent_repo, 1, "- [a] First lesson about alpha.", "- [b] Second lesson about beta.")
+    commit_all(agent_repo, "two entries")
+    env = {"GITDREAM_MAX_UNITS": "1"}
+    first = json.loads(cli(agent_repo, "run", "--json", env=env).stdout)["runs"][0]
+    assert first["pending"]
+    git(agent_repo, "update-ref", "-d", "refs/notes/gitdream")
+    second = json.loads(cli(agent_repo, "run", "--json", env=env).stdout)["runs"][0]
+    (warning,) = [w for w in second["warnings"] if "is not in this repository" in w]
+    assert "refs/notes/gitdream" in warning and "gitdream run --agent ops --full" in warning
+    full = json.loads(cli(agent_repo, "run", "--full", "--json", env=env).stdout)["runs"][0]
+    assert [u["text"] for u in full["units"]] == ["Second lesson about beta."]
+    assert not any("is not in this repository" in w for w in full["warnings"])
+
+
 def test_facts_for_a_topic_with_unreadable_front_matter_wait_until_it_is_fixed(agent_repo: Path) -> None:
     """Regression test: facts routed to a topic whose front matter cannot be read were
     rejected once and, with the watermark moved past them, never written: now they are
