@@ -22,7 +22,10 @@ sit above them:
    nearest fit heading, else `DEFAULT_TOPIC`. A name is *unfit* (`unfit_name`) when it is a
    clock time, a date, a weekday or month, a turn, heartbeat or session counter, a tally
    ("3 writes 2 likes"), a count in parentheses, or holds nothing but such words — those
-   say when something happened, not what it is about. Once its facts are placed, a topic the
+   say when something happened, not what it is about. By structure in every script: an hour
+   and its counter ("3시", "3点", "3時"), an ordinal of a turn ("第3次", "3회차"), two counted
+   actions ("写了3条 点赞2次"); a word of a script without spaces is read as the words it is
+   made of ("今日の作業"). Once its facts are placed, a topic the
    run created is named again after the subject most of them share (`subject_of`): counted
    by facts, a fit name before a common word (`common_word`) before a poor name
    (`poor_name`: a path, a file, an identifier, a counter).
@@ -49,6 +52,7 @@ facts that are alike.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -511,6 +515,47 @@ _GENERIC_NAME = _GENERIC_NAME | {
     "self",
     "maintenance",
 }
+# The routine's words of `_GENERIC_NAME` in Chinese, Korean and Japanese: heartbeat, check,
+# turn or round, session, week, todo (as "heartbeat", "check", "turn", "session", "week",
+# "todo" are above), so "하트비트 3" or "心跳检查" is as unfit as "Heartbeat 3".
+_GENERIC_NAME = _GENERIC_NAME | {
+    "心跳",
+    "하트비트",
+    "ハートビート",
+    "检查",
+    "檢查",
+    "巡检",
+    "점검",
+    "チェック",
+    "点検",
+    "回合",
+    "轮次",
+    "輪次",
+    "라운드",
+    "턴",
+    "ラウンド",
+    "ターン",
+    "会话",
+    "會話",
+    "本周",
+    "上周",
+    "下周",
+    "这周",
+    "本週",
+    "上週",
+    "下週",
+    "今週",
+    "先週",
+    "来週",
+    "이번주",
+    "지난주",
+    "다음주",
+    "주간",
+    "待办",
+    "待辦",
+    "할일",
+    "やること",
+}
 _MEMORY_TYPES = frozenset({"user", "feedback", "project", "reference"})
 _PARTICLES = (
     "으로부터",
@@ -557,6 +602,37 @@ _TALLY = re.compile(
     r"\d+\s*[^\W\d_]+\s*(?:[+,&/]|and)\s*\d+|\(\s*\d+[^)]*\)|#\s*\d+|\b(?:turn|round|cycle|heartbeat|session|run|step|part|day|week)\s*#?\d+",
     re.I,
 )
+# The same in scripts without spaces (NFKC has made full-width digits ASCII). A clock time:
+# an hour with its counter ("3시", "3点", "3時"; not a duration, "3시간", "24時間") or a
+# moment of the day before a number ("오후 3", "下午3", "午後3").
+_CJK_CLOCK = re.compile(
+    r"\d{1,2}\s*(?:시|時|时|点|點)(?!\s*(?:간|間|间))"
+    r"|(?:오전|오후|새벽|上午|下午|凌晨|早上|中午|晚上|傍晚|午前|午後)\s*\d"
+)
+_NUMERAL = r"[\d〇零一二三四五六七八九十百千两兩]+"
+# An ordinal of an occurrence — a turn, a round, a time, a day or week of a series: 第N次,
+# 第N回, 第二轮, 제N회, N회차, N번째, 두 번째, N回目, N日目 ("Turn 12", "Day 3" in English).
+_ORDINAL = re.compile(
+    rf"(?:第|제)\s*{_NUMERAL}\s*(?:次|回|轮|輪|场|場|遍|趟|届|屆|期|天|日|周|週|회|차|번|일|주)"
+    r"|\d+\s*(?:회차|번째|차례|일차|주차|回目|度目|番目|日目|周目|轮|輪)"
+    r"|(?:첫|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s*번째"
+)
+# A count: a number and its counter (3次, 2回, 5条, 1件, 4个, 3회, 2개, 3번, 1건 …). Two of
+# them in a name are a tally of actions ("写了3条 点赞2次", "2회 작성 1회 좋아요": "3 writes 2
+# likes"); one is taken out of the name before its words are read ("心跳3次" is a heartbeat).
+_COUNT = r"\d+\s*(?:次|回|条|條|件|个|個|篇|则|則|회|개|번|건|편|つ)"
+_CJK_COUNT = re.compile(_COUNT)
+_CJK_TALLY = re.compile(rf"{_COUNT}(?:(?!\d).){{0,16}}?{_COUNT}")
+# Parts of a date that say when and nothing else, taken out of a name before its words are
+# read: a year or month (2026年, 2월), a weekday (星期一, 周五, 月曜日, 월요일).
+_CALENDAR = re.compile(
+    r"\d{1,4}\s*(?:年|년|月|월)"
+    r"|(?:星期|礼拜|禮拜|周|週)[一二三四五六日天]"
+    r"|[月火水木金土日]曜日?"
+    r"|[월화수목금토일]요일"
+)
+_JOINERS = frozenset("の的之和与與及と・、")
+"""Characters that join words in Chinese and Japanese ("今日の作業", "今天的进度")."""
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _DENSE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]+")
 _WORDS = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
@@ -782,19 +858,68 @@ def keyword(text: str, shared: Counter[str], matcher: TopicMatcher) -> str | Non
     return term
 
 
+@functools.lru_cache(maxsize=65536)
 def unfit_name(name: str) -> bool:
-    """True when `name` must not name a topic (module docstring, step 4)."""
+    """True when `name` must not name a topic (module docstring, step 4).
+
+    By structure first, in any script: a clock time (`_CLOCK`, `_CJK_CLOCK`), a date
+    (`_DATE`), a tally or a counter (`_TALLY`, `_CJK_TALLY`), an ordinal of a turn, a round
+    or a day (`_ORDINAL`), more digits than a third of it. Then by its words, once the counts
+    and the parts of a date are out of it (`_CJK_COUNT`, `_CALENDAR`): unfit when every word
+    is generic (`_GENERIC_NAME`: when, not what), a function word or a kind of knowledge
+    ("Key insight", "Lessons learned", "Notes"). A word of a script without spaces is read
+    as the words it is made of (`_generic_run`: "今日の作業" is today + work), a Korean one
+    without its particle ("오늘의" is "오늘")."""
     text = _norm(name)
     if not text.strip() or _CLOCK.search(text) or _DATE.search(text) or _TALLY.search(text):
         return True
-    words = [w for w in _WORDS.findall(text) if not w.isdigit()]
-    if not words:
+    if _CJK_CLOCK.search(text) or _ORDINAL.search(text) or _CJK_TALLY.search(text):
         return True
     if sum(ch.isdigit() for ch in text) > len(text) / 3:
         return True
-    # "Key insight", "Lessons learned", "Notes": what kind, not what about
+    rest = _KIND_PHRASES.sub(" ", _CALENDAR.sub(" ", _CJK_COUNT.sub(" ", text)))
+    words = [w for w in _WORDS.findall(rest) if not w.isdigit()]
+    if not words:
+        return True
     tokens = [t for w in words for t in re.findall(r"[^\W_]+", w)]
-    return all(t in _GENERIC_NAME or t in _STOP or len(t) < 2 or _LESSON.search(t) for t in tokens)
+    return all(_generic_token(t) for t in tokens)
+
+
+def _generic_token(token: str) -> bool:
+    """True when word `token` (case-folded) says nothing of a subject: generic, a function
+    word, one letter, a kind of knowledge; in Chinese, Japanese or Korean, when it is made
+    of such words only (`_generic_run`)."""
+    if token in _GENERIC_NAME or token in _STOP or len(token) < 2 or token.isdigit():
+        return True
+    if token.isascii() or not (_DENSE.search(token) or _HANGUL.search(token)):
+        return bool(_LESSON.search(token))
+    return _generic_run(_strip_particle(token) if _HANGUL.search(token) else token)
+
+
+_DENSE_KINDS = frozenset(w for w in LESSON_WORDS if _DENSE.search(w) or _HANGUL.search(w))
+"""The kinds of knowledge (`LESSON_WORDS`) written in Chinese, Japanese or Korean; those of
+two words ("배운 점") are taken out of a name whole (`_KIND_PHRASES`)."""
+_KIND_PHRASES = re.compile(
+    "|".join(re.escape(w) for w in sorted(_DENSE_KINDS, key=len, reverse=True) if " " in w) or "(?!)"
+)
+
+
+def _generic_run(run: str) -> bool:
+    """True when `run`, a word of a script without spaces, can be read as generic words
+    (`_GENERIC_NAME`), kinds of knowledge, digits and joining characters (`_JOINERS`) only:
+    "今日の作業", "心跳检查", "오늘점검". The longest reading is tried first, a word at a time
+    (at most eight characters)."""
+    reachable = [True] + [False] * len(run)
+    for start in range(len(run)):
+        if not reachable[start]:
+            continue
+        if run[start] in _JOINERS or run[start].isdigit():
+            reachable[start + 1] = True
+        for end in range(start + 2, min(len(run), start + 8) + 1):
+            piece = run[start:end]
+            if piece in _GENERIC_NAME or piece in _DENSE_KINDS:
+                reachable[end] = True
+    return reachable[-1]
 
 
 def family(name: str) -> str:

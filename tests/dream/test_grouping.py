@@ -48,6 +48,57 @@ def test_subjects_name_topics(name: str) -> None:
     assert not grouping.unfit_name(name)
 
 
+@pytest.mark.parametrize(
+    ("language", "name"),
+    [
+        # a clock time: an hour with its counter, a moment of the day before a number
+        ("ko", "오후 3시 점검"),
+        ("zh", "下午3点"),
+        ("ja", "午後3時"),
+        ("ja", "１５時の確認"),  # full-width digits
+        # an ordinal of a turn or a round
+        ("zh", "第3次心跳"),
+        ("zh", "第二轮"),
+        ("zh", "第2輪"),
+        ("ja", "第5回"),
+        ("ja", "3回目"),
+        ("ko", "3회차"),
+        ("ko", "3번째"),
+        ("ko", "두 번째"),
+        # a heartbeat, alone or with its number
+        ("ja", "ハートビート 3"),
+        ("ko", "하트비트 3"),
+        ("zh", "心跳检查"),
+        # a tally: two counted actions
+        ("zh", "写了3条 点赞2次"),
+        ("ko", "2회 작성 1회 좋아요"),
+        ("ja", "投稿3件 いいね2回"),
+        # a date, a month, a weekday; a session-template slot made of generic words only
+        ("zh", "2026年2月10日"),
+        ("ko", "2월 10일"),
+        ("ko", "2월 회고"),
+        ("ja", "月曜日"),
+        ("zh", "星期一"),
+        ("ko", "오늘의 할 일"),
+        ("ja", "今日の作業"),
+        ("ko", "배운 점"),
+    ],
+)
+def test_clock_turn_heartbeat_tally_and_date_names_in_chinese_korean_japanese_never_name_a_topic(
+    language: str, name: str
+) -> None:
+    assert grouping.unfit_name(name), (language, name)
+
+
+@pytest.mark.parametrize(
+    "name", ["第三方库", "24時間監視", "部署规则", "3个副本", "周一例会", "今日のタスク"]
+)
+def test_a_subject_beside_a_count_or_a_day_still_names_a_topic(name: str) -> None:
+    # "third-party library", "24-hour monitoring", "deploy rules", "3 replicas", "Monday
+    # meeting", "Today's tasks" (fit, as in English; a slot only by `template_slots`)
+    assert not grouping.unfit_name(name)
+
+
 def test_name_families_fold() -> None:
     assert (
         grouping.family("lessons")
@@ -441,3 +492,30 @@ def test_a_slot_names_no_topic_and_leads_no_fact_even_in_a_run_that_reads_part_o
     for unit in result.units:
         assert grouping.family(unit.title) != "research"
         assert not unit.body.startswith("Research")
+
+
+def test_kept_entries_under_clock_turn_heartbeat_and_tally_headings_in_any_language_name_no_topic() -> None:
+    headings = [
+        "오후 3시 점검",
+        "第3次心跳",
+        "ハートビート 3",
+        "写了3条 点赞2次",
+        "2회 작성 1회 좋아요",
+        "第5回",
+    ]
+    texts = [
+        "- 배포 전에는 반드시 마이그레이션 스크립트를 스테이징에서 먼저 실행해야 한다.",
+        "- 部署前必须先在预发环境跑一遍迁移脚本，因为生产库没有回滚。",
+        "- 本番のデプロイ前に必ずステージングでマイグレーションを流すこと。",
+        "- 评论区的限流是每小时 20 条，超过会被封 24 小时。",
+        "- 댓글은 한 시간에 20개까지만 허용된다.",
+        "- 回数制限は 1 時間 20 件まで。",
+    ]
+    entries = [
+        _entry(2 + n, 3, text, heading) for n, (text, heading) in enumerate(zip(texts, headings, strict=True))
+    ]
+    result = _distill(entries, offline__salience_threshold=0.0)
+    assert len(result.units) == len(entries)
+    for unit in result.units:
+        assert not grouping.unfit_name(unit.title) or unit.title == "General", unit.title
+        assert not any(unit.body.startswith(h) for h in headings), unit.body  # no clock as its subject
