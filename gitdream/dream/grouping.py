@@ -8,16 +8,23 @@ sit above them:
    without their trailing particle, CJK bigrams in scripts without spaces, and the stems of
    file and command names (`scripts/fork-fingerprint.py` → `fork-fingerprint`).
 2. **Names.** The candidate subjects of a text (`names`): file and code names, capitalised
-   or mixed-case words and short bold labels in Latin script, explicit tags. A name that
-   many entries of the run mention is a better subject than one they mention once.
+   or mixed-case words and short bold labels in Latin script, explicit tags. A capitalised
+   word opening a sentence is a name when the material shows it is one (`proper_names`): it
+   is capitalised inside a sentence elsewhere, or it opens several entries and is never
+   written in lower case ("Alertmanager must run …"). In scripts without case (Chinese,
+   Japanese, Korean) a Latin word is a name, and so is a term in corner brackets or title
+   marks. A name that many entries of the run mention is a better subject than one they
+   mention once.
 3. **Match.** An entry joins the existing topic — human-written or gitdream's — that is
    about one of its names: whose own name is one of them (same family; a term of the
    entry that is a topic's name counts as a name, however it is written), else whose facts or
    text mention two of them (a name counts for a topic when a share of its facts mention it,
    `MENTION_SHARE`, not when one fact of many does); failing that, the topic whose profile (name, description,
    facts, a person's text) is most similar (tf-idf cosine at least `FALLBACK_COSINE`,
-   rare terms weighing more, a term of the topic's name three times). Otherwise it starts
-   a new topic (`TopicMatcher.best`).
+   rare terms weighing more, a term of the topic's name three times). A topic a person
+   wrote that is about none of the entry's names is joined by similarity only at
+   `FALLBACK_COSINE`, never by the weaker step 7. Otherwise it starts a new topic
+   (`TopicMatcher.best`).
 4. **Naming.** A new topic is named after the entry's most-mentioned fit name, else its
    nearest fit heading, else `DEFAULT_TOPIC`. A name is *unfit* (`unfit_name`) when it is a
    clock time, a date, a weekday or month, a turn, heartbeat or session counter, a tally
@@ -60,6 +67,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+from gitdream.dream import lexicons
 from gitdream.dream.lexicons import LESSON_WORDS, Lexicon
 
 DEFAULT_TOPIC = "general"
@@ -637,6 +645,8 @@ _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _DENSE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]+")
 _WORDS = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 _CODE = re.compile(r"`([^`\n]{2,80})`")
+_LATIN_IN_DENSE = re.compile(r"(?<![A-Za-z0-9_`.-])[A-Za-z][A-Za-z0-9_.+-]{2,30}(?![A-Za-z0-9_`])")
+_BRACKETED = re.compile(r"[「『《]([^「」『』《》\s]{2,20})[」』》]")
 _FILE = re.compile(
     r"(?<![\w/.-])(?:[\w.-]+/)*([\w-]{2,60})\.(?:py|sh|js|ts|tsx|md|json|toml|yaml|yml|ini|cfg|rs|go|rb|java|txt)\b"
 )
@@ -736,12 +746,39 @@ def _opens_next(word: str) -> bool:
     return bare.endswith((".", "!", "?", ":", "—", "-", "。", "：")) or not any(c.isalnum() for c in word)
 
 
+OPENER_MIN = MIN_MENTIONS
+"""A capitalised word that opens at least this many of the texts, and that they never write
+in lower case, is a proper name (`proper_names`)."""
+FAMILY_PREFIX = 5
+"""Two words share a family for `proper_names` when they share their first letters: all but
+the last three, and at least this many ("Extracts" and "extracted", "Ensures" and "ensure")."""
+_CUE_WORDS = frozenset(
+    word.casefold()
+    for key, words in vars(lexicons).items()
+    if key.endswith("_WORDS") and isinstance(words, tuple)
+    for word in words
+    if " " not in word
+)
+"""Every cue word of salience (`gitdream.dream.lexicons`): words of a language for what an
+entry is — "Never", "Always", "Posted", "Fixed" — never a name, however often they open one."""
+_LOWER_WORD = re.compile(r"(?<![\w./\\-])([^\W\d_]+(?:-[^\W\d_]+)*)(?![\w/\\-]|\.[A-Za-z])")
+"""A word as prose writes it: not part of a path, a file name or an identifier."""
+
+
 def proper_names(texts: Iterable[str]) -> set[str]:
-    """Case-folded words written with a capital somewhere in `texts` other than at the
-    start of a sentence: proper names, which a sentence may also start with."""
+    """Case-folded proper names of `texts`, which a sentence may also start with: words
+    written with a capital somewhere other than at the start of a sentence, and words that
+    open at least `OPENER_MIN` of the texts (a subject that always starts its sentence:
+    "Alertmanager must run …", "Alertmanager routes …") that no text writes in lower case
+    outside code, nor a word of their family (`FAMILY_PREFIX`: "Extracts" beside
+    "extracted" is a verb), and that are no function or cue word (`_STOP`, `_CUE_WORDS`)."""
     out: set[str] = set()
+    opened: Counter[str] = Counter()
+    lower: set[str] = set()
     for text in texts:
+        first = True
         for line in _CODE_SPAN.sub(" ", text).split("\n"):
+            lower.update(w for w in _LOWER_WORD.findall(line) if w.islower())
             if _shouted(line):
                 continue
             sentence_start = True
@@ -750,7 +787,16 @@ def proper_names(texts: Iterable[str]) -> set[str]:
                 cap = _CAPITAL.fullmatch(_bare_word(word))
                 if cap and not sentence_start:
                     out.add(cap.group(1).casefold())
+                elif cap and first and cap.group(1).istitle():
+                    opened[cap.group(1).casefold()] += 1
+                first = False
                 sentence_start = _opens_next(word)
+    for word, count in opened.items():
+        if count < OPENER_MIN or word in _STOP or word in _CUE_WORDS or word in out or word in lower:
+            continue
+        stem = word[: max(FAMILY_PREFIX, len(word) - 3)]
+        if not any(w.startswith(stem) for w in lower if "-" not in w):
+            out.add(word)
     return out
 
 
@@ -794,9 +840,13 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
         _add_phrase(found, phrase)
     dense = len("".join(_DENSE.findall(text))) + len(_HANGUL.findall(text))
     if dense * 5 > 2 * len(re.sub(r"\s", "", text)):
-        # In Chinese, Japanese or Korean text a Latin word is a name: a tool, a product.
-        latin = re.findall(r"(?<![\w`])[A-Za-z][\w.-]{2,30}(?![\w`])", text)
-        found.extend(w for w in latin if w.casefold() not in _STOP)
+        # In Chinese, Japanese or Korean text — no capitals to tell a name — a Latin word is
+        # a name (a tool, a product: "Alertmanager 必须…", "Redis는"; it ends where the CJK
+        # text resumes), and so is a term in corner brackets or title marks (「…」, 『…』, 《…》),
+        # which set a name apart in those scripts.
+        latin = _LATIN_IN_DENSE.findall(_CODE_SPAN.sub(" ", text))
+        found.extend(w.rstrip(".-") for w in latin if w.casefold() not in _STOP)
+        found.extend(m.group(1) for m in _BRACKETED.finditer(text))
     out: list[str] = []
     seen: set[str] = set()
     for name in found:
@@ -1071,6 +1121,7 @@ class TopicMatcher:
         self.own_names: dict[str, set[str]] = {}
         self.mentioned: dict[str, Counter[str]] = {}  # slug → family → texts mentioning it
         self.named_texts: Counter[str] = Counter()  # slug → texts whose names were added
+        self.human: set[str] = set()  # topics a person wrote (`add_topic(human=True)`)
         self._idf: dict[str, float] = {}  # `df` and `n` are fixed once built
 
     def idf(self, term: str) -> float:
@@ -1080,8 +1131,13 @@ class TopicMatcher:
             value = self._idf[term] = math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1.0
         return value
 
-    def add_topic(self, slug: str, name: str, texts: Iterable[str]) -> None:
+    def add_topic(self, slug: str, name: str, texts: Iterable[str], *, human: bool = False) -> None:
+        """Add topic `slug` named `name` with its `texts` (description, facts, a person's
+        text) to the profiles; `human` for a topic a person wrote, which a text naming
+        something else joins by similarity only at `FALLBACK_COSINE` (`best`)."""
         self._norms.pop(slug, None)
+        if human:
+            self.human.add(slug)
         profile = self.profiles.setdefault(slug, Counter())
         name_terms = set(terms(name)) | set(terms(slug.replace("-", " ").replace("_", " ")))
         self.name_terms.setdefault(slug, set()).update(name_terms)
@@ -1142,7 +1198,13 @@ class TopicMatcher:
         facts or text mention two of them, most and rarest first; else the topic whose
         profile is most similar (tf-idf cosine at least `fallback`, `min_shared` terms in
         common; step 7 asks with `NEAREST_COSINE`, `NEAREST_SHARED`). Ties go to the topic
-        added first."""
+        added first.
+
+        A topic a person wrote (`human`) that is about none of the entry's names — neither
+        its own name nor one its texts mention — is joined by similarity only at
+        `FALLBACK_COSINE`, whatever `fallback` asks: facts about Alertmanager sharing a few
+        words with a person's `database.md` about PostgreSQL (cosine 0.15) are not its
+        subject, and go to a topic of their own name instead."""
         families = {f for f in map(family, entry_names) if f}
         own = set(terms(text))
         if not own and not families:
@@ -1167,13 +1229,23 @@ class TopicMatcher:
                 score = 10.0 + sum(self.idf(f) for f in named) + cosine
             elif (len(mentioned) >= 2 or filed) and cosine >= threshold / 4:
                 score = 5.0 + sum(self.idf(f) for f in mentioned) + cosine
-            elif cosine >= fallback and len(shared) >= min_shared:
+            elif cosine >= self._similarity_bar(slug, families, fallback) and len(shared) >= min_shared:
                 score = cosine
             else:
                 continue
             if best is None or score > best[1]:
                 best = (slug, score)
         return best
+
+    def _similarity_bar(self, slug: str, families: set[str], fallback: float) -> float:
+        """The cosine an entry naming `families` needs to join topic `slug` by similarity
+        alone (`best`): `fallback`, or at least `FALLBACK_COSINE` for a person's topic about
+        none of them."""
+        named = {f for f in families if f not in _GENERIC_NAME}
+        if slug not in self.human or not named:
+            return fallback
+        about = self.own_names.get(slug, set()) | set(self.mentioned.get(slug, ()))
+        return fallback if named & about else max(fallback, FALLBACK_COSINE)
 
 
 def relations(

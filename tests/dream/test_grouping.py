@@ -519,3 +519,84 @@ def test_kept_entries_under_clock_turn_heartbeat_and_tally_headings_in_any_langu
     for unit in result.units:
         assert not grouping.unfit_name(unit.title) or unit.title == "General", unit.title
         assert not any(unit.body.startswith(h) for h in headings), unit.body  # no clock as its subject
+
+
+_ALERTMANAGER = [
+    "- Alertmanager must run as a cluster of three replicas, because a single instance loses its silences on restart.",
+    "- Alertmanager routes an alert by its team label; an alert without one goes to the default receiver and nobody sees it.",
+    "- Alertmanager inhibition rules must list the equal labels, otherwise one critical alert mutes every warning of the team.",
+]
+_DATABASE = (
+    "---\nname: Database\ntype: reference\n---\n\n# Database\n\n"
+    "- PostgreSQL runs as a cluster of three nodes; the primary must never restart without a replica in sync.\n"
+    "- Alert the team when replication lag passes 30 seconds; a warning label goes to the default receiver.\n"
+    "- Silences of the primary on restart mean maintenance.\n"
+)
+
+
+def test_a_name_that_always_opens_its_sentence_is_a_name() -> None:
+    texts = [t.removeprefix("- ") for t in _ALERTMANAGER]
+    proper = grouping.proper_names(texts)
+    assert "alertmanager" in proper
+    assert "Alertmanager" in grouping.names(texts[0], (), proper)
+    # A verb or a cue word opening as many entries is no name: the material writes it, or a
+    # word of its family, in lower case ("extracted"), or salience reads it as a cue ("Never").
+    verbs = ["Extracts the claims of a post.", "Extracts links too.", "Extracts dates.", "It extracted none."]
+    cues = ["Never retry a post.", "Never comment twice.", "Never skip the captcha."]
+    assert not {"extracts", "never"} & grouping.proper_names(verbs + cues)
+
+
+@pytest.mark.parametrize("with_human_topic", [False, True])
+def test_facts_about_a_name_that_opens_their_sentences_get_its_topic_not_a_weakly_similar_one(
+    with_human_topic: bool,
+) -> None:
+    entries = [
+        _entry(2 + n, 3, text, heading)
+        for n, (text, heading) in enumerate(
+            zip(_ALERTMANAGER, ["Notes", "Incidents", "Lessons"], strict=True)
+        )
+    ]
+    entries.append(
+        _entry(6, 2, "- Never deploy on Friday afternoon, because nobody is around to roll back.", "Rules")
+    )
+    files = {f"{MEM}/database.md": _DATABASE} if with_human_topic else {}
+    result = _distill(entries, files, offline__salience_threshold=0.0)
+    placed = {u.sources[0]: u.topic for u in result.units}
+    assert [placed[e.id] for e in entries[:3]] == ["alertmanager"] * 3
+    assert "database" not in placed.values()  # a person's topic about PostgreSQL
+
+
+def test_in_chinese_korean_or_japanese_text_a_latin_name_ends_where_the_text_resumes() -> None:
+    assert grouping.names("Alertmanager必须以三副本集群运行。") == ["Alertmanager"]
+    assert grouping.names("Alertmanager는 세 개의 복제본으로 운영해야 한다.") == ["Alertmanager"]
+    assert "夜间模式" in grouping.names(
+        "「夜间模式」必须默认关闭，否则截图会泄露。"
+    )  # a term in corner brackets
+    entries = [
+        _entry(2, 3, "- Alertmanager必须以三副本集群运行，因为单实例重启会丢失静默规则。", "告警"),
+        _entry(3, 5, "- Alertmanager按团队标签路由告警；没有该标签的告警会进默认接收器，没人看到。", "笔记"),
+        _entry(4, 7, "- Alertmanager 的抑制规则必须列出相同的标签，否则一条严重告警会屏蔽所有警告。", "教训"),
+    ]
+    result = _distill(entries)
+    assert {u.topic for u in result.units} == {"alertmanager"}
+
+
+def test_a_persons_topic_about_none_of_an_entrys_names_is_not_joined_by_weak_similarity() -> None:
+    documents = [
+        ["alert", "label", "team"],
+        ["replica", "primary"],
+        ["deploy", "friday"],
+        ["captcha", "post"],
+    ]
+    topic = "Page the team by label when the primary loses a replica; vacuum runs nightly at two."
+    text = "Alertmanager pages the team by label when a replica is down."
+    weak = {"fallback": grouping.NEAREST_COSINE, "min_shared": grouping.NEAREST_SHARED}
+    for human in (False, True):
+        matcher = grouping.TopicMatcher(documents)
+        matcher.add_topic("database", "Database", [topic], human=human)
+        matcher.add_names("database", ["Database"], own=True)
+        matcher.add_names("database", ["PostgreSQL"])
+        hit = matcher.best(text, ["Alertmanager"], **weak)
+        assert (hit is None) == human  # gitdream's own topic is joined as before (step 7)
+        assert matcher.best(text, [], **weak) is not None  # naming nothing: the topic most like it
+        assert matcher.best(text.replace("Alertmanager", "PostgreSQL"), ["PostgreSQL"], **weak) is not None
