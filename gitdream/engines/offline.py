@@ -815,7 +815,7 @@ class _Run:
             if topic.facts is None or not topic.owned:
                 texts.append(memoryfiles.body_text(topic.text))
             name = topic.name or topic.title
-            self.matcher.add_topic(slug, name, texts)
+            self.matcher.add_topic(slug, name, texts, human=not topic.owned)
             self.matcher.add_names(slug, [name, slug.replace("_", " ")], own=True)
             for text in texts:
                 self.matcher.add_names(slug, grouping.names(text, (), self.proper))

@@ -280,7 +280,15 @@ def test_demo_works_offline(tmp_path: Path) -> None:
 
 
 _CLOCK_NAME = re.compile(
+    # English: a clock time, a date, a heartbeat, a turn or round, a tally of actions
     r"\d{1,2}-\d{2}-utc|\b\d{4}-\d{2}-\d{2}\b|heartbeat-\d|\bturn-\d|\bround-\d|\d+-(?:writes?|likes?|replies|reply)\b"
+    # Chinese, Korean, Japanese: an hour (3시, 3点, 3時) or a moment of the day before a number
+    r"|\d+(?:시|時|时|点|點)(?!간|間|间)|(?:오전|오후|上午|下午|午前|午後)-?\d"
+    # an ordinal of a turn or a round (第3次, 第二轮, 第5回, 3회차, 3번째, 3回目)
+    r"|第[\d〇一二三四五六七八九十两]+(?:次|回|轮|輪)|\d+(?:회차|번째|回目)"
+    # a heartbeat; a date (2026年2月10日, 2월-10일); a tally of two counted actions
+    r"|心跳|하트비트|ハートビート|\d+(?:年|년|月|월)-?\d+(?:月|월|日|일)"
+    r"|\d+(?:次|回|条|件|个|회|개|번)\D{0,16}\d+(?:次|回|条|件|个|회|개|번)"
 )
 
 
