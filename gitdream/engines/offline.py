@@ -273,9 +273,9 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     # only the line's own sentences are chosen from ("Detector on quorum theory. Chain
     # class: …; Detector: …" keeps its parts; cut by `describe.fit` at a clause's end).
     head, *items = _SUB_ITEM.split(text) if _LIST_MARKER.match(entry.text) else (text,)
-    text = salience.standing_sentences(
-        one_line(salience.without_kind_label(strip_layout(head))), user=salience.said_by_user(entry)
-    )
+    head = strip_layout(head)
+    head = supersede.without_correction_label(salience.without_kind_label(head))
+    text = salience.standing_sentences(one_line(head), user=salience.said_by_user(entry))
     text = salient_sentences(entry, text)
     if items:
         text = _with_items(text, [strip_layout(item) for item in items])
@@ -500,7 +500,9 @@ _RECORD = "\0record"
 
 
 def _may_restate(new: str, fact: _Fact) -> bool:
-    return _compatible(new, fact.text)
+    """True when `new` may restate `fact` (`_compatible`) and does not correct it: a
+    correction shares the words of the fact it corrects ("Use rsync instead of cp …")."""
+    return _compatible(new, fact.text) and not supersede.corrects(new, fact.text)
 
 
 WORDS_WITHIN = 0.8
@@ -853,6 +855,7 @@ class _Run:
         self.shared: Counter[str] = Counter()  # term → how many of the run's candidates hold it
         self._groups: dict[int, tuple[int, ...]] | None = None  # position → its list's positions
         self._records: dict[int, bool] = {}  # position → it records something done once
+        self.created: list[_Fact] = []  # experience facts this run created, in order
 
     def _add_instruction(self, fact: _Fact) -> None:
         """Index the instruction experience fact `fact` gives, if any."""
@@ -883,6 +886,18 @@ class _Run:
             return not ({grouping.family(t) for t in unshared} & (subject - {""}))
 
         return self.instructions.find(instruction, same)
+
+    def _corrected(self, text: str) -> _Fact | None:
+        """The experience fact explicit correction `text` corrects (`supersede.corrects`),
+        newest first — this run's, then memory's —, so the correction joins its topic, where
+        integration supersedes it; None when `text` corrects none (most texts: it is no
+        correction, and nothing is scanned)."""
+        if supersede.correction_of(text) is None:
+            return None
+        for fact in [*reversed(self.created), *reversed(self.known.facts["experience"])]:
+            if supersede.corrects(text, fact.text):
+                return fact
+        return None
 
     def _same_instruction(self, text: str, fact: str) -> bool:
         """True when fact text `text` gives the instruction fact text `fact` gives, in other
@@ -1104,7 +1119,7 @@ class _Run:
             )
             index = self.index_for(target, _numbers(text))
             match = index.best(text, ids)
-            if match is not None:
+            if match is not None and not supersede.corrects(text, match.key.text):
                 self._corroborate(candidate, match.key)
                 continue
             if target == "experience":
@@ -1113,8 +1128,13 @@ class _Run:
                 if restated is not None:
                     self._corroborate(candidate, restated)
                     continue
+                corrected = self._corrected(text)
                 record = not candidate.members and salience.is_activity_record(entry, text, engine.cues)
-                placed = self._topic_of(entry, text, record=record)
+                placed = (
+                    (corrected.where, corrected.title)
+                    if corrected is not None
+                    else self._topic_of(entry, text, record=record)
+                )
                 if placed is None:
                     waiting.append(candidate)
                     continue
@@ -1136,6 +1156,7 @@ class _Run:
             fact = _Fact(target, where, title, text)
             index.add(fact, text, ids)
             if target == "experience":
+                self.created.append(fact)
                 self.restatements.add(fact, text)
                 self._add_instruction(fact)
             self.matcher.add_text(where, text)
@@ -1324,6 +1345,7 @@ class _Run:
             else self.vocabulary.ranks(self.codes[candidate.position])
         )
         self.index_for("experience", _numbers(text)).add(fact, text, ids)
+        self.created.append(fact)
         self.restatements.add(fact, text)
         self._add_instruction(fact)
         self.matcher.add_text(where, text)
