@@ -82,7 +82,7 @@ from gitdream.dream.dates import absolutize
 from gitdream.dream.facts import one_line, parse
 from gitdream.dream.slugs import slugify
 from gitdream.errors import BlockError
-from gitdream.text import blocks, markup, sentences
+from gitdream.text import blocks, markup, prose, sentences
 from gitdream.text.clip import clip
 from gitdream.text.similarity import ShingleIndex, Vocabulary, jaccard
 from gitdream.units import DEFINITION_TARGETS, Entry, Unit, parse_entry_id, parse_source_ref
@@ -170,6 +170,40 @@ _STATUS_MARK = re.compile(
 _TRAILING_ID = re.compile(
     r" ?\((?:id:\s*|#)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
     r"| ?\(id: ?[^()]{1,60}\)"
+    # a short label and an identifier, closing the text: "(ref: 0f3a9c)", "(msg #4412)", "(#12)"
+    r"| ?\((?:[^\W\d_]{1,12}\s*(?::\s*|#)|#)(?=[^()\s]*\d)[A-Za-z0-9_-]{1,40}\)(?=[.。!]?\s*$)"
+)
+_STATUS_CHARS = (
+    "\u2705\u274c\u26a0\u2714\u2716\u2611\u2b50\u23f3\u2757\u2753\ufe0f"
+    "\U0001f534\U0001f7e0\U0001f7e1\U0001f7e2\U0001f535\U0001f6a8\U0001f525\U0001f4cc"
+    "\U0001f4dd\U0001f4a1\U0001f389\U0001f680"
+)
+# A status mark closing the text ("… — ✅"): the entry's status, when it is the only mark of
+# the text (several mark items of a list: "typo fix ✅, drift ⚠️" — they are content).
+_TRAILING_STATUS = re.compile(f"\\s*(?:[—–-]\\s*)?(?:[{_STATUS_CHARS}]\\s*)+$")
+_STATUS_ANY = re.compile(f"[{_STATUS_CHARS.replace(chr(0xFE0F), '')}]")
+# Full-width punctuation carries its own space: a space after it is layout ("重要： 部署").
+_SPACE_AFTER_FULL_WIDTH = re.compile(r"(?<=[：；，。、！？])[ \t\u3000]+(?=\S)")
+ACKNOWLEDGEMENTS = (
+    "noted|got it|understood|understand|ok|okay|sure|alright|all right|will do|of course|certainly|"
+    "absolutely|acknowledged|roger|perfect|great|thanks|thank you|sounds good|makes sense",
+    "好的|好|了解|明白了|明白|收到|知道了|没问题",
+    "알겠습니다|알겠어요|알겠음|네|넵|확인했습니다|좋습니다|물론입니다",
+    "了解です|了解しました|了解|承知しました|かしこまりました|わかりました|分かりました|はい",
+    "entendido|de acuerdo|vale|claro|anotado|perfecto",
+    "verstanden|alles klar|in ordnung|notiert",
+    "compris|d'accord|noté|entendu|parfait|très bien",
+    "certo|anotado|combinado|perfeito",
+)
+"""Words that open a turn acknowledging the other's ("Noted:", "Got it,", "好的，", "了解。",
+"알겠습니다.", "承知しました。"), per language (English | Chinese | Korean | Japanese |
+Spanish | German | French | Portuguese): the turn's content follows them
+(`without_acknowledgement`)."""
+_ACKNOWLEDGEMENT = re.compile(
+    r"^\s*(?:(?:"
+    + "|".join(sorted({w for g in ACKNOWLEDGEMENTS for w in g.split("|")}, key=len, reverse=True))
+    + r")\s*[,，、:：.!！。—–-]+\s*)+(?=\S)",
+    re.I,
 )
 _FULL_WIDTH_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")  # Chinese, Japanese
 _SUB_ITEM = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s+")
@@ -177,17 +211,38 @@ _SUB_ITEM = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s+")
 
 def strip_layout(text: str) -> str:
     """`text` without layout-only markup (module docstring, step 1): glyph prefixes,
-    emoji status marks, bold markers (`gitdream.text.markup`: never inside code or a name),
-    trailing ids in parentheses; nested list items become clauses of one line
-    (`sentences.join_clauses`: "; " where an item ends with no mark, no ".;")."""
+    emoji status marks (leading, or one closing the text: "… — ✅"), the emphasis of a
+    leading label of any kind (`__Rule__:`, `*Note:*`) and bold markers
+    (`gitdream.text.markup`: never inside code or a name), trailing ids in parentheses
+    ("(8db2b276)", "(ref: 0f3a9c)", "(msg #4412)"), a space after full-width punctuation
+    ("重要： 部署" → "重要：部署"; never in code); nested list items become clauses of one
+    line (`sentences.join_clauses`: "; " where an item ends with no mark, no ".;")."""
     text = _GLYPH.sub("", text, count=1)
     text = _STATUS_MARK.sub("", text)
     # single spaces: the patterns below stay linear
     text = one_line(sentences.join_clauses([one_line(part) for part in _SUB_ITEM.split(text)]))
-    text = markup.unemphasize(text)
+    text = markup.unemphasize(markup.unlabel(text))
     text = _TRAILING_ID.sub("", text)
+    trailing = _TRAILING_STATUS.search(text)
+    if trailing is not None and not _STATUS_ANY.search(text, 0, trailing.start()):
+        text = text[: trailing.start()]
     text = re.sub(r" ([:;,])", r"\1", text)
+    text = "".join(
+        _SPACE_AFTER_FULL_WIDTH.sub("", piece) if is_prose else piece
+        for piece, is_prose in prose.segments(text)
+    )
     return text.replace(":;", ":").strip()
+
+
+def without_acknowledgement(text: str) -> str:
+    """`text` without the acknowledgement opening it (`ACKNOWLEDGEMENTS`: "Noted: deploys
+    must …" → "Deploys must …", "好的，周五不部署" → "周五不部署", "알겠습니다. 금요일에는 …" →
+    "금요일에는 …"), the first letter capitalised; `text` itself when nothing would be left."""
+    match = _ACKNOWLEDGEMENT.match(text)
+    if match is None:
+        return text
+    rest = text[match.end() :]
+    return rest[:1].upper() + rest[1:] if rest[:1].islower() else rest
 
 
 def first_sentences(text: str, count: int = FACT_SENTENCES) -> str:
@@ -273,7 +328,7 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     # only the line's own sentences are chosen from ("Detector on quorum theory. Chain
     # class: …; Detector: …" keeps its parts; cut by `describe.fit` at a clause's end).
     head, *items = _SUB_ITEM.split(text) if _LIST_MARKER.match(entry.text) else (text,)
-    head = strip_layout(head)
+    head = without_acknowledgement(strip_layout(head))
     head = supersede.without_correction_label(salience.without_kind_label(head))
     text = salience.standing_sentences(one_line(head), user=salience.said_by_user(entry))
     text = salient_sentences(entry, text)
