@@ -560,6 +560,16 @@ def _may_restate(new: str, fact: _Fact) -> bool:
     return _compatible(new, fact.text) and not supersede.corrects(new, fact.text)
 
 
+SESSION_RESTATEMENT = 0.7
+"""An assistant turn restates a fact of its own session (the user's instruction, "Never
+deploy on Fridays") when this share of the fact's terms, rarer-weighted, is in the turn
+("Deploys must never happen on Fridays because …"): one fact, with both sources."""
+SESSION_ACKNOWLEDGED = 0.5
+"""… or this share, when the turn opens by acknowledging what it was told ("Noted: …", "Got
+it, …", "好的，…", "알겠습니다. …", `ACKNOWLEDGEMENTS`): a reply that says it takes the
+instruction in, then says it again in its own words."""
+SESSION_MIN_SHARED = 2
+"""… and they share at least this many terms."""
 WORDS_WITHIN = 0.8
 """An entry a fact cites is that fact read again when this share of the words of one of
 the two texts is in the other (`_words_within`)."""
@@ -680,9 +690,16 @@ class _Candidate:
     score: float
     target: str
     members: tuple[int, ...] = ()
+    echoes: list[_Candidate] = dataclasses.field(default_factory=list)
+    """Assistant turns restating this user turn (`_Run._echoes_to_their_turn`): they
+    corroborate the fact it states, and share its fate when it is deferred or not kept."""
 
     def positions(self) -> tuple[int, ...]:
         return self.members or (self.position,)
+
+    def settled(self) -> tuple[int, ...]:
+        """The positions this candidate settles: its own, and its echoes'."""
+        return self.positions() + tuple(p for echo in self.echoes for p in echo.settled())
 
 
 class OfflineEngine:
@@ -911,6 +928,7 @@ class _Run:
         self._groups: dict[int, tuple[int, ...]] | None = None  # position → its list's positions
         self._records: dict[int, bool] = {}  # position → it records something done once
         self.created: list[_Fact] = []  # experience facts this run created, in order
+        self.session_facts: dict[str, list[_Fact]] = {}  # transcript → facts of its user turns
 
     def _add_instruction(self, fact: _Fact) -> None:
         """Index the instruction experience fact `fact` gives, if any."""
@@ -941,6 +959,66 @@ class _Run:
             return not ({grouping.family(t) for t in unshared} & (subject - {""}))
 
         return self.instructions.find(instruction, same)
+
+    def _turn_restates(self, entry: Entry, fact: str) -> float | None:
+        """How much of fact text `fact` assistant turn `entry` restates — the share of the
+        fact's terms, rarer-weighted, that the whole turn holds (`_written`, acknowledgement
+        dropped) — when it restates it (`SESSION_RESTATEMENT`, or `SESSION_ACKNOWLEDGED` for
+        a turn opening with an acknowledgement; `SESSION_MIN_SHARED`; no number of the fact
+        missing from the turn); None when it does not."""
+        written = _written(entry)
+        turn = without_acknowledgement(written)
+        own, theirs = set(grouping.terms(fact)), set(grouping.terms(turn))
+        shared = own & theirs
+        if len(shared) < SESSION_MIN_SHARED or not set(_numbers(fact)) <= set(_numbers(turn)):
+            return None
+        idf = self.matcher.idf
+        share = sum(map(idf, shared)) / sum(map(idf, own))
+        bar = SESSION_ACKNOWLEDGED if turn != written else SESSION_RESTATEMENT
+        return share if share >= bar else None
+
+    def _session_fact(self, entry: Entry) -> _Fact | None:
+        """The fact assistant turn `entry` restates among those of its own session (a
+        transcript: the facts this run made of its user turns, and the facts memory cites it
+        with) — the most restated; None for any other entry, or when it restates none. The
+        user's instruction and the assistant's "Noted: …" of it are one fact."""
+        if entry.kind != "transcript" or entry.role != "assistant":
+            return None
+        known = [f for f in self.known.by_path.get(entry.path, ()) if f.group == "experience"]
+        best: tuple[float, _Fact] | None = None
+        for fact in [*self.session_facts.get(entry.path, ()), *known]:
+            share = self._turn_restates(entry, fact.text)
+            if share is not None and (best is None or share > best[0]):
+                best = (share, fact)
+        return best[1] if best is not None else None
+
+    def _echoes_to_their_turn(self, ranked: list[_Candidate]) -> list[_Candidate]:
+        """`ranked` without the assistant turns that restate a user turn of their session
+        (`_turn_restates`, the most restated one): each is an echo of that turn's candidate,
+        so the user's words state the fact and the restatement corroborates it, wherever
+        and whenever that fact is written."""
+        users: dict[str, list[_Candidate]] = {}
+        for candidate in ranked:
+            entry = candidate.entry
+            if entry.kind == "transcript" and entry.role == "user" and candidate.target == "experience":
+                users.setdefault(entry.path, []).append(candidate)
+        if not users:
+            return ranked
+        out: list[_Candidate] = []
+        for candidate in ranked:
+            entry = candidate.entry
+            said = [
+                (share, user)
+                for user in users.get(entry.path, ())
+                if entry.role == "assistant" and candidate.target == "experience"
+                if user.entry.start < entry.start
+                and (share := self._turn_restates(entry, user.text)) is not None
+            ]
+            if said:
+                max(said, key=lambda pair: pair[0])[1].echoes.append(candidate)
+            else:
+                out.append(candidate)
+        return out
 
     def _corrected(self, text: str) -> _Fact | None:
         """The experience fact explicit correction `text` corrects (`supersede.corrects`),
@@ -1047,7 +1125,7 @@ class _Run:
             if not candidate.members and candidate.target == "experience":
                 candidate.text = lists.with_subject(_closed(candidate.text), candidate.entry)
         out.sort(key=lambda c: (-c.score, c.position))
-        return out
+        return self._echoes_to_their_turn(out)
 
     def _lists(self, kept: list[_Candidate]) -> list[_Candidate]:
         """A list under a lead-in is one statement (`gitdream.dream.lists`; module
@@ -1146,7 +1224,7 @@ class _Run:
 
     def defer(self, rest: list[_Candidate], reason: str) -> None:
         for later in rest:
-            for position in later.positions():
+            for position in later.settled():
                 self.result.skipped.append((self.context.entries[position].id, reason))
                 self.result.deferred.append((self.context.entries[position].id, reason))
                 self.stats["deferred"] += 1
@@ -1164,7 +1242,7 @@ class _Run:
                 break
             entry, text, target = candidate.entry, candidate.text, candidate.target
             if target == "experience" and self._weak_and_subjectless(candidate):
-                for position in candidate.positions():
+                for position in candidate.settled():
                     self.skip(self.context.entries[position], NO_SUBJECT, "not_kept")
                 continue
             ids = (
@@ -1178,7 +1256,8 @@ class _Run:
                 self._corroborate(candidate, match.key)
                 continue
             if target == "experience":
-                restated = self.restatements.find(text, functools.partial(_may_restate, text))
+                restated = self._session_fact(entry)
+                restated = restated or self.restatements.find(text, functools.partial(_may_restate, text))
                 restated = restated or self._instructed(text, entry.tags)
                 if restated is not None:
                     self._corroborate(candidate, restated)
@@ -1212,6 +1291,7 @@ class _Run:
             index.add(fact, text, ids)
             if target == "experience":
                 self.created.append(fact)
+                self._of_session(candidate, fact)
                 self.restatements.add(fact, text)
                 self._add_instruction(fact)
             self.matcher.add_text(where, text)
@@ -1385,7 +1465,7 @@ class _Run:
                 )
                 slug = near[0] if near is not None else None
             if slug is None:
-                for position in candidate.positions():
+                for position in candidate.settled():
                     self.skip(self.context.entries[position], ACTIVITY_RECORD, "not_kept")
                 continue
             self._create(candidate, slug, self.topics.titles.get(slug, slug))
@@ -1401,6 +1481,7 @@ class _Run:
         )
         self.index_for("experience", _numbers(text)).add(fact, text, ids)
         self.created.append(fact)
+        self._of_session(candidate, fact)
         self.restatements.add(fact, text)
         self._add_instruction(fact)
         self.matcher.add_text(where, text)
@@ -1526,6 +1607,18 @@ class _Run:
         self.stats["folded"] += len(candidate.positions()) - 1
         if target == "experience":
             self._placed(candidate, fact.where)
+            self._of_session(candidate, fact)
+
+    def _of_session(self, candidate: _Candidate, fact: _Fact) -> None:
+        """Note experience fact `fact`, which a user turn `candidate` states, as a fact of
+        its session (`_session_fact`); the turns echoing it corroborate it."""
+        entry = candidate.entry
+        if entry.kind == "transcript" and entry.role == "user":
+            facts = self.session_facts.setdefault(entry.path, [])
+            if fact not in facts:
+                facts.append(fact)
+        for echo in candidate.echoes:
+            self._corroborate(echo, fact)
 
     def _topic_of(self, entry: Entry, text: str, *, record: bool = False) -> tuple[str, str] | None:
         """`(slug, title)` of the entry's topic (module docstring, step 5), or None when it
