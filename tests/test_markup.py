@@ -92,6 +92,7 @@ def test_layout_around_a_fact_is_dropped(text: str, plain: str) -> None:
         "__init__: the constructor runs first",  # an identifier, not a label
         "_private_: helpers stay internal",
         "Uses Ed25519 keys (RFC 8032)",  # a reference, not an id
+        "Suspension extended to 2026-02-27 (offense #3)",  # a count, not an id
         "5 scenarios: typo fix ✅, value drift ⚠️, takeover 🔴",  # marks of items: content
         "run `printf '重要： 部署'` to see it",  # code keeps its spaces
     ],

@@ -17,8 +17,10 @@ Same subject, different value (`supersedes(new, old)`), in any language, by stru
   Chinese (不是Y而是X, X而不是Y, 原来是Y，现在…), Korean (Y가 아니라 X, Y 대신) and Japanese
   (YではなくX, Yの代わりに) — whose old value Y appears in the older fact (the same words,
   or the same numbers: "10 tags" in "10개"), and the two are about the same thing (most
-  of the shorter one's shingles, numbers and both values abstracted, are in the other's,
-  `CORRECTION_OVERLAP`): "Correction: the registry keeps the last 25 image tags, not 10."
+  of the older fact's shingles, numbers and the old value abstracted, are in the
+  correction's, `CORRECTION_OVERLAP`, and much of the correction's in the fact's,
+  `CORRECTION_SCOPE`; an arrow is a correction only alone in the text — "a →
+  b → c" is a flow): "Correction: the registry keeps the last 25 image tags, not 10."
   replaces "The registry keeps only the last 10 image tags." (`correction_of`);
 - **same label, new value**: both open with the same short label ("Moltbook suspension:",
   "Deploy window:") and what follows differs and shares little (a value that only adds to
@@ -68,9 +70,13 @@ VALUE_MAX_WORDS = 8
 9") at most this many words long (a Latin word, a number, or two CJK characters): longer, it
 is a sentence of its own — a rule, a lesson — and a label shared with another one is a
 section's, not a slot's (module docstring, "same label, new value")."""
-CORRECTION_OVERLAP = 0.5
+CORRECTION_OVERLAP = 0.6
 """A correction is about the fact holding its old value when at least this share of the
-shingles of the shorter of the two (numbers and the two values abstracted) is in the other's."""
+older fact's shingles (numbers and the old value abstracted) is in the correction's: a
+correction says again what it corrects, with the new value."""
+CORRECTION_SCOPE = 0.4
+"""… and at least this share of the correction's shingles is in the older fact's: it says
+little else (a long summary holding a short fact's words corrects nothing)."""
 BY_MAX_CHARS = 160
 """The "by: …" text of a superseded fact is clipped to this many characters."""
 
@@ -280,8 +286,8 @@ _CORRECTIONS = (
     # "not Y but X" ("not only … but also" is no correction)
     re.compile(r"\bnot\s+(?!only\b|just\b|merely\b)" + _OLD + r",?\s+but\b(?!\s+also\b)"),
     re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+" + _OLD),
-    # "Y → X"
-    re.compile(r"(?P<old>`[^`\n]+`|[^\s`→]+)\s*(?:→|->|=>|⇒|⟶)\s*\S"),
+    # "Y → X" (`_ARROW`: alone in the text)
+    re.compile(r"(?P<old>`[^`\n]+`|[^\s`→>]+)\s*(?:→|->|=>|⇒|⟶)\s*\S"),
     re.compile(r"\bwas\s+" + _OLD + r"\s*[,;]\s*(?:(?:it\s+)?is\s+|it's\s+)?now\b"),
     re.compile(
         r"\b(?:changed|moved|raised|lowered|increased|decreased|reduced|bumped|switched|went|"
@@ -301,13 +307,20 @@ _CORRECTIONS = (
 )
 
 
+_ARROW = re.compile(r"→|->|=>|⇒|⟶")
+_ARROW_RULE = 3  # the index of the arrow's pattern in `_CORRECTIONS`
+
+
 def correction_of(text: str) -> str | None:
     """The old value an explicit correction in `text` sets aside (module docstring,
     "corrected": "the registry keeps the last 25 image tags, not 10." → "10"; "保留25个，
     而不是10个" → "10个"), normalised (NFKC, case-folded, backticks and quotes stripped); None
     when `text` corrects nothing."""
     norm = _norm(text)
+    flow = len(_ARROW.findall(norm)) > 1  # "a → b → c": a flow, not a correction
     for pattern in _CORRECTIONS:
+        if flow and pattern is _CORRECTIONS[_ARROW_RULE]:
+            continue
         match = pattern.search(norm)
         if match is not None:
             old = match.group("old").strip(" `'\"“”「」")
@@ -331,8 +344,9 @@ def _holds(text: str, value: str) -> bool:
 def corrects(new: str, old: str) -> bool:
     """True when fact text `new` is an explicit correction (`correction_of`) of fact text
     `old`: `old` states the value `new` sets aside, and the two are about the same thing
-    (`CORRECTION_OVERLAP` of the shorter one's shingles, numbers and the old value
-    abstracted, are in the other's)."""
+    (`CORRECTION_OVERLAP` of the older fact's shingles, numbers and the old value
+    abstracted, are in the correction's, and `CORRECTION_SCOPE` of the correction's in the
+    fact's)."""
     found = correction_of(new)
     if found is None:
         return False
@@ -347,7 +361,8 @@ def corrects(new: str, old: str) -> bool:
     b = shingles(_NUMBER.sub("#", old_norm.replace(value, "#")))
     if not a or not b:
         return False
-    return len(a & b) >= CORRECTION_OVERLAP * min(len(a), len(b))
+    common = len(a & b)
+    return common >= CORRECTION_OVERLAP * len(b) and common >= CORRECTION_SCOPE * len(a)
 
 
 _ARTICLES = frozenset({"a", "an", "the", "its", "their", "our", "my", "your"})

@@ -170,8 +170,9 @@ _STATUS_MARK = re.compile(
 _TRAILING_ID = re.compile(
     r" ?\((?:id:\s*|#)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
     r"| ?\(id: ?[^()]{1,60}\)"
-    # a short label and an identifier, closing the text: "(ref: 0f3a9c)", "(msg #4412)", "(#12)"
-    r"| ?\((?:[^\W\d_]{1,12}\s*(?::\s*|#)|#)(?=[^()\s]*\d)[A-Za-z0-9_-]{1,40}\)(?=[.。!]?\s*$)"
+    # a short label and an identifier (four characters or more: "#3" counts, "(offense #3)"),
+    # closing the text: "(ref: 0f3a9c)", "(msg #4412)", "(#4412)"
+    r"| ?\((?:[^\W\d_]{1,12}\s*(?::\s*|#)|#)(?=[^()\s]*\d)[A-Za-z0-9_-]{4,40}\)(?=[.。!]?\s*$)"
 )
 _STATUS_CHARS = (
     "\u2705\u274c\u26a0\u2714\u2716\u2611\u2b50\u23f3\u2757\u2753\ufe0f"

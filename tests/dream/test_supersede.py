@@ -562,6 +562,14 @@ def test_an_explicit_correction_supersedes_the_fact_holding_its_old_value(old: s
         ),
         # "not only … but also" sets nothing aside
         ("The proxy is fast.", "The proxy is not only fast but also cheap."),
+        # a chain of arrows is a flow, and a long text holding a short fact's words is no
+        # correction of it (both seen on real logs)
+        ("Commands: keygen, sign, verify, jwk", "Full round-trip verified: keygen → sign → verify ✓"),
+        (
+            "Observer thread: 30 replies",
+            "Thread has 14 replies including RoseProtocol (real burn rate data: $30→$18.70), "
+            "SnappedAI (gift economy) and Cortana (traditional pricing)",
+        ),
     ],
 )
 def test_a_correction_replaces_only_the_fact_of_its_subject_that_holds_its_old_value(
