@@ -741,7 +741,9 @@ class _Reading:
             or re.match(r"^\s*(?:[-*+]\s+)?\[ \]", self.raw)
         ):
             fire("plan")
-        if _EMOJI_STATUS.search(body[:3]):
+        # the mark is layout the fact text no longer holds (`clean_text` drops emoji): read
+        # it in the entry as written, after its list marker ("- ✅ Smoke tests green")
+        if _EMOJI_STATUS.search(_ORDINAL.sub("", self.first, count=1).lstrip(" *_")[:3]):
             fire("status-mark")
 
 

@@ -345,3 +345,56 @@ def test_an_entry_pointing_at_what_was_just_done_does_not_state_itself(text: str
 def test_a_session_recounted_in_the_progressive_is_a_recount() -> None:
     assert "recount" in feature("- The user is asking me to expand the document.")
     assert "recount" in feature("- 用户要求我们扩展文档。")
+
+
+@pytest.mark.parametrize(
+    ("name", "fires", "lead_in", "does_not"),
+    [
+        (
+            "lesson-label-weak",
+            "- Tip: run the linter before every push.",
+            "",
+            "- Rule: run the linter before every push.",
+        ),
+        ("lesson-label-weak", "- 메모: 린터는 푸시 전에 돌린다.", "", "- 린터는 푸시 전에 돌린다."),
+        ("lead-in-plan", "- Rotate the signing keys.", "Next steps:", "- Rotate the signing keys."),
+        ("lead-in-plan", "- 서명 키를 교체한다.", "다음 할 일:", "- 서명 키를 교체한다."),
+        (
+            "status-label",
+            "- **Inbox:** three new messages from the team",
+            "",
+            "- **Auth:** three new messages",
+        ),
+        ("status-label", "- 상태: 배포 대기 중", "", "- 배포 대기 중"),
+        ("narration-weak", "- Great, the build passes on staging.", "", "- The build passes on staging."),
+        ("narration-weak", "- 好的，构建在预发布环境通过。", "", "- 构建在预发布环境通过。"),
+        ("question", "- Why does the build fail on Fridays?", "", "- The build fails on Fridays."),
+        ("question", "- 为什么周五构建会失败？", "", "- 周五构建会失败。"),
+        (
+            "definition-weak",
+            "- Ocean Tiger — runs the mail service",
+            "",
+            "- Ocean Tiger runs the mail service",
+        ),
+        ("definition-weak", "- Ocean Tiger is a mail relay.", "", "- Ocean Tiger relays mail."),
+        ("status-mark", "- ✅ Smoke tests green on staging.", "", "- Smoke tests green on staging."),
+        ("status-mark", "- **⚠️ Smoke tests flaky on staging.**", "", "- **Smoke tests flaky on staging.**"),
+    ],
+)
+def test_each_feature_of_place_form_and_moment_fires_where_it_should(
+    name: str, fires: str, lead_in: str, does_not: str
+) -> None:
+    """Each of these features fires on the first text and not on the second, which differs
+    only by what the feature reads (a label, a lead-in, an opening, a mark)."""
+    assert name in feature(fires, lead_in=lead_in), fires
+    assert name not in feature(does_not), does_not
+
+
+def test_an_emoji_status_mark_is_read_in_the_entry_as_written() -> None:
+    """The fact text has lost the mark (`clean_text` drops emoji), so it is read in the
+    entry: "✅ Smoke tests green" under Lessons is a status, and scores below the same
+    statement without the mark."""
+    marked = verdict("- ✅ Smoke tests green on staging.", "2026-03-02", "Lessons")
+    plain = verdict("- Smoke tests green on staging.", "2026-03-02", "Lessons")
+    assert "status-mark" in marked.cues and marked.score < plain.score
+    assert not marked.kept and marked.reason == "status snapshot"
