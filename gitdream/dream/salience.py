@@ -454,11 +454,24 @@ _PRESENT_EN = re.compile(
     r"(?<![\w'-])(?:is|are|isn't|aren't|has|have|does|doesn't|do|don't|can|cannot|can't|must|should)(?![\w'-])",
     re.I,
 )
-_PAST_DENSE = ("了", "过", "已经", "した", "った", "ました", "でした", "だった")
+# Chinese marks what happened with the particles 了 and 过 after a verb, or 已经; Japanese
+# with the past ending た. The same characters inside a word of another meaning are no
+# past: 了 in 为了 (in order to), 除了 (except), 了解 (understand; not 了 + 解析, 解决 …),
+# 不了 (cannot); 过 in 过期 (expire), 过滤 (filter), 过程 (process), 通过 (pass, by means
+# of), 超过 (exceed), 不过 (but), 经过 (through); した in したがって (therefore), したい
+# (want to), したら (if).
+_PAST_DENSE = re.compile(
+    r"(?<![为除不])了(?!解(?![析决释除锁冻]))"
+    r"|(?<![通超经不越略错])过(?![期滤程度于多长大小高低载时])"
+    r"|已经|した(?!がって|い|ら)|った(?!ら)|ました|でした|だった"
+)
 # Korean marks the past with the final consonant ㅆ on the verb stem (했다, 고쳤다, 갔음):
-# a syllable whose final is ㅆ, before an ending.
+# a syllable whose final is ㅆ, before an ending — not 있 (there is: 있다, 있습니다, whose
+# past is 있었다) nor 겠 (will, would: 하겠습니다), which carry that final in the present.
 _PAST_HANGUL = re.compile(
-    "[" + "".join(chr(0xAC00 + i * 28 + 20) for i in range(19 * 21)) + "](?=다|음|어|습|고|는데)"
+    "["
+    + "".join(c for c in (chr(0xAC00 + i * 28 + 20) for i in range(19 * 21)) if c not in "있겠")
+    + "](?=다|음|어|습|고|는데)"
 )
 _PRESENT_DENSE = re.compile(
     r"(?:[는은]다|이다|한다|된다|있다|없다|합니다|입니다|됩니다|する|される|いる|ある|ない|です|ます|だ)[。.!]?\s*$"
@@ -675,11 +688,7 @@ class _Reading:
         ):
             if lexicon.search(kept if name == "generic" else said):
                 fire(name)
-        past = (
-            len(_PAST_EN.findall(said))
-            + sum(said.count(w) for w in _PAST_DENSE)
-            + len(_PAST_HANGUL.findall(said))
-        )
+        past = len(_PAST_EN.findall(said)) + len(_PAST_DENSE.findall(said)) + len(_PAST_HANGUL.findall(said))
         perfect = len(_PERFECT.findall(said))  # "has been removed" is done, not a present state
         present = len(_PRESENT_EN.findall(said)) - perfect + (1 if _PRESENT_DENSE.search(said) else 0)
         if present and not past:
@@ -797,7 +806,7 @@ def is_record(lead_in: str, cues: Cues | None = None) -> bool:
     body = _NARRATION_GLYPH.sub("", _norm(lead_in)).strip()
     if not body or cues.strong_lesson.search(body):
         return False
-    own_past = bool(_PAST_EN.search(body) or _PAST_HANGUL.search(body)) or any(w in body for w in _PAST_DENSE)
+    own_past = bool(_PAST_EN.search(body) or _PAST_HANGUL.search(body) or _PAST_DENSE.search(body))
     if cues.narration.starts(body) or (cues.first_person.starts(body) and own_past):
         return (
             True  # "I've cleaned up the project as requested:", "I had to make one fix:": own work summed up

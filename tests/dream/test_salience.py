@@ -398,3 +398,21 @@ def test_an_emoji_status_mark_is_read_in_the_entry_as_written() -> None:
     plain = verdict("- Smoke tests green on staging.", "2026-03-02", "Lessons")
     assert "status-mark" in marked.cues and marked.score < plain.score
     assert not marked.kept and marked.reason == "status snapshot"
+
+
+@pytest.mark.parametrize(
+    ("past", "not_past"),
+    [
+        ("- 我们试过这个代理。", "- 请求通过这个代理。"),  # 过 after a verb; 通过 (by means of)
+        ("- 缓存刷新过一次。", "- 缓存一小时后过期。"),  # 过期 (expire)
+        ("- 修好了解析器。", "- 为了安全，先备份数据库。"),  # 为了 (in order to)
+        ("- 설정 파일을 옮겼다.", "- 설정 파일은 docs 폴더에 있음."),  # 있음 (there is)
+        ("- 설정 파일을 확인했습니다.", "- 설정 파일은 docs 폴더에 있습니다."),
+        ("- 설정 파일을 옮겼음.", "- 설정 파일을 확인하겠음."),  # 겠 (will)
+        ("- 設定ファイルを直した。", "- したがって再起動が必要。"),  # したがって (therefore)
+    ],
+)
+def test_a_past_marker_inside_a_word_of_another_meaning_is_no_past(past: str, not_past: str) -> None:
+    """过 in 过期/通过, 了 in 为了, the final ㅆ of 있다 and 겠, した in したがって: no past."""
+    assert "past" in feature(past), past
+    assert "past" not in feature(not_past), not_past
