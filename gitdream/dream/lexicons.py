@@ -441,6 +441,54 @@ REQUEST_WORDS = _words(
 """How a clause asks the listener to do something (a verb in the imperative, or the
 infinitive a note gives an instruction with — "vérifier d'abord …", "revisar primero …" —
 opening the clause; 请, 해 주세요, してください anywhere in it)."""
+TIME_UNIT_WORDS = _words(
+    "s|sec|secs|second|seconds|ms|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days|"
+    "week|weeks|month|months|year|years",
+    "秒|秒钟|分钟|小时|个小时|天|周|星期|个星期|个月|年",
+    "초|분|시간|일|주|주일|개월|달|년",
+    "秒|分|分間|時間|日|日間|週|週間|か月|ヶ月|カ月|年",
+    "segundo|segundos|minuto|minutos|hora|horas|día|días|semana|semanas|mes|meses|año|años",
+    "sekunde|sekunden|minute|minuten|stunde|stunden|tag|tage|tagen|woche|wochen|monat|monate|monaten|jahr|jahre|jahren",
+    "seconde|secondes|minute|minutes|heure|heures|jour|jours|semaine|semaines|mois|an|ans|année|années",
+    "segundo|segundos|minuto|minutos|hora|horas|dia|dias|semana|semanas|mês|meses|ano|anos",
+)
+"""Units of time, after a number ("24 hours", "24小时", "24시간", "24時間", "24 Stunden")."""
+SPAN_BEFORE_WORDS = _words(
+    "after|within|every|per|up to|at most|at least|no more than|for up to|in under|once every",
+    "每|每隔|最多|至少|不超过",
+    "",
+    "",
+    "después de|tras|dentro de|en menos de|cada|por|como máximo|como mínimo|al menos|hasta",
+    "nach|innerhalb|innerhalb von|binnen|alle|pro|höchstens|mindestens|bis zu",
+    "après|au bout de|en moins de|toutes les|tous les|par|au plus|au moins|au maximum|jusqu'à",
+    "após|depois de|dentro de|em até|a cada|por|no máximo|pelo menos|no mínimo|até",
+)
+"""Words before a duration that state it as a span a rule sets ("expires after 24 hours",
+"within 5 min", "every 4 h", "nach 24 Stunden", "每24小时"): a limit, not a moment."""
+SPAN_AFTER_WORDS = _words(
+    "after|before",
+    "后|之后|以后|内|之内|以内",
+    "후|후에|뒤|뒤에|이내|이내에|안에|내에|마다|만에",
+    "後|後に|以内|以内に|内に|ごと|ごとに|おき|おきに|で",
+    "",
+    "",
+    "",
+    "",
+)
+"""Words after a duration that state it as a span ("30 days after creation", "24小时后",
+"24시간 후에", "24時間後に", "5分以内")."""
+COUNTDOWN_WORDS = _words(
+    "remaining|left|ago|to go",
+    "剩余|还剩|剩下|前",
+    "남음|남았|남은|전",
+    "残り|あと|前",
+    "restante|restantes|quedan|queda|hace",
+    "verbleibend|übrig|noch|vor",
+    "restant|restants|restante|restantes|il reste|il y a|encore",
+    "restante|restantes|faltam|falta|há",
+)
+"""Words that count time left or since ("23h remaining", "2 days ago", "剩余23小时", "23시간
+남음", "vor 2 Stunden"): a duration with one of them, next to it, is a moment."""
 UNTIL_WORDS = _words(
     "until|till|wait until|wait till|not before|back at|resets at|expires at|retry at|retry after",
     "直到|等到|之前|为止|以前",

@@ -18,7 +18,10 @@ introduces its list ("The decisions we made:", `Entry.lead_in`) naming durable k
 (Lessons, Rules, Decisions, 교훈, 教训, 教訓 …); modal or imperative form (a rule, a limit,
 an instruction: must, never, 必须, 반드시, 必ず); a reason or purpose (because, 因为,
 때문에, ため); an order of steps with a modal (a procedure); a correction (not X but Y,
-turns out, 不是…而是, 아니라, ではなく, X → Y); a number with a limit word; an owner's
+turns out, 不是…而是, 아니라, ではなく, X → Y); a number with a limit word, or a duration
+stated as a span ("expires after 24 hours", "within 5 min", 24小时后, 24시간 후에, 24時間以内:
+a limit of the tool, not a moment — unless it counts time left or since, "23h remaining",
+"2 days ago", is told in the past, or stands beside a clock time or a status); an owner's
 stated preference (a user's message, a quoted `> ` line); a definition of a named thing
 (`` `tool.py` — what it does``, "X — runs Y", "X is a Y", "A = B"); a labelled value or a
 path, URL or command; a generic statement (by default, every time, usually, 默认, 기본적으로,
@@ -69,7 +72,20 @@ import unicodedata
 from dataclasses import dataclass
 
 from gitdream.dream import terminal
-from gitdream.dream.lexicons import COMPARISON_WORDS, PERSISTENCE_WORDS, UNTIL_WORDS, Cues, Lexicon, spaced
+from gitdream.dream.lexicons import (
+    BEHAVIOUR_WORDS,
+    COMPARISON_WORDS,
+    COUNTDOWN_WORDS,
+    PERSISTENCE_WORDS,
+    SPAN_AFTER_WORDS,
+    SPAN_BEFORE_WORDS,
+    STATUS_WORDS,
+    TIME_UNIT_WORDS,
+    UNTIL_WORDS,
+    Cues,
+    Lexicon,
+    spaced,
+)
 from gitdream.dream.salience_weights import BIAS, THRESHOLD, WEIGHTS
 from gitdream.dream.tags import files_entry
 from gitdream.text import sentences
@@ -141,7 +157,10 @@ FEATURES: dict[str, tuple[float, str]] = {
     "reason": (0.5, "a reason, a purpose or a consequence (because, 因为, 때문에, ため)"),
     "procedure": (0.5, "a modal with an order of steps (before, after, whenever)"),
     "correction": (1.0, "a correction: not X but Y, turns out, no longer, X → Y"),
-    "limit": (1.0, "a number with a limit word (280-character limit, at most 5)"),
+    "limit": (
+        1.0,
+        "a number with a limit word (280-character limit, at most 5), or a duration stated as a span (expires after 24 hours, 24小时后)",
+    ),
     "preference": (1.0, "an owner's stated preference or standing instruction"),
     "definition": (1.0, "defines a named file or tool (`x.py` — what it does)"),
     "definition-weak": (0.5, "defines a name (X — runs Y, X is a Y, A = B, **Label:** long text)"),
@@ -495,6 +514,32 @@ def _phrases(words: tuple[str, ...]) -> str:
 _PERSISTENCE = re.compile(_phrases(PERSISTENCE_WORDS), re.I)
 
 
+def _units() -> str:
+    """A regular expression matching a unit of time (`TIME_UNIT_WORDS`) right after a
+    number: a Latin one ending a word ("24h", "24 hours"), a CJK one anywhere."""
+    latin = sorted(filter(spaced, TIME_UNIT_WORDS), key=len, reverse=True)
+    dense = sorted((w for w in TIME_UNIT_WORDS if not spaced(w)), key=len, reverse=True)
+    return (
+        "(?:(?:" + "|".join(map(re.escape, latin)) + r")(?![^\W_])|" + "|".join(map(re.escape, dense)) + ")"
+    )
+
+
+_SPAN = rf"\d+(?:[.,]\d+)?\s?{_units()}"
+_LIMIT_SPAN = re.compile(
+    rf"(?:{_phrases(SPAN_BEFORE_WORDS)})\s*{_SPAN}|{_SPAN}\s*(?:{_phrases(SPAN_AFTER_WORDS)})", re.I
+)
+"""A duration stated as a span a rule sets: "expires after 24 hours", "within 5 min",
+"every 4 h", "24小时后", "24시간 후에", "24時間以内", "nach 24 Stunden"."""
+_COUNTDOWN = re.compile(
+    rf"(?:{_phrases(COUNTDOWN_WORDS)})\s*{_SPAN}|{_SPAN}\s*(?:{_phrases(COUNTDOWN_WORDS)})", re.I
+)
+"""A duration counting time left or since: "23h remaining", "2 days ago", "剩余23小时",
+"23시간 남음", "残り23時間", "vor 2 Stunden", "il y a 2 heures"."""
+_STATUS_BEHAVIOUR = Lexicon(w for w in STATUS_WORDS if w in frozenset(BEHAVIOUR_WORDS))
+"""Status words that also say how a thing behaves ("expires", "expire", "caduca", "läuft
+ab"): in a stated limit ("expires after 24 hours") they describe it, they report no state."""
+
+
 def steady(text: str) -> str:
     """`text` without the words of a state that persists (`PERSISTENCE_WORDS`: "still not",
     "toujours pas", "immer noch", "todavía no", "ainda não", 还没, 아직 안, まだ): there a word
@@ -547,6 +592,7 @@ class _Reading:
             label, rest = label_of(self.body)
         self.label, self.rest = label, rest
         self.values: dict[str, float] = {}
+        self.span = False  # a duration stated as a limit (`_stated_span`), found by `knowledge`
 
     def fire(self, name: str, value: float = 1.0) -> None:
         self.values[name] = min(1.0, self.values.get(name, 0.0) + value)
@@ -697,6 +743,23 @@ class _Reading:
             fire("past")
         if past and past >= present and cues.hedge.search(said):
             fire("speculation")  # "I suspect the issues were caused by …": a guess at a cause
+        self.span = self._stated_span(body)
+        if self.span:
+            fire("limit")
+
+    def _stated_span(self, body: str) -> bool:
+        """True when `body` states a duration as a limit ("The API key expires after 24
+        hours", "API密钥24小时后过期", "Der Schlüssel läuft nach 24 Stunden ab"): a span
+        (`_LIMIT_SPAN`), told not in the past, with no duration counting time left or since
+        (`_COUNTDOWN`: "23h remaining", "2 days ago"), no clock time or date, and no status
+        word beyond one that says how a thing behaves ("expires"). Such a duration is a
+        rule of the tool, not a moment: it fires `limit`, and neither `clock` nor that word's
+        `status`."""
+        if not _DIGIT.search(body) or "past" in self.values or not _LIMIT_SPAN.search(body):
+            return False
+        if _COUNTDOWN.search(body) or _CLOCK.search(body) or _DATE.search(body):
+            return False
+        return self.cues.status.count(body) <= _STATUS_BEHAVIOUR.count(body)
 
     def _definition(self, body: str, label: str | None, rest: str) -> None:
         self.artifact = bool(_CODE_NAME.search(body[:120]))
@@ -715,7 +778,9 @@ class _Reading:
         """Status, counts, clock times, dates, ids, activity, plans: what was true at a moment."""
         cues, fire, body, label = self.cues, self.fire, self.body, self.label
         status_hits = cues.status.count(body)
-        if status_hits:
+        if self.span:  # "expires after 24 hours": how the thing behaves, a limit (`_stated_span`)
+            status_hits -= _STATUS_BEHAVIOUR.count(body)
+        if status_hits > 0:
             fire("status", min(2.0, float(status_hits)) / 2)
         # "今日の学び：…", "Today's lesson: …": the moment in a lesson's label is when it was
         # learnt, not how long the statement holds
@@ -726,7 +791,8 @@ class _Reading:
         counted = _COUNT.findall(body) if digit else []
         if len(counted) >= 2 and "limit" not in self.values:
             fire("counts", min(2.0, (len(counted) - 1) / 2) / 2)
-        if digit and (_CLOCK.search(body) or _DURATION.search(body)):
+        spans = _LIMIT_SPAN.sub(" ", body) if self.span else body  # a stated limit is no moment
+        if digit and (_CLOCK.search(body) or _DURATION.search(spans)):
             fire("clock")
         if _bounded(body):
             fire("time-bound")  # "wait until ~23:45": true until then, stale after

@@ -416,3 +416,39 @@ def test_a_past_marker_inside_a_word_of_another_meaning_is_no_past(past: str, no
     """过 in 过期/通过, 了 in 为了, the final ㅆ of 있다 and 겠, した in したがって: no past."""
     assert "past" in feature(past), past
     assert "past" not in feature(not_past), not_past
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- The API key expires after 24 hours.",
+        "- API密钥24小时后过期。",
+        "- API 키는 24시간 후에 만료된다.",
+        "- APIキーは24時間後に期限切れになる。",
+        "- Der API-Schlüssel läuft nach 24 Stunden ab.",
+        "- La clé API expire après 24 heures.",
+        "- La clave de la API caduca después de 24 horas.",
+        "- Sessions time out within 30 min of inactivity.",
+    ],
+)
+def test_a_duration_stated_as_a_limit_is_a_limit_not_a_moment(text: str) -> None:
+    fired = feature(text)
+    assert "limit" in fired and "clock" not in fired and "status" not in fired, fired
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- The API key expired 2 hours ago.",  # past, and time since
+        "- Account suspended, 23h remaining.",  # time left
+        "- 账号被暂停，剩余23小时。",
+        "- 계정 정지, 23시간 남음.",
+        "- アカウント停止中、残り23時間。",
+        "- Retry after 30 minutes, still waiting.",  # a status beside it
+        "- The key expires after 24 hours, at 14:30 UTC.",  # a clock time
+    ],
+)
+def test_a_duration_counting_time_left_or_since_is_a_moment(text: str) -> None:
+    fired = feature(text)
+    assert "clock" in fired or "status" in fired, fired
+    assert "limit" not in fired, fired
