@@ -215,6 +215,29 @@ PREFERENCE_WORDS = _words(
     "préfère|préfèrent|n'aime pas|veut que|souhaite",
     "prefere|preferem|prefiro|não gosta|quer que",
 )
+OWNER_WORDS = _words(
+    "user|owner|maintainer|operator|human",
+    "用户|主人|所有者|维护者|老板",
+    "사용자|유저|주인|오너|관리자",
+    "ユーザー|オーナー|持ち主|管理者|メンテナー|ご主人",
+    "usuario|usuaria|dueño|dueña|propietario|propietaria",
+    "nutzer|nutzerin|benutzer|benutzerin|besitzer|besitzerin|eigentümer|eigentümerin|inhaber",
+    "utilisateur|utilisatrice|propriétaire|mainteneur",
+    "usuário|usuária|utilizador|utilizadora|dono|dona|proprietário|proprietária",
+)
+"""Who an agent works for, named in the third person ("the user", 用户, 사용자, ユーザー)."""
+PREFERS_WORDS = _words(
+    "prefers|likes|dislikes|hates|wants|doesn't like|does not like|doesn't want|does not want|would rather",
+    "喜欢|不喜欢|讨厌|偏好|倾向于|希望|想要|不想要",
+    "선호|좋아한다|좋아함|싫어한다|싫어함|원한다|원함|원하지 않|바란다",
+    "好む|好き|嫌い|希望する|望む|ほしい|欲しい",
+    "prefiere|le gusta|le gustan|no le gusta|no le gustan|odia|quiere",
+    "bevorzugt|mag|mag keine|möchte|hasst|wünscht",
+    "préfère|aime|n'aime pas|déteste|veut|souhaite",
+    "prefere|gosta|não gosta|odeia|quer",
+)
+"""A preference told of someone else, in the present ("prefers", 喜欢, 선호한다, 好む,
+"bevorzugt", "préfère"): after an owner word (`OWNER_WORDS`), a standing preference."""
 STATUS_WORDS = _words(
     "unread|no new|nothing new|still|remaining|pending|waiting|currently|so far|successfully|"
     "as of|expires|expired|running total|notifications|no response|no reply|no replies|"

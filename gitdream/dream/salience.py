@@ -22,7 +22,8 @@ turns out, 不是…而是, 아니라, ではなく, X → Y); a number with a l
 stated as a span ("expires after 24 hours", "within 5 min", 24小时后, 24시간 후에, 24時間以内:
 a limit of the tool, not a moment — unless it counts time left or since, "23h remaining",
 "2 days ago", is told in the past, or stands beside a clock time or a status); an owner's
-stated preference (a user's message, a quoted `> ` line); a definition of a named thing
+stated preference (a user's message, a quoted `> ` line, or the user's or owner's told in
+the third person: "the user prefers …", 用户喜欢, 사용자는 … 선호한다); a definition of a named thing
 (`` `tool.py` — what it does``, "X — runs Y", "X is a Y", "A = B"); a labelled value or a
 path, URL or command; a generic statement (by default, every time, usually, 默认, 기본적으로,
 通常); a caveat (but, however, 但是, 하지만, しかし); how a tool behaves (returns, rejects,
@@ -76,7 +77,9 @@ from gitdream.dream.lexicons import (
     BEHAVIOUR_WORDS,
     COMPARISON_WORDS,
     COUNTDOWN_WORDS,
+    OWNER_WORDS,
     PERSISTENCE_WORDS,
+    PREFERS_WORDS,
     SPAN_AFTER_WORDS,
     SPAN_BEFORE_WORDS,
     STATUS_WORDS,
@@ -535,6 +538,16 @@ _COUNTDOWN = re.compile(
 )
 """A duration counting time left or since: "23h remaining", "2 days ago", "剩余23小时",
 "23시간 남음", "残り23時間", "vor 2 Stunden", "il y a 2 heures"."""
+_THIRD_PREFERENCE = re.compile(
+    rf"(?:{_phrases(OWNER_WORDS)})[^.。!?！？;；\n]{{0,40}}?(?:{_phrases(PREFERS_WORDS)})"
+    r"(?!\s+(?:me|us|you|him|her|them)\b)(?!(?<=wants)\s+to\b)",
+    re.I,
+)
+"""An owner's preference told in the third person ("The user prefers short commit
+messages", "用户喜欢简短的提交信息", "사용자는 짧은 커밋 메시지를 선호한다", "ユーザーは短い
+コミットメッセージを好む", "L'utilisateur préfère …"): standing, as the owner's own message
+is — unless it wants something of the one speaking, or wants to do something ("the user
+wants me to …", "the user wants to remove …": the session's request, a recount)."""
 _STATUS_BEHAVIOUR = Lexicon(w for w in STATUS_WORDS if w in frozenset(BEHAVIOUR_WORDS))
 """Status words that also say how a thing behaves ("expires", "expire", "caduca", "läuft
 ab"): in a stated limit ("expires after 24 hours") they describe it, they report no state."""
@@ -674,7 +687,8 @@ class _Reading:
             fire("user-statement")
         if words <= 4:
             fire("short")
-        if _RECOUNT.search(body) or _RECOUNT_POSSESSIVE.search(body):
+        told = _THIRD_PREFERENCE.sub(" ", body)  # "the user wants X" states, it recounts nothing
+        if _RECOUNT.search(told) or _RECOUNT_POSSESSIVE.search(told):
             fire("recount")
         if _DEICTIC.match(body):
             fire("deictic")  # it does not state itself: its subject is outside the entry
@@ -718,8 +732,8 @@ class _Reading:
         if _NUMBER.search(body) and cues.limit.search(body):
             fire("limit")
         user = self.entry.role == "user" or bool(_QUOTED_USER.match(self.first))
-        if user and cues.preference.search(body):
-            fire("preference")
+        if (user and cues.preference.search(body)) or _THIRD_PREFERENCE.search(said):
+            fire("preference")  # the owner's own message, or the owner's preference told
         if _EMPHASIS.search(said):
             fire("emphasis")
         if label is not None and _REFERENCE.search(rest):

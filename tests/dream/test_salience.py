@@ -118,6 +118,34 @@ def test_an_owners_standing_preference_in_a_transcript_is_kept() -> None:
     assert "preference" not in verdict(text, role="assistant").cues
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- The user prefers short commit messages.",
+        "- 用户喜欢简短的提交信息。",
+        "- 사용자는 짧은 커밋 메시지를 선호한다.",
+        "- ユーザーは短いコミットメッセージを好む。",
+        "- Der Nutzer bevorzugt kurze Commit-Nachrichten.",
+        "- L'utilisateur préfère des messages de commit courts.",
+        "- El usuario prefiere mensajes de commit cortos.",
+        "- O usuário prefere mensagens de commit curtas.",
+    ],
+)
+def test_an_owners_preference_told_in_the_third_person_is_a_preference(text: str) -> None:
+    assert "preference" in feature(text), text
+    assert "preference" in feature(text.removeprefix("- "), role="assistant"), text
+
+
+def test_what_the_user_wants_of_the_speaker_is_a_recount_not_a_preference() -> None:
+    for asked in (
+        feature("- The user wants me to expand the document."),
+        feature("- The user wants to remove the old setup section."),
+    ):
+        assert "recount" in asked and "preference" not in asked
+    stated = feature("- The user wants short commit messages.")
+    assert "preference" in stated and "recount" not in stated
+
+
 def test_words_inside_a_quotation_are_someone_elses() -> None:
     quoted = verdict('- funwolf wrote "never trust the cache, always verify" in the thread.')
     assert "rule" not in quoted.cues
