@@ -452,7 +452,8 @@ guess at what happened, not what is known."""
 REQUEST_WORDS = _words(
     "update|add|fix|change|remove|delete|review|describe|rename|move|commit|write|rewrite|"
     "create|include|mention|replace|drop|put|edit|document|acknowledge|note|list|reference|"
-    "use|make|set|check|run",
+    "use|make|set|check|run|keep|wait|retry|ask|call|read|test|install|deploy|restart|verify|"
+    "follow|skip|store|save|send|pin|treat|start|stop|enable|disable|rotate",
     "请|帮我|麻烦你|给我",
     "해 주세요|해주세요|해 줘|해줘|하세요|바꿔|고쳐",
     "してください|して下さい|してほしい|お願い",
@@ -512,6 +513,24 @@ COUNTDOWN_WORDS = _words(
 )
 """Words that count time left or since ("23h remaining", "2 days ago", "剩余23小时", "23시간
 남음", "vor 2 Stunden"): a duration with one of them, next to it, is a moment."""
+IMPERATIVE_OPENING_WORDS = _words(
+    "",
+    "请|使用|改用|先|记住|保持|等待|重试|启用|禁用|跳过|重启|切换到",
+)
+"""Chinese verbs that open a sentence with no subject: an instruction to the reader
+("使用蓝绿部署发布 API。", "先备份再升级。"). Only verbs that rarely open a noun: 测试, 配置,
+部署, 更新 … also name things ("测试账号", "配置文件"), and Chinese writes no mark between
+a verb and its object to tell them apart. The imperative of a spaced script is a request
+verb opening the sentence (`REQUEST_WORDS`); of Korean and Japanese, its ending
+(`IMPERATIVE_ENDING_WORDS`)."""
+IMPERATIVE_ENDING_WORDS = _words(
+    "",
+    "",
+    "하라|해라|으라|어라|아라|거라|세요|십시오|하시오|마라|말라|하자|합시다|주세요|해 줘|해줘",
+    "てください|て下さい|でください|なさい|しろ|せよ|ように|べし",
+)
+"""Korean and Japanese endings that tell the reader to do something ("사용하라", "사용하세요",
+"使ってください", "使いなさい")."""
 UNTIL_WORDS = _words(
     "until|till|wait until|wait till|not before|back at|resets at|expires at|retry at|retry after",
     "直到|等到|之前|为止|以前",
@@ -665,6 +684,8 @@ class Cues:
     agreement: Lexicon = field(default_factory=lambda: Lexicon(AGREEMENT_WORDS))
     hedge: Lexicon = field(default_factory=lambda: Lexicon(HEDGE_WORDS))
     request: Lexicon = field(default_factory=lambda: Lexicon(REQUEST_WORDS))
+    imperative_opening: Lexicon = field(default_factory=lambda: Lexicon(IMPERATIVE_OPENING_WORDS))
+    imperative_ending: Lexicon = field(default_factory=lambda: Lexicon(IMPERATIVE_ENDING_WORDS))
 
     @classmethod
     def configured(cls, keep: Iterable[str] = (), skip: Iterable[str] = ()) -> Cues:

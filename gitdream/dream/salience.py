@@ -16,7 +16,9 @@ durable" when nothing spoke against it.
 What speaks **for** an entry: a heading, a bold or colon label, or the sentence that
 introduces its list ("The decisions we made:", `Entry.lead_in`) naming durable knowledge
 (Lessons, Rules, Decisions, 교훈, 教训, 教訓 …); modal or imperative form (a rule, a limit,
-an instruction: must, never, 必须, 반드시, 必ず); a reason or purpose (because, 因为,
+an instruction: must, never, 必须, 반드시, 必ず, or a plain imperative addressed to the
+reader — "Use …", "Verwende …", 使用…, …하라, …てください — outside a user's message, where
+it asks for something in the session); a reason or purpose (because, 因为,
 때문에, ため); an order of steps with a modal (a procedure); a correction (not X but Y,
 turns out, 不是…而是, 아니라, ではなく, X → Y); a number with a limit word, or a duration
 stated as a span ("expires after 24 hours", "within 5 min", 24小时后, 24시간 후에, 24時間以内:
@@ -538,6 +540,15 @@ _COUNTDOWN = re.compile(
 )
 """A duration counting time left or since: "23h remaining", "2 days ago", "剩余23小时",
 "23시간 남음", "残り23時間", "vor 2 Stunden", "il y a 2 heures"."""
+_FIRST_SENTENCE = re.compile(r"[^.。!?！？;；\n]*[.。!?！？]?")
+# A verb and what follows it as its object: not a number, a call ("Update(README.md)"), a
+# possessive, or a verb of its own ("Build failed", "Test is flaky"), which make the first
+# word a noun.
+_VERB_OBJECT = re.compile(
+    r"^\W*([^\W\d_]+)\s+(?!\d|[(:]|(?:is|are|was|were|has|have|had|will|would|can|could|should|"
+    r"must|may|might|does|did|do|gets|got|went|goes|passes|fails)\b|[a-z]+ed\b)\S",
+    re.I,
+)
 _THIRD_PREFERENCE = re.compile(
     rf"(?:{_phrases(OWNER_WORDS)})[^.。!?！？;；\n]{{0,40}}?(?:{_phrases(PREFERS_WORDS)})"
     r"(?!\s+(?:me|us|you|him|her|them)\b)(?!(?<=wants)\s+to\b)",
@@ -716,14 +727,14 @@ class _Reading:
             self.rest,
         )
         kept = self.steady
-        if cues.rule.search(kept):
+        if cues.rule.search(kept) or self._imperative():
             fire("rule")
         elif cues.weak_rule.search(kept):
             fire("rule-weak")
         if cues.reason.search(said):
             fire("reason")
         ordered = cues.procedure.search(said)
-        if ordered and not self.values.keys() & {"rule", "rule-weak"} and cues.request.starts(rest):
+        if ordered and not self.values.keys() & {"rule", "rule-weak", "user"} and cues.request.starts(rest):
             fire("rule-weak")  # an instruction with an order of steps: "Check … first", "Vérifier d'abord …"
         if ("rule" in self.values or "rule-weak" in self.values or cues.weak_rule.search(kept)) and ordered:
             fire("procedure")
@@ -760,6 +771,36 @@ class _Reading:
         self.span = self._stated_span(body)
         if self.span:
             fire("limit")
+
+    def _imperative(self) -> bool:
+        """True when the entry opens with a plain imperative addressed to the reader ("Use
+        blue-green deploys for the API.", "Verwende …", "Utilisez …", "使用蓝绿部署发布 API。",
+        "블루-그린 배포를 사용하라.", "ブルーグリーンデプロイを使ってください。"): its first
+        sentence (after a label) opens with a request verb (`REQUEST_WORDS`; Chinese:
+        `IMPERATIVE_OPENING_WORDS`) or, in Korean and Japanese, ends with an imperative
+        (`IMPERATIVE_ENDING_WORDS`), and is no question nor told in the past. A notes file's
+        reader is the agent itself: that is an instruction, a rule. Not so in a user's message
+        — there it asks the listener for something in the session (`session-request`), and
+        a standing one says so with a rule word ("always", "from now on") — nor in a tool's
+        block or a terminal's output, nor as a step of a plan or to-do list, nor inside a
+        quotation."""
+        if self.entry.role == "user" or _QUOTED_USER.match(self.first) or "user" in self.values:
+            return False
+        if "output" in self.values or "tool-output" in self.values:
+            return False  # a line of a tool's block or a terminal: written for the session, not the reader
+        if not self.values.keys().isdisjoint({"plan-heading", "lead-in-plan", "plan"}):
+            return False  # a step of a plan or a to-do list ("Need to either: … 3. Wait for …")
+        opening = _QUOTATION.sub(" ", self.rest if self.label is not None else self.body)
+        opening = _NARRATION_GLYPH.sub("", opening)
+        sentence = _FIRST_SENTENCE.match(opening)
+        first = (sentence.group(0) if sentence else opening).strip()
+        if not first or first.endswith(("?", "？")) or _PAST_EN.search(first) or _PAST_DENSE.search(first):
+            return False
+        cues = self.cues
+        if cues.imperative_ending.ends(first) or cues.imperative_opening.starts(first):
+            return True
+        verb = _VERB_OBJECT.match(first)
+        return bool(verb and cues.request.starts(verb.group(1)))
 
     def _stated_span(self, body: str) -> bool:
         """True when `body` states a duration as a limit ("The API key expires after 24

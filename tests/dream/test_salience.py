@@ -59,6 +59,40 @@ def test_a_rule_in_modal_or_imperative_form_is_kept(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "- Use blue-green deploys for the API.",
+        "- 使用蓝绿部署发布 API。",
+        "- API에는 블루-그린 배포를 사용하라.",
+        "- API にはブルーグリーンデプロイを使ってください。",
+        "- Verwende Blue-Green-Deployments für die API.",
+        "- Utilisez des déploiements blue-green pour l'API.",
+        "- Usa despliegues blue-green para la API.",
+    ],
+)
+def test_a_plain_imperative_addressed_to_the_reader_is_a_rule(text: str) -> None:
+    assert "rule" in feature(text), text
+    # a user's message asks the listener for something in the session: no rule without a rule word
+    assert "rule" not in feature(text.removeprefix("- "), role="user"), text
+    assert "rule" not in feature(text, lead_in="Next steps:"), text  # a step of a plan
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- Build failed on main.",  # a noun and its verb
+        "- Update(README.md)",  # a tool's call
+        "- Run 412 finished green.",
+        "- Used blue-green deploys for the API.",  # past: a record
+        "- 使用了蓝绿部署。",
+        "- Use blue-green deploys for the API?",
+    ],
+)
+def test_a_noun_a_record_or_a_question_is_no_imperative(text: str) -> None:
+    assert "rule" not in feature(text), text
+
+
+@pytest.mark.parametrize(
     ("text", "reason"),
     [
         ("- **Inbox:** 11 matches, 0 unread, 180 discover", "status snapshot"),
