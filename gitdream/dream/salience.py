@@ -27,7 +27,8 @@ a limit of the tool, not a moment — unless it counts time left or since, "23h 
 stated preference (a user's message, a quoted `> ` line, or the user's or owner's told in
 the third person: "the user prefers …", 用户喜欢, 사용자는 … 선호한다); a definition of a named thing
 (`` `tool.py` — what it does``, "X — runs Y", "X is a Y", "A = B"); a labelled value or a
-path, URL or command; a generic statement (by default, every time, usually, 默认, 기본적으로,
+path, URL or command; a version of a named tool ("The staging cluster runs Kubernetes
+1.29", "Python 3.13", v2.4.1), what a stable fact about a tool most often names; a generic statement (by default, every time, usually, 默认, 기본적으로,
 通常); a caveat (but, however, 但是, 하지만, しかし); how a tool behaves (returns, rejects,
 expires, 返回, 반환, 返す); present tense; a word in capitals for stress; an explicit tag.
 
@@ -171,6 +172,10 @@ FEATURES: dict[str, tuple[float, str]] = {
     "definition-weak": (0.5, "defines a name (X — runs Y, X is a Y, A = B, **Label:** long text)"),
     "reference": (1.0, "a labelled value: an endpoint, a path, a command, an address"),
     "path": (0.25, "holds a path, URL, command or code name"),
+    "version": (
+        1.0,
+        "names a version of a tool (Kubernetes 1.29, Python 3.13, v2.4.1): a stable fact about it",
+    ),
     "generic": (0.5, "a generic statement: by default, every time, usually"),
     "contrast": (0.5, "a caveat: but, however, although"),
     "behaviour": (0.5, "how a tool or system behaves: returns, rejects, expires"),
@@ -287,6 +292,16 @@ _ARROW = re.compile(r"\S\s*(?:→|->|=>|⇒|≠)\s*\S")
 _OUTPUT_LINE = re.compile(
     r"^\s*(?:[⎿✓✗✔✘│├└┌┐╭╮╰╯║═$#>]|>>>|\.\.\.|={3,}|-{3,}|\+{3,}|@@|\d+\s{2,}|[A-Z_]+=)"
     r"|\(ctrl\+r to expand\)|^\s*[…]\s*\+\d+ lines"
+)
+# A version: "v1.2", "2.4.1", a name and a number with a dot ("Kubernetes 1.29", "Python
+# 3.13"), or a word for "version" and a number (版本 3, 버전 2.1, バージョン 5) — not a
+# measure ("1.5x", "2.5 s", "0.79"), nor four numbers (an address).
+_VERSION = re.compile(
+    r"(?<![\w.])v\d+(?:\.\d+){1,2}(?!\w|\.\d)"
+    r"|(?<![\w.])\d+\.\d+\.\d+(?!\w|\.\d)"
+    r"|(?<![\w.-])(?:[A-Z][\w+#.-]*|`[^`\n]{1,40}`)\s+v?[1-9]\d*\.\d+"
+    r"(?!\d|\.\d|[A-Za-z]|\s?(?:%|×|ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|[kmgt]i?b|[kmbx])\b)"
+    r"|(?:\bversion|\bversión|\bversão|\bversione|版本|버전|バージョン)\s*v?\d+(?:\.\d+)*",
 )
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")  # scripts that end a sentence with "。"
@@ -751,6 +766,9 @@ class _Reading:
             fire("reference")
         elif _REFERENCE.search(body) or _CODE_NAME.search(body):
             fire("path")
+        shown = "output" in self.values or "tool-output" in self.values
+        if not shown and _DIGIT.search(said) and _VERSION.search(said):
+            fire("version")  # stated; in a tool's block it is what a file or a tool shows
         self._definition(body, label, rest)
         for name, lexicon in (
             ("generic", cues.generic),

@@ -514,3 +514,21 @@ def test_a_duration_counting_time_left_or_since_is_a_moment(text: str) -> None:
     fired = feature(text)
     assert "clock" in fired or "status" in fired, fired
     assert "limit" not in fired, fired
+
+
+@pytest.mark.parametrize(
+    ("version", "measure"),
+    [
+        ("- The staging cluster runs Kubernetes 1.29.", "- The staging cluster runs at load 1.29."),
+        ("- 预发布集群运行 Kubernetes 1.29。", "- 预发布集群的负载是 1.29。"),
+        ("- Pin the client to v2.4.1.", "- The client is 1.5x faster."),
+        ("- 버전 3.2부터 이 옵션을 지원한다.", "- 응답 시간은 2.5 s이다."),
+        ("- Requires Python 3.13.", "- Precision 0.79 on the held-out set."),
+    ],
+)
+def test_a_version_of_a_named_tool_is_a_stable_fact_and_a_measure_is_not(version: str, measure: str) -> None:
+    assert "version" in feature(version), version
+    assert "version" not in feature(measure), measure
+    assert "version" not in feature(
+        "     rev: v4.5.0\n     hooks: []"
+    )  # what a file shows, in a tool's block
