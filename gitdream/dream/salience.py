@@ -801,7 +801,8 @@ class _Reading:
         — there it asks the listener for something in the session (`session-request`), and
         a standing one says so with a rule word ("always", "from now on") — nor in a tool's
         block or a terminal's output, nor as a step of a plan or to-do list, nor inside a
-        quotation."""
+        quotation, nor aimed at what is at hand ("Review it", "Consider it an investment":
+        `_IMPERATIVE_AT_HAND`)."""
         if self.entry.role == "user" or _QUOTED_USER.match(self.first) or "user" in self.values:
             return False
         if "output" in self.values or "tool-output" in self.values:
@@ -814,6 +815,8 @@ class _Reading:
         first = (sentence.group(0) if sentence else opening).strip()
         if not first or first.endswith(("?", "？")) or _PAST_EN.search(first) or _PAST_DENSE.search(first):
             return False
+        if _IMPERATIVE_AT_HAND.match(first):
+            return False  # "Review it", "Consider it an investment": aimed at what is at hand, not standing
         cues = self.cues
         if cues.imperative_ending.ends(first) or cues.imperative_opening.starts(first):
             return True

@@ -68,6 +68,7 @@ def test_a_rule_in_modal_or_imperative_form_is_kept(text: str) -> None:
         "- Verwende Blue-Green-Deployments für die API.",
         "- Utilisez des déploiements blue-green pour l'API.",
         "- Usa despliegues blue-green para la API.",
+        "- Consider pinning the client version in the lock file.",
     ],
 )
 def test_a_plain_imperative_addressed_to_the_reader_is_a_rule(text: str) -> None:
@@ -86,6 +87,8 @@ def test_a_plain_imperative_addressed_to_the_reader_is_a_rule(text: str) -> None
         "- Used blue-green deploys for the API.",  # past: a record
         "- 使用了蓝绿部署。",
         "- Use blue-green deploys for the API?",
+        "- Consider it an investment rather than procrastination!",  # aimed at what is at hand
+        "- Review it before the release.",
     ],
 )
 def test_a_noun_a_record_or_a_question_is_no_imperative(text: str) -> None:
