@@ -513,6 +513,21 @@ COUNTDOWN_WORDS = _words(
 )
 """Words that count time left or since ("23h remaining", "2 days ago", "剩余23小时", "23시간
 남음", "vor 2 Stunden"): a duration with one of them, next to it, is a moment."""
+RELEASE_WORDS = _words(
+    "deploy|deploys|deployed|release|releases|released|publish|publishes|published|ship|ships|"
+    "shipped|roll out|rolled out|bump|bumps|bumped|upgrade|upgrades|upgraded|downgrade|"
+    "downgraded|install|installs|installed|tag|tagged|rollback|roll back|rolled back",
+    "发布|部署|上线|升级|降级|安装|回滚",
+    "배포|릴리스|출시|업그레이드|다운그레이드|설치|롤백",
+    "デプロイ|リリース|公開|アップグレード|ダウングレード|インストール|ロールバック",
+    "despliega|desplegar|desplegué|desplegado|publica|publicar|publiqué|lanza|lanzar|lancé|instala|instalar|instalé",
+    "deploye|deployen|deployt|veröffentliche|veröffentlichen|veröffentlicht|ausrollen|ausgerollt|installiere|installieren|installiert",
+    "déploie|déployer|déployé|publie|publier|publié|livre|livrer|livré|installe|installer|installé",
+    "implanta|implantar|implantei|publica|publicar|publiquei|lança|lançar|lancei|instala|instalar|instalei",
+)
+"""Verbs of an event that moves a version ("deploy api@4.12.0 staging", "发布 v2.8.1 到
+prod", "v2.8.1을 배포", "本番にデプロイ"): the version an entry opens (or, in Korean and
+Japanese, ends) with one of them names what the event moved — a record, not a stable fact."""
 IMPERATIVE_OPENING_WORDS = _words(
     "",
     "请|使用|改用|先|记住|保持|等待|重试|启用|禁用|跳过|重启|切换到",
@@ -684,6 +699,7 @@ class Cues:
     agreement: Lexicon = field(default_factory=lambda: Lexicon(AGREEMENT_WORDS))
     hedge: Lexicon = field(default_factory=lambda: Lexicon(HEDGE_WORDS))
     request: Lexicon = field(default_factory=lambda: Lexicon(REQUEST_WORDS))
+    release: Lexicon = field(default_factory=lambda: Lexicon(RELEASE_WORDS))
     imperative_opening: Lexicon = field(default_factory=lambda: Lexicon(IMPERATIVE_OPENING_WORDS))
     imperative_ending: Lexicon = field(default_factory=lambda: Lexicon(IMPERATIVE_ENDING_WORDS))
 

@@ -28,7 +28,9 @@ stated preference (a user's message, a quoted `> ` line, or the user's or owner'
 the third person: "the user prefers …", 用户喜欢, 사용자는 … 선호한다); a definition of a named thing
 (`` `tool.py` — what it does``, "X — runs Y", "X is a Y", "A = B"); a labelled value or a
 path, URL or command; a version of a named tool ("The staging cluster runs Kubernetes
-1.29", "Python 3.13", v2.4.1), what a stable fact about a tool most often names; a generic statement (by default, every time, usually, 默认, 기본적으로,
+1.29", "Python 3.13", v2.4.1), what a stable fact about a tool most often names — not when
+an event moves it ("deploy api@4.12.0 staging", "发布 v2.8.1 到 prod", "Released v2.1"): a
+record; a generic statement (by default, every time, usually, 默认, 기본적으로,
 通常); a caveat (but, however, 但是, 하지만, しかし); how a tool behaves (returns, rejects,
 expires, 返回, 반환, 返す); present tense; a word in capitals for stress; an explicit tag.
 
@@ -555,7 +557,9 @@ _COUNTDOWN = re.compile(
 )
 """A duration counting time left or since: "23h remaining", "2 days ago", "剩余23小时",
 "23시간 남음", "残り23時間", "vor 2 Stunden", "il y a 2 heures"."""
-_FIRST_SENTENCE = re.compile(r"[^.。!?！？;；\n]*[.。!?！？]?")
+_FIRST_SENTENCE = re.compile(r"(?:[^.!?;。！？；\n]|[.!?;](?!\s|$))*[.!?;。！？；]?")
+"""The first sentence of a text: up to a stop that ends it (a Latin one before a space or
+the end: "api@4.12.0" and "e.g." go on)."""
 # A verb and what follows it as its object: not a number, a call ("Update(README.md)"), a
 # possessive, or a verb of its own ("Build failed", "Test is flaky"), which make the first
 # word a noun.
@@ -768,7 +772,10 @@ class _Reading:
             fire("path")
         shown = "output" in self.values or "tool-output" in self.values
         if not shown and _DIGIT.search(said) and _VERSION.search(said):
-            fire("version")  # stated; in a tool's block it is what a file or a tool shows
+            opening = rest if label is not None else body
+            moved = cues.release.starts(opening) or cues.release.ends(opening)  # "deploy api@4.12.0"
+            if not moved and not cues.activity.starts(opening):
+                fire("version")  # stated; in a tool's block it is what a file or a tool shows
         self._definition(body, label, rest)
         for name, lexicon in (
             ("generic", cues.generic),
@@ -802,7 +809,8 @@ class _Reading:
         a standing one says so with a rule word ("always", "from now on") — nor in a tool's
         block or a terminal's output, nor as a step of a plan or to-do list, nor inside a
         quotation, nor aimed at what is at hand ("Review it", "Consider it an investment":
-        `_IMPERATIVE_AT_HAND`)."""
+        `_IMPERATIVE_AT_HAND`), nor moving one version ("deploy api@4.12.0 staging": one
+        release, `RELEASE_WORDS`)."""
         if self.entry.role == "user" or _QUOTED_USER.match(self.first) or "user" in self.values:
             return False
         if "output" in self.values or "tool-output" in self.values:
@@ -818,6 +826,8 @@ class _Reading:
         if _IMPERATIVE_AT_HAND.match(first):
             return False  # "Review it", "Consider it an investment": aimed at what is at hand, not standing
         cues = self.cues
+        if _VERSION.search(first) and (cues.release.starts(first) or cues.release.ends(first)):
+            return False  # "deploy api@4.12.0 staging": one release, a task or its record, no standing rule
         if cues.imperative_ending.ends(first) or cues.imperative_opening.starts(first):
             return True
         verb = _VERB_OBJECT.match(first)

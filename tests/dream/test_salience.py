@@ -535,3 +535,18 @@ def test_a_version_of_a_named_tool_is_a_stable_fact_and_a_measure_is_not(version
     assert "version" not in feature(
         "     rev: v4.5.0\n     hooks: []"
     )  # what a file shows, in a tool's block
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- deploy api@4.12.0 staging",
+        "- 发布 order-service v2.8.1 到 prod",
+        "- order-service v2.8.1을 prod에 배포",
+        "- order-service v2.8.1 を本番にデプロイ",
+        "- Upgraded the runner to Python 3.13",
+    ],
+)
+def test_a_version_an_event_moves_is_a_record_not_a_stable_fact(text: str) -> None:
+    fired = feature(text)
+    assert "version" not in fired and "rule" not in fired, fired
