@@ -455,14 +455,19 @@ def _link(title: str, slug: str) -> str:
 
 def _with_blocks(text: str, live: _Live, old_superseded: list[Fact], titles: dict[str, str]) -> str:
     """`text` with the facts, superseded and related blocks of `live` written (the last two
-    only when they hold something, or held something before)."""
+    only when they hold something, or held something before; a related block left empty
+    is removed from a topic gitdream owns, and kept empty in a person's topic)."""
     text = blocks.replace(text, mf.FACTS_BLOCK, render(live.facts.facts), live.path)
     gone = old_superseded + [s.as_fact() for s in live.superseded]
     if gone:
         text = blocks.replace(text, mf.SUPERSEDED_BLOCK, render(gone), live.path)
     line = _related_line(live, titles)
-    if line or blocks.find(text, mf.RELATED_BLOCK, live.path) is not None:
+    if line:
         text = blocks.replace(text, mf.RELATED_BLOCK, line, live.path)
+    elif live.topic is None or live.topic.owned:  # no empty block left in a file of gitdream's
+        text = blocks.remove(text, mf.RELATED_BLOCK, live.path)
+    elif blocks.find(text, mf.RELATED_BLOCK, live.path) is not None:
+        text = blocks.replace(text, mf.RELATED_BLOCK, "", live.path)
     return text
 
 

@@ -205,6 +205,22 @@ def replace(text: str, name: str, content: str, where: str = "") -> str:
     return head + begin + newline + inner + end + newline
 
 
+def remove(text: str, name: str, where: str = "") -> str:
+    """`text` without block `name` (markers and content), and without the blank line
+    `replace` put before it when it appended the block; `text` itself when there is no
+    such block. Only for a file gitdream owns: removing markers changes `outside(text)`.
+    Raises BlockError for malformed markers."""
+    _check_name(name)
+    block = find(text, name, where)
+    if block is None:
+        return text
+    head, tail = text[: block.start], text[block.end :]
+    newline = newline_of(text)
+    if not tail.strip() and head.endswith(newline * 2):
+        head = head[: -len(newline)]
+    return head + tail
+
+
 def outside(text: str, where: str = "") -> str:
     """`text` with every block's content removed (markers kept): what must stay
     byte-identical when gitdream rewrites blocks."""

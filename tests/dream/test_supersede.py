@@ -646,3 +646,24 @@ def test_a_correction_joins_the_topic_of_the_fact_it_corrects() -> None:
     )
     assert [f.text for f in current] == [result.units[0].body] and "Correction" not in result.units[0].body
     assert [f.text.split(" — superseded")[0] for f in gone] == [old]
+
+
+def test_a_related_block_left_empty_goes_from_gitdreams_topic_and_stays_in_a_persons() -> None:
+    """No empty `related` block is left in a topic file gitdream owns; a person's topic
+    keeps the (empty) block, since its bytes outside gitdream's blocks never change."""
+    owned = (
+        "---\nname: Deploys\ndescription: x\ntype: project\norigin: gitdream\n---\n\n# Deploys\n\n"
+        "<!-- gitdream:begin facts -->\n<!-- gitdream:end facts -->\n\n"
+        "<!-- gitdream:begin related -->\nRelated: [Gone](gone.md)\n<!-- gitdream:end related -->\n"
+    )
+    person = "# Deploys\n\nWritten by a person.\n\n<!-- gitdream:begin related -->\nRelated: [Gone](gone.md)\n<!-- gitdream:end related -->\n"
+    for text, kept in ((owned, False), (person, True)):
+        files = integrate(
+            {f"{MEM}/deploys.md": text}, [unit("Rollbacks need the previous image tag.", 1, when=TODAY)]
+        )
+        written = files[f"{MEM}/deploys.md"]
+        assert "Related:" not in written
+        assert ("gitdream:begin related" in written) is kept
+        assert not written.endswith("\n\n")
+        if kept:
+            assert written.startswith("# Deploys\n\nWritten by a person.\n\n<!-- gitdream:begin related -->\n")
