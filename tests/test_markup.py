@@ -64,3 +64,38 @@ def test_a_topic_name_keeps_its_code_identifiers() -> None:
     assert clean_name("`__init__.py` layout") == "__init__.py layout"
     assert clean_name("**Deploys** and *CI*") == "Deploys and CI"
     assert clean_name("snake__case *args") == "snake__case *args"  # a code name stays as written
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("__Rule__: never deploy on Fridays", "Rule: never deploy on Fridays"),
+        ("*Note:* backups take an hour", "Note: backups take an hour"),
+        ("_Heads up_: the API is rate-limited", "Heads up: the API is rate-limited"),
+        ("*注意：*部署前先备份", "注意：部署前先备份"),
+        ("Deployed the hotfix to production — ✅", "Deployed the hotfix to production"),
+        ("The registry keeps 25 tags (ref: 0f3a9c)", "The registry keeps 25 tags"),
+        ("Moltbook comments need a captcha (msg #4412).", "Moltbook comments need a captcha."),
+        ("重要： 部署前先备份", "重要：部署前先备份"),
+        ("**重要：** 部署前先备份", "重要：部署前先备份"),
+    ],
+)
+def test_layout_around_a_fact_is_dropped(text: str, plain: str) -> None:
+    """Regression test (audit): underscore and italic labels, a closing status mark, a
+    closing "(ref: …)"/"(msg #…)" id and the space after a full-width colon survived."""
+    assert strip_layout(text) == plain
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__init__: the constructor runs first",  # an identifier, not a label
+        "_private_: helpers stay internal",
+        "Uses Ed25519 keys (RFC 8032)",  # a reference, not an id
+        "Suspension extended to 2026-02-27 (offense #3)",  # a count, not an id
+        "5 scenarios: typo fix ✅, value drift ⚠️, takeover 🔴",  # marks of items: content
+        "run `printf '重要： 部署'` to see it",  # code keeps its spaces
+    ],
+)
+def test_what_only_looks_like_layout_stays(text: str) -> None:
+    assert strip_layout(text) == text

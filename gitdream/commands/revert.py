@@ -658,7 +658,7 @@ def _record(
         commits=dict(done),
         counts={"created": 0, "corroborated": 0, "rejected": 0, "files": sum(len(p) for p in paths.values())},
         error=error.to_json() if error is not None else None,
-        revert=receipts.RevertFacts(run.run, only, replayed, paths),
+        revert=receipts.RevertDetails(run.run, only, replayed, paths),
     )
     if watermark is not None and replayed:
         receipt.watermark_before = watermark["from"]

@@ -484,9 +484,14 @@ def _index_over_limits(workdir: str | os.PathLike[str], agent: Agent, cfg: Confi
     if lines <= max_lines and size <= max_bytes:
         return None
     overflow = path[: -len("MEMORY.md")] + "gitdream-topics.md"
+    where = (
+        "are indexed"
+        if Path(workdir, overflow).is_file()
+        else "will be indexed (by the next dream that writes one)"
+    )
     return (
         f"{agent.id}: {path} is over its limits without gitdream's block ({lines} lines, {size} bytes; "
-        f"limits {max_lines} lines, {max_bytes} bytes): gitdream's topics are indexed in {overflow}; "
+        f"limits {max_lines} lines, {max_bytes} bytes): gitdream's topics {where} in {overflow}; "
         "shorten it by hand, or raise memory_max_lines/memory_max_bytes"
     )
 

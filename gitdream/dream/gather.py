@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream.dream import material as material_mod
 from gitdream.dream import noise, readers, receipts
-from gitdream.git import trees
+from gitdream.git import notes, trees
 from gitdream.units import Unit
 
 if TYPE_CHECKING:
@@ -134,6 +134,15 @@ def gather(
         remember=not opts.dry_run,  # the watermark may move there: counting will ask
     )
     found = Gathered(material, watermark, warnings=[*warnings, *material.warnings])
+    if last is None and watermark is not None and not (opts.full or opts.since is not None):
+        # The last dream's receipt carries what it left pending; without it that material
+        # would silently never be read (a clone that fetched refs/gitdream/* but not the notes).
+        found.warnings.append(
+            f"the receipt of agent {agent.id}'s last dream (a note on {watermark[:12]}) is not in "
+            "this repository, so material that dream left for the next run is not read again: fetch "
+            f"the notes ({notes.fetch_command()}), or run "
+            f"`gitdream run --agent {agent.id} --full` once (what was consolidated before is recognised)"
+        )
     found.carried = list(last.unjudged) if last else []
     # A path can be pending several times over, once per reason (entries over max_units
     # and a refused definition in the same log): every record's entries are read again,

@@ -8,21 +8,31 @@ sit above them:
    without their trailing particle, CJK bigrams in scripts without spaces, and the stems of
    file and command names (`scripts/fork-fingerprint.py` → `fork-fingerprint`).
 2. **Names.** The candidate subjects of a text (`names`): file and code names, capitalised
-   or mixed-case words and short bold labels in Latin script, explicit tags. A name that
-   many entries of the run mention is a better subject than one they mention once.
+   or mixed-case words and short bold labels in Latin script, explicit tags. A capitalised
+   word opening a sentence is a name when the material shows it is one (`proper_names`): it
+   is capitalised inside a sentence elsewhere, or it opens several entries and is never
+   written in lower case ("Alertmanager must run …"). In scripts without case (Chinese,
+   Japanese, Korean) a Latin word is a name, and so is a term in corner brackets or title
+   marks. A name that many entries of the run mention is a better subject than one they
+   mention once.
 3. **Match.** An entry joins the existing topic — human-written or gitdream's — that is
    about one of its names: whose own name is one of them (same family; a term of the
    entry that is a topic's name counts as a name, however it is written), else whose facts or
    text mention two of them (a name counts for a topic when a share of its facts mention it,
    `MENTION_SHARE`, not when one fact of many does); failing that, the topic whose profile (name, description,
    facts, a person's text) is most similar (tf-idf cosine at least `FALLBACK_COSINE`,
-   rare terms weighing more, a term of the topic's name three times). Otherwise it starts
-   a new topic (`TopicMatcher.best`).
+   rare terms weighing more, a term of the topic's name three times). A topic a person
+   wrote that is about none of the entry's names is joined by similarity only at
+   `FALLBACK_COSINE`, never by the weaker step 7. Otherwise it starts a new topic
+   (`TopicMatcher.best`).
 4. **Naming.** A new topic is named after the entry's most-mentioned fit name, else its
    nearest fit heading, else `DEFAULT_TOPIC`. A name is *unfit* (`unfit_name`) when it is a
    clock time, a date, a weekday or month, a turn, heartbeat or session counter, a tally
    ("3 writes 2 likes"), a count in parentheses, or holds nothing but such words — those
-   say when something happened, not what it is about. Once its facts are placed, a topic the
+   say when something happened, not what it is about. By structure in every script: an hour
+   and its counter ("3시", "3点", "3時"), an ordinal of a turn ("第3次", "3회차"), two counted
+   actions ("写了3条 点赞2次"); a word of a script without spaces is read as the words it is
+   made of ("今日の作業"). Once its facts are placed, a topic the
    run created is named again after the subject most of them share (`subject_of`): counted
    by facts, a fit name before a common word (`common_word`) before a poor name
    (`poor_name`: a path, a file, an identifier, a counter).
@@ -49,6 +59,7 @@ facts that are alike.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -56,6 +67,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+from gitdream.dream import lexicons
 from gitdream.dream.lexicons import LESSON_WORDS, Lexicon
 
 DEFAULT_TOPIC = "general"
@@ -511,6 +523,47 @@ _GENERIC_NAME = _GENERIC_NAME | {
     "self",
     "maintenance",
 }
+# The routine's words of `_GENERIC_NAME` in Chinese, Korean and Japanese: heartbeat, check,
+# turn or round, session, week, todo (as "heartbeat", "check", "turn", "session", "week",
+# "todo" are above), so "하트비트 3" or "心跳检查" is as unfit as "Heartbeat 3".
+_GENERIC_NAME = _GENERIC_NAME | {
+    "心跳",
+    "하트비트",
+    "ハートビート",
+    "检查",
+    "檢查",
+    "巡检",
+    "점검",
+    "チェック",
+    "点検",
+    "回合",
+    "轮次",
+    "輪次",
+    "라운드",
+    "턴",
+    "ラウンド",
+    "ターン",
+    "会话",
+    "會話",
+    "本周",
+    "上周",
+    "下周",
+    "这周",
+    "本週",
+    "上週",
+    "下週",
+    "今週",
+    "先週",
+    "来週",
+    "이번주",
+    "지난주",
+    "다음주",
+    "주간",
+    "待办",
+    "待辦",
+    "할일",
+    "やること",
+}
 _MEMORY_TYPES = frozenset({"user", "feedback", "project", "reference"})
 _PARTICLES = (
     "으로부터",
@@ -557,10 +610,43 @@ _TALLY = re.compile(
     r"\d+\s*[^\W\d_]+\s*(?:[+,&/]|and)\s*\d+|\(\s*\d+[^)]*\)|#\s*\d+|\b(?:turn|round|cycle|heartbeat|session|run|step|part|day|week)\s*#?\d+",
     re.I,
 )
+# The same in scripts without spaces (NFKC has made full-width digits ASCII). A clock time:
+# an hour with its counter ("3시", "3点", "3時"; not a duration, "3시간", "24時間") or a
+# moment of the day before a number ("오후 3", "下午3", "午後3").
+_CJK_CLOCK = re.compile(
+    r"\d{1,2}\s*(?:시|時|时|点|點)(?!\s*(?:간|間|间))"
+    r"|(?:오전|오후|새벽|上午|下午|凌晨|早上|中午|晚上|傍晚|午前|午後)\s*\d"
+)
+_NUMERAL = r"[\d〇零一二三四五六七八九十百千两兩]+"
+# An ordinal of an occurrence — a turn, a round, a time, a day or week of a series: 第N次,
+# 第N回, 第二轮, 제N회, N회차, N번째, 두 번째, N回目, N日目 ("Turn 12", "Day 3" in English).
+_ORDINAL = re.compile(
+    rf"(?:第|제)\s*{_NUMERAL}\s*(?:次|回|轮|輪|场|場|遍|趟|届|屆|期|天|日|周|週|회|차|번|일|주)"
+    r"|\d+\s*(?:회차|번째|차례|일차|주차|回目|度目|番目|日目|周目|轮|輪)"
+    r"|(?:첫|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s*번째"
+)
+# A count: a number and its counter (3次, 2回, 5条, 1件, 4个, 3회, 2개, 3번, 1건 …). Two of
+# them in a name are a tally of actions ("写了3条 点赞2次", "2회 작성 1회 좋아요": "3 writes 2
+# likes"); one is taken out of the name before its words are read ("心跳3次" is a heartbeat).
+_COUNT = r"\d+\s*(?:次|回|条|條|件|个|個|篇|则|則|회|개|번|건|편|つ)"
+_CJK_COUNT = re.compile(_COUNT)
+_CJK_TALLY = re.compile(rf"{_COUNT}(?:(?!\d).){{0,16}}?{_COUNT}")
+# Parts of a date that say when and nothing else, taken out of a name before its words are
+# read: a year or month (2026年, 2월), a weekday (星期一, 周五, 月曜日, 월요일).
+_CALENDAR = re.compile(
+    r"\d{1,4}\s*(?:年|년|月|월)"
+    r"|(?:星期|礼拜|禮拜|周|週)[一二三四五六日天]"
+    r"|[月火水木金土日]曜日?"
+    r"|[월화수목금토일]요일"
+)
+_JOINERS = frozenset("の的之和与與及と・、")
+"""Characters that join words in Chinese and Japanese ("今日の作業", "今天的进度")."""
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _DENSE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]+")
 _WORDS = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 _CODE = re.compile(r"`([^`\n]{2,80})`")
+_LATIN_IN_DENSE = re.compile(r"(?<![A-Za-z0-9_`.-])[A-Za-z][A-Za-z0-9_.+-]{2,30}(?![A-Za-z0-9_`])")
+_BRACKETED = re.compile(r"[「『《]([^「」『』《》\s]{2,20})[」』》]")
 _FILE = re.compile(
     r"(?<![\w/.-])(?:[\w.-]+/)*([\w-]{2,60})\.(?:py|sh|js|ts|tsx|md|json|toml|yaml|yml|ini|cfg|rs|go|rb|java|txt)\b"
 )
@@ -660,12 +746,39 @@ def _opens_next(word: str) -> bool:
     return bare.endswith((".", "!", "?", ":", "—", "-", "。", "：")) or not any(c.isalnum() for c in word)
 
 
+OPENER_MIN = MIN_MENTIONS
+"""A capitalised word that opens at least this many of the texts, and that they never write
+in lower case, is a proper name (`proper_names`)."""
+FAMILY_PREFIX = 5
+"""Two words share a family for `proper_names` when they share their first letters: all but
+the last three, and at least this many ("Extracts" and "extracted", "Ensures" and "ensure")."""
+_CUE_WORDS = frozenset(
+    word.casefold()
+    for key, words in vars(lexicons).items()
+    if key.endswith("_WORDS") and isinstance(words, tuple)
+    for word in words
+    if " " not in word
+)
+"""Every cue word of salience (`gitdream.dream.lexicons`): words of a language for what an
+entry is — "Never", "Always", "Posted", "Fixed" — never a name, however often they open one."""
+_LOWER_WORD = re.compile(r"(?<![\w./\\-])([^\W\d_]+(?:-[^\W\d_]+)*)(?![\w/\\-]|\.[A-Za-z])")
+"""A word as prose writes it: not part of a path, a file name or an identifier."""
+
+
 def proper_names(texts: Iterable[str]) -> set[str]:
-    """Case-folded words written with a capital somewhere in `texts` other than at the
-    start of a sentence: proper names, which a sentence may also start with."""
+    """Case-folded proper names of `texts`, which a sentence may also start with: words
+    written with a capital somewhere other than at the start of a sentence, and words that
+    open at least `OPENER_MIN` of the texts (a subject that always starts its sentence:
+    "Alertmanager must run …", "Alertmanager routes …") that no text writes in lower case
+    outside code, nor a word of their family (`FAMILY_PREFIX`: "Extracts" beside
+    "extracted" is a verb), and that are no function or cue word (`_STOP`, `_CUE_WORDS`)."""
     out: set[str] = set()
+    opened: Counter[str] = Counter()
+    lower: set[str] = set()
     for text in texts:
+        first = True
         for line in _CODE_SPAN.sub(" ", text).split("\n"):
+            lower.update(w for w in _LOWER_WORD.findall(line) if w.islower())
             if _shouted(line):
                 continue
             sentence_start = True
@@ -674,7 +787,16 @@ def proper_names(texts: Iterable[str]) -> set[str]:
                 cap = _CAPITAL.fullmatch(_bare_word(word))
                 if cap and not sentence_start:
                     out.add(cap.group(1).casefold())
+                elif cap and first and cap.group(1).istitle():
+                    opened[cap.group(1).casefold()] += 1
+                first = False
                 sentence_start = _opens_next(word)
+    for word, count in opened.items():
+        if count < OPENER_MIN or word in _STOP or word in _CUE_WORDS or word in out or word in lower:
+            continue
+        stem = word[: max(FAMILY_PREFIX, len(word) - 3)]
+        if not any(w.startswith(stem) for w in lower if "-" not in w):
+            out.add(word)
     return out
 
 
@@ -718,9 +840,13 @@ def names(text: str, tags: Iterable[str] = (), proper: set[str] | frozenset[str]
         _add_phrase(found, phrase)
     dense = len("".join(_DENSE.findall(text))) + len(_HANGUL.findall(text))
     if dense * 5 > 2 * len(re.sub(r"\s", "", text)):
-        # In Chinese, Japanese or Korean text a Latin word is a name: a tool, a product.
-        latin = re.findall(r"(?<![\w`])[A-Za-z][\w.-]{2,30}(?![\w`])", text)
-        found.extend(w for w in latin if w.casefold() not in _STOP)
+        # In Chinese, Japanese or Korean text — no capitals to tell a name — a Latin word is
+        # a name (a tool, a product: "Alertmanager 必须…", "Redis는"; it ends where the CJK
+        # text resumes), and so is a term in corner brackets or title marks (「…」, 『…』, 《…》),
+        # which set a name apart in those scripts.
+        latin = _LATIN_IN_DENSE.findall(_CODE_SPAN.sub(" ", text))
+        found.extend(w.rstrip(".-") for w in latin if w.casefold() not in _STOP)
+        found.extend(m.group(1) for m in _BRACKETED.finditer(text))
     out: list[str] = []
     seen: set[str] = set()
     for name in found:
@@ -782,19 +908,68 @@ def keyword(text: str, shared: Counter[str], matcher: TopicMatcher) -> str | Non
     return term
 
 
+@functools.lru_cache(maxsize=65536)
 def unfit_name(name: str) -> bool:
-    """True when `name` must not name a topic (module docstring, step 4)."""
+    """True when `name` must not name a topic (module docstring, step 4).
+
+    By structure first, in any script: a clock time (`_CLOCK`, `_CJK_CLOCK`), a date
+    (`_DATE`), a tally or a counter (`_TALLY`, `_CJK_TALLY`), an ordinal of a turn, a round
+    or a day (`_ORDINAL`), more digits than a third of it. Then by its words, once the counts
+    and the parts of a date are out of it (`_CJK_COUNT`, `_CALENDAR`): unfit when every word
+    is generic (`_GENERIC_NAME`: when, not what), a function word or a kind of knowledge
+    ("Key insight", "Lessons learned", "Notes"). A word of a script without spaces is read
+    as the words it is made of (`_generic_run`: "今日の作業" is today + work), a Korean one
+    without its particle ("오늘의" is "오늘")."""
     text = _norm(name)
     if not text.strip() or _CLOCK.search(text) or _DATE.search(text) or _TALLY.search(text):
         return True
-    words = [w for w in _WORDS.findall(text) if not w.isdigit()]
-    if not words:
+    if _CJK_CLOCK.search(text) or _ORDINAL.search(text) or _CJK_TALLY.search(text):
         return True
     if sum(ch.isdigit() for ch in text) > len(text) / 3:
         return True
-    # "Key insight", "Lessons learned", "Notes": what kind, not what about
+    rest = _KIND_PHRASES.sub(" ", _CALENDAR.sub(" ", _CJK_COUNT.sub(" ", text)))
+    words = [w for w in _WORDS.findall(rest) if not w.isdigit()]
+    if not words:
+        return True
     tokens = [t for w in words for t in re.findall(r"[^\W_]+", w)]
-    return all(t in _GENERIC_NAME or t in _STOP or len(t) < 2 or _LESSON.search(t) for t in tokens)
+    return all(_generic_token(t) for t in tokens)
+
+
+def _generic_token(token: str) -> bool:
+    """True when word `token` (case-folded) says nothing of a subject: generic, a function
+    word, one letter, a kind of knowledge; in Chinese, Japanese or Korean, when it is made
+    of such words only (`_generic_run`)."""
+    if token in _GENERIC_NAME or token in _STOP or len(token) < 2 or token.isdigit():
+        return True
+    if token.isascii() or not (_DENSE.search(token) or _HANGUL.search(token)):
+        return bool(_LESSON.search(token))
+    return _generic_run(_strip_particle(token) if _HANGUL.search(token) else token)
+
+
+_DENSE_KINDS = frozenset(w for w in LESSON_WORDS if _DENSE.search(w) or _HANGUL.search(w))
+"""The kinds of knowledge (`LESSON_WORDS`) written in Chinese, Japanese or Korean; those of
+two words ("배운 점") are taken out of a name whole (`_KIND_PHRASES`)."""
+_KIND_PHRASES = re.compile(
+    "|".join(re.escape(w) for w in sorted(_DENSE_KINDS, key=len, reverse=True) if " " in w) or "(?!)"
+)
+
+
+def _generic_run(run: str) -> bool:
+    """True when `run`, a word of a script without spaces, can be read as generic words
+    (`_GENERIC_NAME`), kinds of knowledge, digits and joining characters (`_JOINERS`) only:
+    "今日の作業", "心跳检查", "오늘점검". The longest reading is tried first, a word at a time
+    (at most eight characters)."""
+    reachable = [True] + [False] * len(run)
+    for start in range(len(run)):
+        if not reachable[start]:
+            continue
+        if run[start] in _JOINERS or run[start].isdigit():
+            reachable[start + 1] = True
+        for end in range(start + 2, min(len(run), start + 8) + 1):
+            piece = run[start:end]
+            if piece in _GENERIC_NAME or piece in _DENSE_KINDS:
+                reachable[end] = True
+    return reachable[-1]
 
 
 def family(name: str) -> str:
@@ -946,6 +1121,7 @@ class TopicMatcher:
         self.own_names: dict[str, set[str]] = {}
         self.mentioned: dict[str, Counter[str]] = {}  # slug → family → texts mentioning it
         self.named_texts: Counter[str] = Counter()  # slug → texts whose names were added
+        self.human: set[str] = set()  # topics a person wrote (`add_topic(human=True)`)
         self._idf: dict[str, float] = {}  # `df` and `n` are fixed once built
 
     def idf(self, term: str) -> float:
@@ -955,8 +1131,13 @@ class TopicMatcher:
             value = self._idf[term] = math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1.0
         return value
 
-    def add_topic(self, slug: str, name: str, texts: Iterable[str]) -> None:
+    def add_topic(self, slug: str, name: str, texts: Iterable[str], *, human: bool = False) -> None:
+        """Add topic `slug` named `name` with its `texts` (description, facts, a person's
+        text) to the profiles; `human` for a topic a person wrote, which a text naming
+        something else joins by similarity only at `FALLBACK_COSINE` (`best`)."""
         self._norms.pop(slug, None)
+        if human:
+            self.human.add(slug)
         profile = self.profiles.setdefault(slug, Counter())
         name_terms = set(terms(name)) | set(terms(slug.replace("-", " ").replace("_", " ")))
         self.name_terms.setdefault(slug, set()).update(name_terms)
@@ -1017,7 +1198,13 @@ class TopicMatcher:
         facts or text mention two of them, most and rarest first; else the topic whose
         profile is most similar (tf-idf cosine at least `fallback`, `min_shared` terms in
         common; step 7 asks with `NEAREST_COSINE`, `NEAREST_SHARED`). Ties go to the topic
-        added first."""
+        added first.
+
+        A topic a person wrote (`human`) that is about none of the entry's names — neither
+        its own name nor one its texts mention — is joined by similarity only at
+        `FALLBACK_COSINE`, whatever `fallback` asks: facts about Alertmanager sharing a few
+        words with a person's `database.md` about PostgreSQL (cosine 0.15) are not its
+        subject, and go to a topic of their own name instead."""
         families = {f for f in map(family, entry_names) if f}
         own = set(terms(text))
         if not own and not families:
@@ -1042,13 +1229,23 @@ class TopicMatcher:
                 score = 10.0 + sum(self.idf(f) for f in named) + cosine
             elif (len(mentioned) >= 2 or filed) and cosine >= threshold / 4:
                 score = 5.0 + sum(self.idf(f) for f in mentioned) + cosine
-            elif cosine >= fallback and len(shared) >= min_shared:
+            elif cosine >= self._similarity_bar(slug, families, fallback) and len(shared) >= min_shared:
                 score = cosine
             else:
                 continue
             if best is None or score > best[1]:
                 best = (slug, score)
         return best
+
+    def _similarity_bar(self, slug: str, families: set[str], fallback: float) -> float:
+        """The cosine an entry naming `families` needs to join topic `slug` by similarity
+        alone (`best`): `fallback`, or at least `FALLBACK_COSINE` for a person's topic about
+        none of them."""
+        named = {f for f in families if f not in _GENERIC_NAME}
+        if slug not in self.human or not named:
+            return fallback
+        about = self.own_names.get(slug, set()) | set(self.mentioned.get(slug, ()))
+        return fallback if named & about else max(fallback, FALLBACK_COSINE)
 
 
 def relations(

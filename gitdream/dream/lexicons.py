@@ -215,6 +215,29 @@ PREFERENCE_WORDS = _words(
     "préfère|préfèrent|n'aime pas|veut que|souhaite",
     "prefere|preferem|prefiro|não gosta|quer que",
 )
+OWNER_WORDS = _words(
+    "user|owner|maintainer|operator|human",
+    "用户|主人|所有者|维护者|老板",
+    "사용자|유저|주인|오너|관리자",
+    "ユーザー|オーナー|持ち主|管理者|メンテナー|ご主人",
+    "usuario|usuaria|dueño|dueña|propietario|propietaria",
+    "nutzer|nutzerin|benutzer|benutzerin|besitzer|besitzerin|eigentümer|eigentümerin|inhaber",
+    "utilisateur|utilisatrice|propriétaire|mainteneur",
+    "usuário|usuária|utilizador|utilizadora|dono|dona|proprietário|proprietária",
+)
+"""Who an agent works for, named in the third person ("the user", 用户, 사용자, ユーザー)."""
+PREFERS_WORDS = _words(
+    "prefers|likes|dislikes|hates|wants|doesn't like|does not like|doesn't want|does not want|would rather",
+    "喜欢|不喜欢|讨厌|偏好|倾向于|希望|想要|不想要",
+    "선호|좋아한다|좋아함|싫어한다|싫어함|원한다|원함|원하지 않|바란다",
+    "好む|好き|嫌い|希望する|望む|ほしい|欲しい",
+    "prefiere|le gusta|le gustan|no le gusta|no le gustan|odia|quiere",
+    "bevorzugt|mag|mag keine|möchte|hasst|wünscht",
+    "préfère|aime|n'aime pas|déteste|veut|souhaite",
+    "prefere|gosta|não gosta|odeia|quer",
+)
+"""A preference told of someone else, in the present ("prefers", 喜欢, 선호한다, 好む,
+"bevorzugt", "préfère"): after an owner word (`OWNER_WORDS`), a standing preference."""
 STATUS_WORDS = _words(
     "unread|no new|nothing new|still|remaining|pending|waiting|currently|so far|successfully|"
     "as of|expires|expired|running total|notifications|no response|no reply|no replies|"
@@ -429,18 +452,100 @@ guess at what happened, not what is known."""
 REQUEST_WORDS = _words(
     "update|add|fix|change|remove|delete|review|describe|rename|move|commit|write|rewrite|"
     "create|include|mention|replace|drop|put|edit|document|acknowledge|note|list|reference|"
-    "use|make|set|check|run",
+    "use|make|set|check|run|keep|wait|retry|ask|call|read|test|install|deploy|restart|verify|"
+    "follow|skip|store|save|send|pin|treat|start|stop|enable|disable|rotate|consider",
     "请|帮我|麻烦你|给我",
     "해 주세요|해주세요|해 줘|해줘|하세요|바꿔|고쳐",
     "してください|して下さい|してほしい|お願い",
-    "actualiza|añade|agrega|corrige|cambia|elimina|borra|revisa|describe|renombra|mueve|escribe|crea|incluye|menciona|reemplaza|pon|edita|documenta|usa|haz|comprueba|ejecuta|por favor|revisar|comprobar|verificar|añadir|agregar|corregir|eliminar|borrar|actualizar|ejecutar|probar|reiniciar|usar|utilizar|crear|escribir|documentar|reemplazar|instalar|configurar|guardar|enviar|pedir",
-    "aktualisiere|füge|ergänze|korrigiere|behebe|ändere|entferne|lösche|prüfe|überprüfe|beschreibe|benenne|verschiebe|schreibe|erstelle|ersetze|bearbeite|dokumentiere|verwende|benutze|mach|führe|bitte|prüfen|überprüfen|aktualisieren|hinzufügen|löschen|entfernen|neu starten|verwenden|benutzen|erstellen|installieren|konfigurieren|sichern",
-    "mets à jour|mettez à jour|ajoute|ajoutez|corrige|corrigez|modifie|modifiez|supprime|supprimez|vérifie|vérifiez|décris|décrivez|renomme|renommez|déplace|déplacez|écris|écrivez|crée|créez|mentionne|remplace|remplacez|édite|documente|utilise|utilisez|fais|faites|lance|lancez|merci de|vérifier|contrôler|ajouter|corriger|supprimer|modifier|mettre à jour|lancer|exécuter|tester|relancer|redémarrer|utiliser|créer|écrire|documenter|remplacer|installer|configurer|sauvegarder|envoyer|demander|penser à",
-    "atualize|adicione|corrija|mude|altere|remova|apague|revise|descreva|renomeie|mova|escreva|crie|inclua|mencione|substitua|edite|documente|faça|verifique|execute|rode|por favor|verificar|conferir|adicionar|corrigir|remover|apagar|atualizar|executar|rodar|testar|reiniciar|usar|utilizar|criar|escrever|documentar|substituir|instalar|configurar|salvar|enviar|pedir",
+    "actualiza|considera|considerar|añade|agrega|corrige|cambia|elimina|borra|revisa|describe|renombra|mueve|escribe|crea|incluye|menciona|reemplaza|pon|edita|documenta|usa|haz|comprueba|ejecuta|por favor|revisar|comprobar|verificar|añadir|agregar|corregir|eliminar|borrar|actualizar|ejecutar|probar|reiniciar|usar|utilizar|crear|escribir|documentar|reemplazar|instalar|configurar|guardar|enviar|pedir",
+    "aktualisiere|erwäge|überlege|erwägen|füge|ergänze|korrigiere|behebe|ändere|entferne|lösche|prüfe|überprüfe|beschreibe|benenne|verschiebe|schreibe|erstelle|ersetze|bearbeite|dokumentiere|verwende|benutze|mach|führe|bitte|prüfen|überprüfen|aktualisieren|hinzufügen|löschen|entfernen|neu starten|verwenden|benutzen|erstellen|installieren|konfigurieren|sichern",
+    "mets à jour|envisage|envisagez|envisager|mettez à jour|ajoute|ajoutez|corrige|corrigez|modifie|modifiez|supprime|supprimez|vérifie|vérifiez|décris|décrivez|renomme|renommez|déplace|déplacez|écris|écrivez|crée|créez|mentionne|remplace|remplacez|édite|documente|utilise|utilisez|fais|faites|lance|lancez|merci de|vérifier|contrôler|ajouter|corriger|supprimer|modifier|mettre à jour|lancer|exécuter|tester|relancer|redémarrer|utiliser|créer|écrire|documenter|remplacer|installer|configurer|sauvegarder|envoyer|demander|penser à",
+    "atualize|considere|considerar|adicione|corrija|mude|altere|remova|apague|revise|descreva|renomeie|mova|escreva|crie|inclua|mencione|substitua|edite|documente|faça|verifique|execute|rode|por favor|verificar|conferir|adicionar|corrigir|remover|apagar|atualizar|executar|rodar|testar|reiniciar|usar|utilizar|criar|escrever|documentar|substituir|instalar|configurar|salvar|enviar|pedir",
 )
 """How a clause asks the listener to do something (a verb in the imperative, or the
 infinitive a note gives an instruction with — "vérifier d'abord …", "revisar primero …" —
 opening the clause; 请, 해 주세요, してください anywhere in it)."""
+TIME_UNIT_WORDS = _words(
+    "s|sec|secs|second|seconds|ms|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days|"
+    "week|weeks|month|months|year|years",
+    "秒|秒钟|分钟|小时|个小时|天|周|星期|个星期|个月|年",
+    "초|분|시간|일|주|주일|개월|달|년",
+    "秒|分|分間|時間|日|日間|週|週間|か月|ヶ月|カ月|年",
+    "segundo|segundos|minuto|minutos|hora|horas|día|días|semana|semanas|mes|meses|año|años",
+    "sekunde|sekunden|minute|minuten|stunde|stunden|tag|tage|tagen|woche|wochen|monat|monate|monaten|jahr|jahre|jahren",
+    "seconde|secondes|minute|minutes|heure|heures|jour|jours|semaine|semaines|mois|an|ans|année|années",
+    "segundo|segundos|minuto|minutos|hora|horas|dia|dias|semana|semanas|mês|meses|ano|anos",
+)
+"""Units of time, after a number ("24 hours", "24小时", "24시간", "24時間", "24 Stunden")."""
+SPAN_BEFORE_WORDS = _words(
+    "after|within|every|per|up to|at most|at least|no more than|for up to|in under|once every",
+    "每|每隔|最多|至少|不超过",
+    "",
+    "",
+    "después de|tras|dentro de|en menos de|cada|por|como máximo|como mínimo|al menos|hasta",
+    "nach|innerhalb|innerhalb von|binnen|alle|pro|höchstens|mindestens|bis zu",
+    "après|au bout de|en moins de|toutes les|tous les|par|au plus|au moins|au maximum|jusqu'à",
+    "após|depois de|dentro de|em até|a cada|por|no máximo|pelo menos|no mínimo|até",
+)
+"""Words before a duration that state it as a span a rule sets ("expires after 24 hours",
+"within 5 min", "every 4 h", "nach 24 Stunden", "每24小时"): a limit, not a moment."""
+SPAN_AFTER_WORDS = _words(
+    "after|before",
+    "后|之后|以后|内|之内|以内",
+    "후|후에|뒤|뒤에|이내|이내에|안에|내에|마다|만에",
+    "後|後に|以内|以内に|内に|ごと|ごとに|おき|おきに|で",
+    "",
+    "",
+    "",
+    "",
+)
+"""Words after a duration that state it as a span ("30 days after creation", "24小时后",
+"24시간 후에", "24時間後に", "5分以内")."""
+COUNTDOWN_WORDS = _words(
+    "remaining|left|ago|to go",
+    "剩余|还剩|剩下|前",
+    "남음|남았|남은|전",
+    "残り|あと|前",
+    "restante|restantes|quedan|queda|hace",
+    "verbleibend|übrig|noch|vor",
+    "restant|restants|restante|restantes|il reste|il y a|encore",
+    "restante|restantes|faltam|falta|há",
+)
+"""Words that count time left or since ("23h remaining", "2 days ago", "剩余23小时", "23시간
+남음", "vor 2 Stunden"): a duration with one of them, next to it, is a moment."""
+RELEASE_WORDS = _words(
+    "deploy|deploys|deployed|release|releases|released|publish|publishes|published|ship|ships|"
+    "shipped|roll out|rolled out|bump|bumps|bumped|upgrade|upgrades|upgraded|downgrade|"
+    "downgraded|install|installs|installed|tag|tagged|rollback|roll back|rolled back",
+    "发布|部署|上线|升级|降级|安装|回滚",
+    "배포|릴리스|출시|업그레이드|다운그레이드|설치|롤백",
+    "デプロイ|リリース|公開|アップグレード|ダウングレード|インストール|ロールバック",
+    "despliega|desplegar|desplegué|desplegado|publica|publicar|publiqué|lanza|lanzar|lancé|instala|instalar|instalé",
+    "deploye|deployen|deployt|veröffentliche|veröffentlichen|veröffentlicht|ausrollen|ausgerollt|installiere|installieren|installiert",
+    "déploie|déployer|déployé|publie|publier|publié|livre|livrer|livré|installe|installer|installé",
+    "implanta|implantar|implantei|publica|publicar|publiquei|lança|lançar|lancei|instala|instalar|instalei",
+)
+"""Verbs of an event that moves a version ("deploy api@4.12.0 staging", "发布 v2.8.1 到
+prod", "v2.8.1을 배포", "本番にデプロイ"): the version an entry opens (or, in Korean and
+Japanese, ends) with one of them names what the event moved — a record, not a stable fact."""
+IMPERATIVE_OPENING_WORDS = _words(
+    "",
+    "请|使用|改用|先|记住|保持|等待|重试|启用|禁用|跳过|重启|切换到",
+)
+"""Chinese verbs that open a sentence with no subject: an instruction to the reader
+("使用蓝绿部署发布 API。", "先备份再升级。"). Only verbs that rarely open a noun: 测试, 配置,
+部署, 更新 … also name things ("测试账号", "配置文件"), and Chinese writes no mark between
+a verb and its object to tell them apart. The imperative of a spaced script is a request
+verb opening the sentence (`REQUEST_WORDS`); of Korean and Japanese, its ending
+(`IMPERATIVE_ENDING_WORDS`)."""
+IMPERATIVE_ENDING_WORDS = _words(
+    "",
+    "",
+    "하라|해라|으라|어라|아라|거라|세요|십시오|하시오|마라|말라|하자|합시다|주세요|해 줘|해줘",
+    "てください|て下さい|でください|なさい|しろ|せよ|ように|べし",
+)
+"""Korean and Japanese endings that tell the reader to do something ("사용하라", "사용하세요",
+"使ってください", "使いなさい")."""
 UNTIL_WORDS = _words(
     "until|till|wait until|wait till|not before|back at|resets at|expires at|retry at|retry after",
     "直到|等到|之前|为止|以前",
@@ -594,6 +699,9 @@ class Cues:
     agreement: Lexicon = field(default_factory=lambda: Lexicon(AGREEMENT_WORDS))
     hedge: Lexicon = field(default_factory=lambda: Lexicon(HEDGE_WORDS))
     request: Lexicon = field(default_factory=lambda: Lexicon(REQUEST_WORDS))
+    release: Lexicon = field(default_factory=lambda: Lexicon(RELEASE_WORDS))
+    imperative_opening: Lexicon = field(default_factory=lambda: Lexicon(IMPERATIVE_OPENING_WORDS))
+    imperative_ending: Lexicon = field(default_factory=lambda: Lexicon(IMPERATIVE_ENDING_WORDS))
 
     @classmethod
     def configured(cls, keep: Iterable[str] = (), skip: Iterable[str] = ()) -> Cues:

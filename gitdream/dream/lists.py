@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gitdream.dream import salience
+from gitdream.dream import grouping, salience
 from gitdream.dream.lexicons import Cues
 from gitdream.text import sentences
 from gitdream.units import Entry
@@ -123,8 +123,10 @@ def subject_of(heading: str) -> str:
     """The subject a heading names, for `with_subject`: without emoji and markup, without
     what dates it and the state it shouts ("MOLTBOOK SUSPENDED UNTIL FEB 27" → "Moltbook",
     `name_only`); ""
-    when it names none — an event or a tally, a kind of knowledge ("Lessons"), a plan, or
-    more than `SUBJECT_MAX_WORDS` words (a sentence, not a name)."""
+    when it names none — an event or a tally, a kind of knowledge ("Lessons"), a plan, a
+    name unfit to name a topic (`grouping.unfit_name`: a clock time, a turn, a heartbeat, in
+    any language — "第5回", "오후 3시 점검"), or more than `SUBJECT_MAX_WORDS` words (a
+    sentence, not a name)."""
     if salience.is_event_heading(heading) or salience.is_plan(heading):
         return ""
     text = salience.without_moment_marks(heading)
@@ -133,7 +135,8 @@ def subject_of(heading: str) -> str:
         return ""
     if salience.content_words(text) > SUBJECT_MAX_WORDS or len(text.split()) > SUBJECT_MAX_WORDS:
         return ""
-    return name_only(text)
+    subject = name_only(text)
+    return "" if grouping.unfit_name(subject) else subject
 
 
 ACRONYM_MAX_LETTERS = 4

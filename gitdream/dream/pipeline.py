@@ -139,8 +139,11 @@ class DreamRun:
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Run phase `name`: a failure inside is that phase's (recorded as `failed` with
-        its message, or `aborted` on Interrupted) and propagates; a phase of TIMED that
-        ends past `max_run_minutes` fails the run there."""
+        its message, or `aborted` on Interrupted) and propagates; so is an environment's
+        failure (a full disk, a read-only file system, a partial clone's missing blob:
+        `git.environment.translate`), raised as the GitdreamError that names it. Anything
+        else is a bug and propagates as it is. A phase of TIMED that ends past
+        `max_run_minutes` fails the run there."""
         self.current = name
         try:
             yield
@@ -152,6 +155,14 @@ class DreamRun:
         except GitdreamError as exc:
             self.receipt.phase(name, status="failed", error=exc.message)
             raise
+        except Exception as exc:
+            from gitdream.git.environment import translate  # idle path: only after an unexpected error
+
+            problem = translate(exc, self.repo)
+            if problem is None:
+                raise
+            self.receipt.phase(name, status="failed", error=problem.message)
+            raise problem from exc
 
     def _check_time(self) -> None:
         limit = self.cfg.float("max_run_minutes")
@@ -681,16 +692,8 @@ def run_agent(
                 run.finish()
     except Interrupted as exc:
         run.stopped(exc, aborted=True)
-    except GitdreamError as exc:
+    except GitdreamError as exc:  # an environment's failure too (`DreamRun.phase`): this agent only
         run.stopped(exc, aborted=False)
-    except Exception as exc:  # a full disk, a read-only file system, a partial clone: this agent only
-        from gitdream.git.environment import translate  # idle path: only after an unexpected error
-
-        problem = translate(exc, repo)
-        if problem is None:
-            raise
-        run.receipt.phase(run.current, status="failed", error=problem.message)
-        run.stopped(problem, aborted=False)
     return run.close()
 
 

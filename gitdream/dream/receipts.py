@@ -62,7 +62,7 @@ IMPROVED column of `gitdream log` (docs/review-and-undo.md, "What the counts cou
 __all__ = [
     "NOTES_REF",
     "Receipt",
-    "RevertFacts",
+    "RevertDetails",
     "append",
     "iter_records",
     "latest",
@@ -83,7 +83,7 @@ def _no_tokens() -> dict[str, int]:
 
 
 @dataclass
-class RevertFacts:
+class RevertDetails:
     """What a revert's receipt says beyond a dream's: the run it `reverts`, its `only`
     (experience, definition or None for both), whether it moved the watermark back
     (`replay`) and the `paths` it changed per kind."""
@@ -142,7 +142,7 @@ class Receipt:
     warnings: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None
     completes: str | None = None
-    revert: RevertFacts | None = None
+    revert: RevertDetails | None = None
     annotations: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     finalised: bool = field(default=False, compare=False)
@@ -282,7 +282,7 @@ class Receipt:
                 setattr(receipt, item.name, value)
         if isinstance(record.get("reverts"), str):
             paths = record.get("paths")
-            receipt.revert = RevertFacts(
+            receipt.revert = RevertDetails(
                 record["reverts"],
                 record["only"] if record.get("only") in KINDS else None,
                 record.get("replay") is True,

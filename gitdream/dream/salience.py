@@ -16,12 +16,21 @@ durable" when nothing spoke against it.
 What speaks **for** an entry: a heading, a bold or colon label, or the sentence that
 introduces its list ("The decisions we made:", `Entry.lead_in`) naming durable knowledge
 (Lessons, Rules, Decisions, 교훈, 教训, 教訓 …); modal or imperative form (a rule, a limit,
-an instruction: must, never, 必须, 반드시, 必ず); a reason or purpose (because, 因为,
+an instruction: must, never, 必须, 반드시, 必ず, or a plain imperative addressed to the
+reader — "Use …", "Verwende …", 使用…, …하라, …てください — outside a user's message, where
+it asks for something in the session); a reason or purpose (because, 因为,
 때문에, ため); an order of steps with a modal (a procedure); a correction (not X but Y,
-turns out, 不是…而是, 아니라, ではなく, X → Y); a number with a limit word; an owner's
-stated preference (a user's message, a quoted `> ` line); a definition of a named thing
+turns out, 不是…而是, 아니라, ではなく, X → Y); a number with a limit word, or a duration
+stated as a span ("expires after 24 hours", "within 5 min", 24小时后, 24시간 후에, 24時間以内:
+a limit of the tool, not a moment — unless it counts time left or since, "23h remaining",
+"2 days ago", is told in the past, or stands beside a clock time or a status); an owner's
+stated preference (a user's message, a quoted `> ` line, or the user's or owner's told in
+the third person: "the user prefers …", 用户喜欢, 사용자는 … 선호한다); a definition of a named thing
 (`` `tool.py` — what it does``, "X — runs Y", "X is a Y", "A = B"); a labelled value or a
-path, URL or command; a generic statement (by default, every time, usually, 默认, 기본적으로,
+path, URL or command; a version of a named tool ("The staging cluster runs Kubernetes
+1.29", "Python 3.13", v2.4.1), what a stable fact about a tool most often names — not when
+an event moves it ("deploy api@4.12.0 staging", "发布 v2.8.1 到 prod", "Released v2.1"): a
+record; a generic statement (by default, every time, usually, 默认, 기본적으로,
 通常); a caveat (but, however, 但是, 하지만, しかし); how a tool behaves (returns, rejects,
 expires, 返回, 반환, 返す); present tense; a word in capitals for stress; an explicit tag.
 
@@ -69,7 +78,22 @@ import unicodedata
 from dataclasses import dataclass
 
 from gitdream.dream import terminal
-from gitdream.dream.lexicons import COMPARISON_WORDS, PERSISTENCE_WORDS, UNTIL_WORDS, Cues, Lexicon, spaced
+from gitdream.dream.lexicons import (
+    BEHAVIOUR_WORDS,
+    COMPARISON_WORDS,
+    COUNTDOWN_WORDS,
+    OWNER_WORDS,
+    PERSISTENCE_WORDS,
+    PREFERS_WORDS,
+    SPAN_AFTER_WORDS,
+    SPAN_BEFORE_WORDS,
+    STATUS_WORDS,
+    TIME_UNIT_WORDS,
+    UNTIL_WORDS,
+    Cues,
+    Lexicon,
+    spaced,
+)
 from gitdream.dream.salience_weights import BIAS, THRESHOLD, WEIGHTS
 from gitdream.dream.tags import files_entry
 from gitdream.text import sentences
@@ -141,12 +165,19 @@ FEATURES: dict[str, tuple[float, str]] = {
     "reason": (0.5, "a reason, a purpose or a consequence (because, 因为, 때문에, ため)"),
     "procedure": (0.5, "a modal with an order of steps (before, after, whenever)"),
     "correction": (1.0, "a correction: not X but Y, turns out, no longer, X → Y"),
-    "limit": (1.0, "a number with a limit word (280-character limit, at most 5)"),
+    "limit": (
+        1.0,
+        "a number with a limit word (280-character limit, at most 5), or a duration stated as a span (expires after 24 hours, 24小时后)",
+    ),
     "preference": (1.0, "an owner's stated preference or standing instruction"),
     "definition": (1.0, "defines a named file or tool (`x.py` — what it does)"),
     "definition-weak": (0.5, "defines a name (X — runs Y, X is a Y, A = B, **Label:** long text)"),
     "reference": (1.0, "a labelled value: an endpoint, a path, a command, an address"),
     "path": (0.25, "holds a path, URL, command or code name"),
+    "version": (
+        1.0,
+        "names a version of a tool (Kubernetes 1.29, Python 3.13, v2.4.1): a stable fact about it",
+    ),
     "generic": (0.5, "a generic statement: by default, every time, usually"),
     "contrast": (0.5, "a caveat: but, however, although"),
     "behaviour": (0.5, "how a tool or system behaves: returns, rejects, expires"),
@@ -263,6 +294,16 @@ _ARROW = re.compile(r"\S\s*(?:→|->|=>|⇒|≠)\s*\S")
 _OUTPUT_LINE = re.compile(
     r"^\s*(?:[⎿✓✗✔✘│├└┌┐╭╮╰╯║═$#>]|>>>|\.\.\.|={3,}|-{3,}|\+{3,}|@@|\d+\s{2,}|[A-Z_]+=)"
     r"|\(ctrl\+r to expand\)|^\s*[…]\s*\+\d+ lines"
+)
+# A version: "v1.2", "2.4.1", a name and a number with a dot ("Kubernetes 1.29", "Python
+# 3.13"), or a word for "version" and a number (版本 3, 버전 2.1, バージョン 5) — not a
+# measure ("1.5x", "2.5 s", "0.79"), nor four numbers (an address).
+_VERSION = re.compile(
+    r"(?<![\w.])v\d+(?:\.\d+){1,2}(?!\w|\.\d)"
+    r"|(?<![\w.])\d+\.\d+\.\d+(?!\w|\.\d)"
+    r"|(?<![\w.-])(?:[A-Z][\w+#.-]*|`[^`\n]{1,40}`)\s+v?[1-9]\d*\.\d+"
+    r"(?!\d|\.\d|[A-Za-z]|\s?(?:%|×|ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|[kmgt]i?b|[kmbx])\b)"
+    r"|(?:\bversion|\bversión|\bversão|\bversione|版本|버전|バージョン)\s*v?\d+(?:\.\d+)*",
 )
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")  # scripts that end a sentence with "。"
@@ -454,11 +495,24 @@ _PRESENT_EN = re.compile(
     r"(?<![\w'-])(?:is|are|isn't|aren't|has|have|does|doesn't|do|don't|can|cannot|can't|must|should)(?![\w'-])",
     re.I,
 )
-_PAST_DENSE = ("了", "过", "已经", "した", "った", "ました", "でした", "だった")
+# Chinese marks what happened with the particles 了 and 过 after a verb, or 已经; Japanese
+# with the past ending た. The same characters inside a word of another meaning are no
+# past: 了 in 为了 (in order to), 除了 (except), 了解 (understand; not 了 + 解析, 解决 …),
+# 不了 (cannot); 过 in 过期 (expire), 过滤 (filter), 过程 (process), 通过 (pass, by means
+# of), 超过 (exceed), 不过 (but), 经过 (through); した in したがって (therefore), したい
+# (want to), したら (if).
+_PAST_DENSE = re.compile(
+    r"(?<![为除不])了(?!解(?![析决释除锁冻]))"
+    r"|(?<![通超经不越略错])过(?![期滤程度于多长大小高低载时])"
+    r"|已经|した(?!がって|い|ら)|った(?!ら)|ました|でした|だった"
+)
 # Korean marks the past with the final consonant ㅆ on the verb stem (했다, 고쳤다, 갔음):
-# a syllable whose final is ㅆ, before an ending.
+# a syllable whose final is ㅆ, before an ending — not 있 (there is: 있다, 있습니다, whose
+# past is 있었다) nor 겠 (will, would: 하겠습니다), which carry that final in the present.
 _PAST_HANGUL = re.compile(
-    "[" + "".join(chr(0xAC00 + i * 28 + 20) for i in range(19 * 21)) + "](?=다|음|어|습|고|는데)"
+    "["
+    + "".join(c for c in (chr(0xAC00 + i * 28 + 20) for i in range(19 * 21)) if c not in "있겠")
+    + "](?=다|음|어|습|고|는데)"
 )
 _PRESENT_DENSE = re.compile(
     r"(?:[는은]다|이다|한다|된다|있다|없다|합니다|입니다|됩니다|する|される|いる|ある|ない|です|ます|だ)[。.!]?\s*$"
@@ -480,6 +534,53 @@ def _phrases(words: tuple[str, ...]) -> str:
 
 
 _PERSISTENCE = re.compile(_phrases(PERSISTENCE_WORDS), re.I)
+
+
+def _units() -> str:
+    """A regular expression matching a unit of time (`TIME_UNIT_WORDS`) right after a
+    number: a Latin one ending a word ("24h", "24 hours"), a CJK one anywhere."""
+    latin = sorted(filter(spaced, TIME_UNIT_WORDS), key=len, reverse=True)
+    dense = sorted((w for w in TIME_UNIT_WORDS if not spaced(w)), key=len, reverse=True)
+    return (
+        "(?:(?:" + "|".join(map(re.escape, latin)) + r")(?![^\W_])|" + "|".join(map(re.escape, dense)) + ")"
+    )
+
+
+_SPAN = rf"\d+(?:[.,]\d+)?\s?{_units()}"
+_LIMIT_SPAN = re.compile(
+    rf"(?:{_phrases(SPAN_BEFORE_WORDS)})\s*{_SPAN}|{_SPAN}\s*(?:{_phrases(SPAN_AFTER_WORDS)})", re.I
+)
+"""A duration stated as a span a rule sets: "expires after 24 hours", "within 5 min",
+"every 4 h", "24小时后", "24시간 후에", "24時間以内", "nach 24 Stunden"."""
+_COUNTDOWN = re.compile(
+    rf"(?:{_phrases(COUNTDOWN_WORDS)})\s*{_SPAN}|{_SPAN}\s*(?:{_phrases(COUNTDOWN_WORDS)})", re.I
+)
+"""A duration counting time left or since: "23h remaining", "2 days ago", "剩余23小时",
+"23시간 남음", "残り23時間", "vor 2 Stunden", "il y a 2 heures"."""
+_FIRST_SENTENCE = re.compile(r"(?:[^.!?;。！？；\n]|[.!?;](?!\s|$))*[.!?;。！？；]?")
+"""The first sentence of a text: up to a stop that ends it (a Latin one before a space or
+the end: "api@4.12.0" and "e.g." go on)."""
+# A verb and what follows it as its object: not a number, a call ("Update(README.md)"), a
+# possessive, or a verb of its own ("Build failed", "Test is flaky"), which make the first
+# word a noun.
+_VERB_OBJECT = re.compile(
+    r"^\W*([^\W\d_]+)\s+(?!\d|[(:]|(?:is|are|was|were|has|have|had|will|would|can|could|should|"
+    r"must|may|might|does|did|do|gets|got|went|goes|passes|fails)\b|[a-z]+ed\b)\S",
+    re.I,
+)
+_THIRD_PREFERENCE = re.compile(
+    rf"(?:{_phrases(OWNER_WORDS)})[^.。!?！？;；\n]{{0,40}}?(?:{_phrases(PREFERS_WORDS)})"
+    r"(?!\s+(?:me|us|you|him|her|them)\b)(?!(?<=wants)\s+to\b)",
+    re.I,
+)
+"""An owner's preference told in the third person ("The user prefers short commit
+messages", "用户喜欢简短的提交信息", "사용자는 짧은 커밋 메시지를 선호한다", "ユーザーは短い
+コミットメッセージを好む", "L'utilisateur préfère …"): standing, as the owner's own message
+is — unless it wants something of the one speaking, or wants to do something ("the user
+wants me to …", "the user wants to remove …": the session's request, a recount)."""
+_STATUS_BEHAVIOUR = Lexicon(w for w in STATUS_WORDS if w in frozenset(BEHAVIOUR_WORDS))
+"""Status words that also say how a thing behaves ("expires", "expire", "caduca", "läuft
+ab"): in a stated limit ("expires after 24 hours") they describe it, they report no state."""
 
 
 def steady(text: str) -> str:
@@ -534,6 +635,7 @@ class _Reading:
             label, rest = label_of(self.body)
         self.label, self.rest = label, rest
         self.values: dict[str, float] = {}
+        self.span = False  # a duration stated as a limit (`_stated_span`), found by `knowledge`
 
     def fire(self, name: str, value: float = 1.0) -> None:
         self.values[name] = min(1.0, self.values.get(name, 0.0) + value)
@@ -615,7 +717,8 @@ class _Reading:
             fire("user-statement")
         if words <= 4:
             fire("short")
-        if _RECOUNT.search(body) or _RECOUNT_POSSESSIVE.search(body):
+        told = _THIRD_PREFERENCE.sub(" ", body)  # "the user wants X" states, it recounts nothing
+        if _RECOUNT.search(told) or _RECOUNT_POSSESSIVE.search(told):
             fire("recount")
         if _DEICTIC.match(body):
             fire("deictic")  # it does not state itself: its subject is outside the entry
@@ -643,14 +746,14 @@ class _Reading:
             self.rest,
         )
         kept = self.steady
-        if cues.rule.search(kept):
+        if cues.rule.search(kept) or self._imperative():
             fire("rule")
         elif cues.weak_rule.search(kept):
             fire("rule-weak")
         if cues.reason.search(said):
             fire("reason")
         ordered = cues.procedure.search(said)
-        if ordered and not self.values.keys() & {"rule", "rule-weak"} and cues.request.starts(rest):
+        if ordered and not self.values.keys() & {"rule", "rule-weak", "user"} and cues.request.starts(rest):
             fire("rule-weak")  # an instruction with an order of steps: "Check … first", "Vérifier d'abord …"
         if ("rule" in self.values or "rule-weak" in self.values or cues.weak_rule.search(kept)) and ordered:
             fire("procedure")
@@ -659,14 +762,20 @@ class _Reading:
         if _NUMBER.search(body) and cues.limit.search(body):
             fire("limit")
         user = self.entry.role == "user" or bool(_QUOTED_USER.match(self.first))
-        if user and cues.preference.search(body):
-            fire("preference")
+        if (user and cues.preference.search(body)) or _THIRD_PREFERENCE.search(said):
+            fire("preference")  # the owner's own message, or the owner's preference told
         if _EMPHASIS.search(said):
             fire("emphasis")
         if label is not None and _REFERENCE.search(rest):
             fire("reference")
         elif _REFERENCE.search(body) or _CODE_NAME.search(body):
             fire("path")
+        shown = "output" in self.values or "tool-output" in self.values
+        if not shown and _DIGIT.search(said) and _VERSION.search(said):
+            opening = rest if label is not None else body
+            moved = cues.release.starts(opening) or cues.release.ends(opening)  # "deploy api@4.12.0"
+            if not moved and not cues.activity.starts(opening):
+                fire("version")  # stated; in a tool's block it is what a file or a tool shows
         self._definition(body, label, rest)
         for name, lexicon in (
             ("generic", cues.generic),
@@ -675,11 +784,7 @@ class _Reading:
         ):
             if lexicon.search(kept if name == "generic" else said):
                 fire(name)
-        past = (
-            len(_PAST_EN.findall(said))
-            + sum(said.count(w) for w in _PAST_DENSE)
-            + len(_PAST_HANGUL.findall(said))
-        )
+        past = len(_PAST_EN.findall(said)) + len(_PAST_DENSE.findall(said)) + len(_PAST_HANGUL.findall(said))
         perfect = len(_PERFECT.findall(said))  # "has been removed" is done, not a present state
         present = len(_PRESENT_EN.findall(said)) - perfect + (1 if _PRESENT_DENSE.search(said) else 0)
         if present and not past:
@@ -688,6 +793,59 @@ class _Reading:
             fire("past")
         if past and past >= present and cues.hedge.search(said):
             fire("speculation")  # "I suspect the issues were caused by …": a guess at a cause
+        self.span = self._stated_span(body)
+        if self.span:
+            fire("limit")
+
+    def _imperative(self) -> bool:
+        """True when the entry opens with a plain imperative addressed to the reader ("Use
+        blue-green deploys for the API.", "Verwende …", "Utilisez …", "使用蓝绿部署发布 API。",
+        "블루-그린 배포를 사용하라.", "ブルーグリーンデプロイを使ってください。"): its first
+        sentence (after a label) opens with a request verb (`REQUEST_WORDS`; Chinese:
+        `IMPERATIVE_OPENING_WORDS`) or, in Korean and Japanese, ends with an imperative
+        (`IMPERATIVE_ENDING_WORDS`), and is no question nor told in the past. A notes file's
+        reader is the agent itself: that is an instruction, a rule. Not so in a user's message
+        — there it asks the listener for something in the session (`session-request`), and
+        a standing one says so with a rule word ("always", "from now on") — nor in a tool's
+        block or a terminal's output, nor as a step of a plan or to-do list, nor inside a
+        quotation, nor aimed at what is at hand ("Review it", "Consider it an investment":
+        `_IMPERATIVE_AT_HAND`), nor moving one version ("deploy api@4.12.0 staging": one
+        release, `RELEASE_WORDS`)."""
+        if self.entry.role == "user" or _QUOTED_USER.match(self.first) or "user" in self.values:
+            return False
+        if "output" in self.values or "tool-output" in self.values:
+            return False  # a line of a tool's block or a terminal: written for the session, not the reader
+        if not self.values.keys().isdisjoint({"plan-heading", "lead-in-plan", "plan"}):
+            return False  # a step of a plan or a to-do list ("Need to either: … 3. Wait for …")
+        opening = _QUOTATION.sub(" ", self.rest if self.label is not None else self.body)
+        opening = _NARRATION_GLYPH.sub("", opening)
+        sentence = _FIRST_SENTENCE.match(opening)
+        first = (sentence.group(0) if sentence else opening).strip()
+        if not first or first.endswith(("?", "？")) or _PAST_EN.search(first) or _PAST_DENSE.search(first):
+            return False
+        if _IMPERATIVE_AT_HAND.match(first):
+            return False  # "Review it", "Consider it an investment": aimed at what is at hand, not standing
+        cues = self.cues
+        if _VERSION.search(first) and (cues.release.starts(first) or cues.release.ends(first)):
+            return False  # "deploy api@4.12.0 staging": one release, a task or its record, no standing rule
+        if cues.imperative_ending.ends(first) or cues.imperative_opening.starts(first):
+            return True
+        verb = _VERB_OBJECT.match(first)
+        return bool(verb and cues.request.starts(verb.group(1)))
+
+    def _stated_span(self, body: str) -> bool:
+        """True when `body` states a duration as a limit ("The API key expires after 24
+        hours", "API密钥24小时后过期", "Der Schlüssel läuft nach 24 Stunden ab"): a span
+        (`_LIMIT_SPAN`), told not in the past, with no duration counting time left or since
+        (`_COUNTDOWN`: "23h remaining", "2 days ago"), no clock time or date, and no status
+        word beyond one that says how a thing behaves ("expires"). Such a duration is a
+        rule of the tool, not a moment: it fires `limit`, and neither `clock` nor that word's
+        `status`."""
+        if not _DIGIT.search(body) or "past" in self.values or not _LIMIT_SPAN.search(body):
+            return False
+        if _COUNTDOWN.search(body) or _CLOCK.search(body) or _DATE.search(body):
+            return False
+        return self.cues.status.count(body) <= _STATUS_BEHAVIOUR.count(body)
 
     def _definition(self, body: str, label: str | None, rest: str) -> None:
         self.artifact = bool(_CODE_NAME.search(body[:120]))
@@ -706,7 +864,9 @@ class _Reading:
         """Status, counts, clock times, dates, ids, activity, plans: what was true at a moment."""
         cues, fire, body, label = self.cues, self.fire, self.body, self.label
         status_hits = cues.status.count(body)
-        if status_hits:
+        if self.span:  # "expires after 24 hours": how the thing behaves, a limit (`_stated_span`)
+            status_hits -= _STATUS_BEHAVIOUR.count(body)
+        if status_hits > 0:
             fire("status", min(2.0, float(status_hits)) / 2)
         # "今日の学び：…", "Today's lesson: …": the moment in a lesson's label is when it was
         # learnt, not how long the statement holds
@@ -717,7 +877,8 @@ class _Reading:
         counted = _COUNT.findall(body) if digit else []
         if len(counted) >= 2 and "limit" not in self.values:
             fire("counts", min(2.0, (len(counted) - 1) / 2) / 2)
-        if digit and (_CLOCK.search(body) or _DURATION.search(body)):
+        spans = _LIMIT_SPAN.sub(" ", body) if self.span else body  # a stated limit is no moment
+        if digit and (_CLOCK.search(body) or _DURATION.search(spans)):
             fire("clock")
         if _bounded(body):
             fire("time-bound")  # "wait until ~23:45": true until then, stale after
@@ -741,7 +902,9 @@ class _Reading:
             or re.match(r"^\s*(?:[-*+]\s+)?\[ \]", self.raw)
         ):
             fire("plan")
-        if _EMOJI_STATUS.search(body[:3]):
+        # the mark is layout the fact text no longer holds (`clean_text` drops emoji): read
+        # it in the entry as written, after its list marker ("- ✅ Smoke tests green")
+        if _EMOJI_STATUS.search(_ORDINAL.sub("", self.first, count=1).lstrip(" *_")[:3]):
             fire("status-mark")
 
 
@@ -795,7 +958,7 @@ def is_record(lead_in: str, cues: Cues | None = None) -> bool:
     body = _NARRATION_GLYPH.sub("", _norm(lead_in)).strip()
     if not body or cues.strong_lesson.search(body):
         return False
-    own_past = bool(_PAST_EN.search(body) or _PAST_HANGUL.search(body)) or any(w in body for w in _PAST_DENSE)
+    own_past = bool(_PAST_EN.search(body) or _PAST_HANGUL.search(body) or _PAST_DENSE.search(body))
     if cues.narration.starts(body) or (cues.first_person.starts(body) and own_past):
         return (
             True  # "I've cleaned up the project as requested:", "I had to make one fix:": own work summed up

@@ -12,9 +12,26 @@ Same subject, different value (`supersedes(new, old)`), in any language, by stru
 - **negation flipped**: the texts are nearly the same once negation words are taken out
   (`NEGATIONS`, several languages) and exactly one of them is negated — "uploads are
   time-limited" → "uploads are NOT time-limited";
+- **corrected**: the newer text is an explicit correction — "X, not Y", "not Y but X", "X
+  instead of Y", "Y → X", "was Y, now X", "changed from Y to X", and the same structures in
+  Chinese (不是Y而是X, X而不是Y, 原来是Y，现在…), Korean (Y가 아니라 X, Y 대신) and Japanese
+  (YではなくX, Yの代わりに) — whose old value Y appears in the older fact (the same words,
+  or the same numbers: "10 tags" in "10개"), and the two are about the same thing (most
+  of the older fact's shingles, numbers and the old value abstracted, are in the
+  correction's, `CORRECTION_OVERLAP`, and much of the correction's in the fact's,
+  `CORRECTION_SCOPE`; an arrow is a correction only alone in the text — "a →
+  b → c" is a flow): "Correction: the registry keeps the last 25 image tags, not 10."
+  replaces "The registry keeps only the last 10 image tags." (`correction_of`);
 - **same label, new value**: both open with the same short label ("Moltbook suspension:",
   "Deploy window:") and what follows differs and shares little (a value that only adds to
-  the other — "Tuesdays" → "Tuesdays, from 10:00" — is a refinement, not a new value);
+  the other — "Tuesdays" → "Tuesdays, from 10:00" — is a refinement, not a new value), and
+  both state a *value of the same slot*: what follows the labels is the same once values
+  (numbers, code spans, quoted text, URLs) are abstracted ("Config: `a.toml`" →
+  "Config: `b.toml`"), or both are value statements — a phrase of at most
+  `VALUE_MAX_WORDS` words, one clause, no reason — that are not both rules. Two rules or
+  instructions under one label are two rules, never one replacing the other: "Backup:
+  nightly backups must be verified with a test restore every Monday because …" leaves
+  "Backup: nightly backups run at 02:00 UTC and must finish before 04:00" standing;
 - **same subject, new state**: a label that only names the fact's *subject* — who or what
   it is about, as the topic's own name does ("Moltbook:" in topic Moltbook, often lent by
   a heading) — says nothing of its *slot*, the attribute the fact states. Two such facts
@@ -39,13 +56,27 @@ from datetime import date
 from functools import lru_cache
 
 from gitdream.dream.facts import Fact, one_line
-from gitdream.dream.lexicons import RULE_WORDS, STATE_WORDS, STATUS_WORDS, Lexicon
+from gitdream.dream.lexicons import REASON_WORDS, RULE_WORDS, STATE_WORDS, STATUS_WORDS, Lexicon
+from gitdream.text import sentences
 from gitdream.text.clip import clip
+from gitdream.text.prose import URL
 from gitdream.text.similarity import jaccard, normalise, shingles
 
 SKELETON_SIMILARITY = 0.8
 NEGATION_SIMILARITY = 0.8
 LABEL_MAX_WORDS = 4
+VALUE_MAX_WORDS = 8
+"""What follows a label is a value statement ("Tuesdays after 10:00", "suspended until March
+9") at most this many words long (a Latin word, a number, or two CJK characters): longer, it
+is a sentence of its own — a rule, a lesson — and a label shared with another one is a
+section's, not a slot's (module docstring, "same label, new value")."""
+CORRECTION_OVERLAP = 0.6
+"""A correction is about the fact holding its old value when at least this share of the
+older fact's shingles (numbers and the old value abstracted) is in the correction's: a
+correction says again what it corrects, with the new value."""
+CORRECTION_SCOPE = 0.4
+"""… and at least this share of the correction's shingles is in the older fact's: it says
+little else (a long summary holding a short fact's words corrects nothing)."""
 BY_MAX_CHARS = 160
 """The "by: …" text of a superseded fact is clipped to this many characters."""
 
@@ -112,6 +143,7 @@ class _Profile:
     unnegated: frozenset[str]
     label: tuple[str, str] | None
     label_key: str | None  # the label when long enough to compare ("same label, new value")
+    correction: str | None  # the old value an explicit correction sets aside (`correction_of`)
 
 
 @lru_cache(maxsize=1 << 15)  # a topic of thousands of facts is compared with each new one
@@ -125,6 +157,7 @@ def _profile(text: str) -> _Profile:
         unnegated=frozenset(shingles(_without_negation(text))),
         label=label,
         label_key=label[0] if label is not None and _comparable(label[0]) else None,
+        correction=correction_of(text),
     )
 
 
@@ -183,14 +216,177 @@ def _own_subjects_differ(value_new: str, value_old: str) -> bool:
     return new is not None and old is not None and new.group(1).strip() != old.group(1).strip()
 
 
+# --- same label: a value of the same slot, or two rules ------------------------------------
+
+# Values a slot holds, abstracted for its skeleton: code spans, quoted text, URLs, numbers.
+_VALUE = re.compile(
+    r"`[^`\n]+`|\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|「[^」\n]{1,80}」|" + URL.pattern + r"|\d+(?:[.,:]\d+)*"
+)
+_VALUE_WORD = re.compile(r"[^\W\d_]+|\d+(?:[.,:]\d+)*|`[^`\n]+`")
+_DENSE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_REASON = Lexicon(REASON_WORDS)
+
+
+def _value_words(value: str) -> int:
+    """Words of `value`: Latin-script words, numbers and code spans, and one per two CJK
+    characters (Chinese and Japanese do not separate words; a Korean word is about two)."""
+    dense = len(_DENSE.findall(value))
+    return len(_VALUE_WORD.findall(_DENSE.sub(" ", value))) + (dense + 1) // 2
+
+
+def _is_value(value: str) -> bool:
+    """True when what follows a label is a value statement: one clause of at most
+    `VALUE_MAX_WORDS` words and no reason ("because", "因为", "때문에") — a value, not a
+    sentence of its own."""
+    return (
+        _value_words(value) <= VALUE_MAX_WORDS
+        and len(sentences.split(value)) <= 1
+        and not _REASON.search(_norm(value))
+    )
+
+
+def _same_slot(value_new: str, value_old: str) -> bool:
+    """True when two values under one label state a value of the same slot (module
+    docstring, "same label, new value"): their skeletons (values abstracted, `_VALUE`) match,
+    or both are value statements (`_is_value`) and not both rules (`RULE_WORDS`)."""
+    skeleton_new = frozenset(shingles(_VALUE.sub("#", value_new)))
+    skeleton_old = frozenset(shingles(_VALUE.sub("#", value_old)))
+    if _at_least(skeleton_new, skeleton_old, SKELETON_SIMILARITY):
+        return True
+    if not (_is_value(value_new) and _is_value(value_old)):
+        return False
+    return not (_RULE.search(value_new) and _RULE.search(value_old))
+
+
+# --- explicit corrections ----------------------------------------------------------------------
+
+# A leading label saying that a correction follows is layout: the fact states the correction.
+_CORRECTION_LABEL = re.compile(
+    r"^\s*(?:correction|corrected|update|updated|fix|fixed|erratum|errata|"
+    r"更正|纠正|糾正|修正|订正|정정|수정|訂正)\s*[:：]\s*(?=\S)",
+    re.I,
+)
+
+
+def without_correction_label(text: str) -> str:
+    """`text` without a leading correction label ("Correction: X", "Update: X", "Fix: X",
+    "更正：X", "정정: X", "訂正：X" → "X", the first letter capitalised); `text` itself
+    otherwise."""
+    rest = _CORRECTION_LABEL.sub("", text, count=1)
+    if rest is text or rest == text:
+        return text
+    return rest[:1].upper() + rest[1:] if rest[:1].islower() else rest
+
+
+_OLD = r"(?P<old>`[^`\n]+`|[^\s,.;:!?()`]+(?:\s+[^\s,.;:!?()`]+){0,3})"  # up to four words
+_DENSE_OLD = r"(?P<old>[^\s,.;:!?()、。，；]{1,20}?)"
+_CORRECTIONS = (
+    # "X, not Y." / "X (not Y)" / "X, not Y, so …" — "not Y" closing a clause
+    re.compile(r"[,;(]\s*(?:and\s+|but\s+)?not\s+" + _OLD + r"\s*\)?\s*(?:[.!。,;]|$)"),
+    # "not Y but X" ("not only … but also" is no correction)
+    re.compile(r"\bnot\s+(?!only\b|just\b|merely\b)" + _OLD + r",?\s+but\b(?!\s+also\b)"),
+    re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+" + _OLD),
+    # "Y → X" (`_ARROW`: alone in the text)
+    re.compile(r"(?P<old>`[^`\n]+`|[^\s`→>]+)\s*(?:→|->|=>|⇒|⟶)\s*\S"),
+    re.compile(r"\bwas\s+" + _OLD + r"\s*[,;]\s*(?:(?:it\s+)?is\s+|it's\s+)?now\b"),
+    re.compile(
+        r"\b(?:changed|moved|raised|lowered|increased|decreased|reduced|bumped|switched|went|"
+        r"updated|corrected)\s+(?:\w+\s+)?from\s+" + _OLD + r"\s+to\s+\S"
+    ),
+    # Chinese: 不是Y(，)而是X · X而不是Y · X，不是Y。 · 原来是Y，现在X
+    re.compile(r"(?<!而)不是" + _DENSE_OLD + r"\s*,?\s*而是"),
+    re.compile(r"(?:而不是|而非)" + _DENSE_OLD + r"(?:$|[\s,.;:!?、。，；])"),
+    re.compile(r",\s*(?:而)?不是" + _DENSE_OLD + r"\s*(?:[.!。]|$)"),
+    re.compile(r"(?:原来|原先|以前|之前)是?" + _DENSE_OLD + r"\s*,\s*(?:现在|如今|目前)"),
+    # Korean: Y가/이 아니라 X · Y 대신(에) X
+    re.compile(r"(?:^|(?<=\s))" + _DENSE_OLD + r"(?:이|가)?\s*아니라"),
+    re.compile(r"(?:^|(?<=\s))" + _DENSE_OLD + r"\s*대신(?:에)?\s"),
+    # Japanese: YではなくX · Yの代わりにX
+    re.compile(r"(?P<old>[^\s,.;:!?()、。はがをにでのともへ]{1,20})(?:ではなく|じゃなく|でなく)"),
+    re.compile(r"(?P<old>[^\s,.;:!?()、。はがをにでともへ]{1,20})の代わりに"),
+)
+
+
+_ARROW = re.compile(r"→|->|=>|⇒|⟶")
+_ARROW_RULE = 3  # the index of the arrow's pattern in `_CORRECTIONS`
+
+
+def correction_of(text: str) -> str | None:
+    """The old value an explicit correction in `text` sets aside (module docstring,
+    "corrected": "the registry keeps the last 25 image tags, not 10." → "10"; "保留25个，
+    而不是10个" → "10个"), normalised (NFKC, case-folded, backticks and quotes stripped); None
+    when `text` corrects nothing."""
+    norm = _norm(text)
+    flow = len(_ARROW.findall(norm)) > 1  # "a → b → c": a flow, not a correction
+    for pattern in _CORRECTIONS:
+        if flow and pattern is _CORRECTIONS[_ARROW_RULE]:
+            continue
+        match = pattern.search(norm)
+        if match is not None:
+            old = match.group("old").strip(" `'\"“”「」")
+            if old and any(ch.isalnum() for ch in old):
+                return old
+    return None
+
+
+def _holds(text: str, value: str) -> bool:
+    """True when normalised `text` states normalised `value`: the same numbers (a value with
+    a number is that number, whatever unit word follows: "10" in "10개", "10 tags"), else the
+    same words (whole words in a spaced script)."""
+    numbers = _NUMBER.findall(value)
+    if numbers:
+        return set(numbers) <= set(_NUMBER.findall(text))
+    if value.isascii():
+        return re.search(r"(?<![\w])" + re.escape(value) + r"(?![\w])", text) is not None
+    return value in text
+
+
+def corrects(new: str, old: str) -> bool:
+    """True when fact text `new` is an explicit correction (`correction_of`) of fact text
+    `old`: `old` states the value `new` sets aside, and the two are about the same thing
+    (`CORRECTION_OVERLAP` of the older fact's shingles, numbers and the old value
+    abstracted, are in the correction's, and `CORRECTION_SCOPE` of the correction's in the
+    fact's)."""
+    found = correction_of(new)
+    if found is None:
+        return False
+    old_norm = _norm(old)
+    value = next((v for v in _readings(found) if _holds(old_norm, v)), None)
+    if value is None:
+        return False
+    earlier = correction_of(old)
+    if earlier is not None and _holds(earlier, value):  # the same correction said again
+        return False
+    a = shingles(_NUMBER.sub("#", _norm(without_correction_label(new)).replace(value, "#")))
+    b = shingles(_NUMBER.sub("#", old_norm.replace(value, "#")))
+    if not a or not b:
+        return False
+    common = len(a & b)
+    return common >= CORRECTION_OVERLAP * len(b) and common >= CORRECTION_SCOPE * len(a)
+
+
+_ARTICLES = frozenset({"a", "an", "the", "its", "their", "our", "my", "your"})
+
+
+def _readings(value: str) -> list[str]:
+    """The old values a correction's set-aside words may be, shortest first: the words after
+    "instead of" run on into the sentence ("instead of cp to copy the backups" → "cp", "cp
+    to", …); an article alone is no value."""
+    words = value.split()
+    out = [" ".join(words[:k]) for k in range(1, len(words) + 1)]
+    return [v for v in out if v not in _ARTICLES]
+
+
 def supersedes(new: str, old: str, subjects: frozenset[str] = frozenset()) -> str | None:
-    """Why fact text `new` supersedes fact text `old` ("numbers revised", "negation
-    flipped", "same label, new value", "same subject, new state"), or None when it does not
+    """Why fact text `new` supersedes fact text `old` ("corrected", "numbers revised",
+    "negation flipped", "same label, new value", "same subject, new state"), or None when it does not
     (module docstring). `subjects` are the names of the topic the facts are in
     (`subject_names`): a label equal to one names the subject, not a slot."""
     p_new, p_old = _profile(new), _profile(old)
     if p_new.line == p_old.line:
         return None
+    if p_new.correction is not None and corrects(new, old):
+        return "corrected"
     revised = p_new.numbers and p_old.numbers and p_new.numbers != p_old.numbers
     if revised and _at_least(p_new.skeleton, p_old.skeleton, SKELETON_SIMILARITY):
         return "numbers revised"
@@ -205,7 +401,7 @@ def supersedes(new: str, old: str, subjects: frozenset[str] = frozenset()) -> st
         if _own_subjects_differ(label_new[1], label_old[1]):
             return None
         if not names_subject(label_new[0], subjects):
-            return "same label, new value"
+            return "same label, new value" if _same_slot(label_new[1], label_old[1]) else None
         if states(label_new[1]) and states(label_old[1]):  # the subject's state, both
             return "same subject, new state"
     return None
@@ -229,7 +425,8 @@ def find_superseded(
             continue
         old = _profile(fact.text)
         if not (
-            (label is not None and old.label_key == label)
+            p_new.correction is not None  # a correction: any fact may hold its old value
+            or (label is not None and old.label_key == label)
             or (
                 numbers
                 and old.numbers
@@ -298,6 +495,8 @@ class Candidates:
         """The newest fact (raw human lines excepted) that `new` supersedes, with why."""
         p = _profile(new)
         found: set[int] = set()
+        if p.correction is not None:  # rare: every fact may hold the value it sets aside
+            found |= {key for key in self._seq}
         if p.label_key is not None:
             found |= self._label.get(p.label_key, set())
         if p.numbers:

@@ -82,7 +82,7 @@ from gitdream.dream.dates import absolutize
 from gitdream.dream.facts import one_line, parse
 from gitdream.dream.slugs import slugify
 from gitdream.errors import BlockError
-from gitdream.text import blocks, markup, sentences
+from gitdream.text import blocks, markup, prose, sentences
 from gitdream.text.clip import clip
 from gitdream.text.similarity import ShingleIndex, Vocabulary, jaccard
 from gitdream.units import DEFINITION_TARGETS, Entry, Unit, parse_entry_id, parse_source_ref
@@ -170,6 +170,41 @@ _STATUS_MARK = re.compile(
 _TRAILING_ID = re.compile(
     r" ?\((?:id:\s*|#)?(?=[^()\s]*\d)(?=[^()\s]*[A-Za-z])[A-Za-z0-9_-]{6,40}\)(?=\s*(?:[:：—–-]|$))"
     r"| ?\(id: ?[^()]{1,60}\)"
+    # a short label and an identifier (four characters or more: "#3" counts, "(offense #3)"),
+    # closing the text: "(ref: 0f3a9c)", "(msg #4412)", "(#4412)"
+    r"| ?\((?:[^\W\d_]{1,12}\s*(?::\s*|#)|#)(?=[^()\s]*\d)[A-Za-z0-9_-]{4,40}\)(?=[.。!]?\s*$)"
+)
+_STATUS_CHARS = (
+    "\u2705\u274c\u26a0\u2714\u2716\u2611\u2b50\u23f3\u2757\u2753\ufe0f"
+    "\U0001f534\U0001f7e0\U0001f7e1\U0001f7e2\U0001f535\U0001f6a8\U0001f525\U0001f4cc"
+    "\U0001f4dd\U0001f4a1\U0001f389\U0001f680"
+)
+# A status mark closing the text ("… — ✅"): the entry's status, when it is the only mark of
+# the text (several mark items of a list: "typo fix ✅, drift ⚠️" — they are content).
+_TRAILING_STATUS = re.compile(f"\\s*(?:[—–-]\\s*)?(?:[{_STATUS_CHARS}]\\s*)+$")
+_STATUS_ANY = re.compile(f"[{_STATUS_CHARS.replace(chr(0xFE0F), '')}]")
+# Full-width punctuation carries its own space: a space after it is layout ("重要： 部署").
+_SPACE_AFTER_FULL_WIDTH = re.compile(r"(?<=[：；，。、！？])[ \t\u3000]+(?=\S)")
+ACKNOWLEDGEMENTS = (
+    "noted|got it|understood|understand|ok|okay|sure|alright|all right|will do|of course|certainly|"
+    "absolutely|acknowledged|roger|perfect|great|thanks|thank you|sounds good|makes sense",
+    "好的|好|了解|明白了|明白|收到|知道了|没问题",
+    "알겠습니다|알겠어요|알겠음|네|넵|확인했습니다|좋습니다|물론입니다",
+    "了解です|了解しました|了解|承知しました|かしこまりました|わかりました|分かりました|はい",
+    "entendido|de acuerdo|vale|claro|anotado|perfecto",
+    "verstanden|alles klar|in ordnung|notiert",
+    "compris|d'accord|noté|entendu|parfait|très bien",
+    "certo|anotado|combinado|perfeito",
+)
+"""Words that open a turn acknowledging the other's ("Noted:", "Got it,", "好的，", "了解。",
+"알겠습니다.", "承知しました。"), per language (English | Chinese | Korean | Japanese |
+Spanish | German | French | Portuguese): the turn's content follows them
+(`without_acknowledgement`)."""
+_ACKNOWLEDGEMENT = re.compile(
+    r"^\s*(?:(?:"
+    + "|".join(sorted({w for g in ACKNOWLEDGEMENTS for w in g.split("|")}, key=len, reverse=True))
+    + r")\s*[,，、:：.!！。—–-]+\s*)+(?=\S)",
+    re.I,
 )
 _FULL_WIDTH_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")  # Chinese, Japanese
 _SUB_ITEM = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s+")
@@ -177,17 +212,38 @@ _SUB_ITEM = re.compile(r"\n\s*(?:[-*+]|\d{1,3}[.)])\s+")
 
 def strip_layout(text: str) -> str:
     """`text` without layout-only markup (module docstring, step 1): glyph prefixes,
-    emoji status marks, bold markers (`gitdream.text.markup`: never inside code or a name),
-    trailing ids in parentheses; nested list items become clauses of one line
-    (`sentences.join_clauses`: "; " where an item ends with no mark, no ".;")."""
+    emoji status marks (leading, or one closing the text: "… — ✅"), the emphasis of a
+    leading label of any kind (`__Rule__:`, `*Note:*`) and bold markers
+    (`gitdream.text.markup`: never inside code or a name), trailing ids in parentheses
+    ("(8db2b276)", "(ref: 0f3a9c)", "(msg #4412)"), a space after full-width punctuation
+    ("重要： 部署" → "重要：部署"; never in code); nested list items become clauses of one
+    line (`sentences.join_clauses`: "; " where an item ends with no mark, no ".;")."""
     text = _GLYPH.sub("", text, count=1)
     text = _STATUS_MARK.sub("", text)
     # single spaces: the patterns below stay linear
     text = one_line(sentences.join_clauses([one_line(part) for part in _SUB_ITEM.split(text)]))
-    text = markup.unemphasize(text)
+    text = markup.unemphasize(markup.unlabel(text))
     text = _TRAILING_ID.sub("", text)
+    trailing = _TRAILING_STATUS.search(text)
+    if trailing is not None and not _STATUS_ANY.search(text, 0, trailing.start()):
+        text = text[: trailing.start()]
     text = re.sub(r" ([:;,])", r"\1", text)
+    text = "".join(
+        _SPACE_AFTER_FULL_WIDTH.sub("", piece) if is_prose else piece
+        for piece, is_prose in prose.segments(text)
+    )
     return text.replace(":;", ":").strip()
+
+
+def without_acknowledgement(text: str) -> str:
+    """`text` without the acknowledgement opening it (`ACKNOWLEDGEMENTS`: "Noted: deploys
+    must …" → "Deploys must …", "好的，周五不部署" → "周五不部署", "알겠습니다. 금요일에는 …" →
+    "금요일에는 …"), the first letter capitalised; `text` itself when nothing would be left."""
+    match = _ACKNOWLEDGEMENT.match(text)
+    if match is None:
+        return text
+    rest = text[match.end() :]
+    return rest[:1].upper() + rest[1:] if rest[:1].islower() else rest
 
 
 def first_sentences(text: str, count: int = FACT_SENTENCES) -> str:
@@ -273,9 +329,9 @@ def clean_text(entry: Entry, absolutize: Absolutize | None) -> str:
     # only the line's own sentences are chosen from ("Detector on quorum theory. Chain
     # class: …; Detector: …" keeps its parts; cut by `describe.fit` at a clause's end).
     head, *items = _SUB_ITEM.split(text) if _LIST_MARKER.match(entry.text) else (text,)
-    text = salience.standing_sentences(
-        one_line(salience.without_kind_label(strip_layout(head))), user=salience.said_by_user(entry)
-    )
+    head = without_acknowledgement(strip_layout(head))
+    head = supersede.without_correction_label(salience.without_kind_label(head))
+    text = salience.standing_sentences(one_line(head), user=salience.said_by_user(entry))
     text = salient_sentences(entry, text)
     if items:
         text = _with_items(text, [strip_layout(item) for item in items])
@@ -500,9 +556,21 @@ _RECORD = "\0record"
 
 
 def _may_restate(new: str, fact: _Fact) -> bool:
-    return _compatible(new, fact.text)
+    """True when `new` may restate `fact` (`_compatible`) and does not correct it: a
+    correction shares the words of the fact it corrects ("Use rsync instead of cp …")."""
+    return _compatible(new, fact.text) and not supersede.corrects(new, fact.text)
 
 
+SESSION_RESTATEMENT = 0.7
+"""An assistant turn restates a fact of its own session (the user's instruction, "Never
+deploy on Fridays") when this share of the fact's terms, rarer-weighted, is in the turn
+("Deploys must never happen on Fridays because …"): one fact, with both sources."""
+SESSION_ACKNOWLEDGED = 0.5
+"""… or this share, when the turn opens by acknowledging what it was told ("Noted: …", "Got
+it, …", "好的，…", "알겠습니다. …", `ACKNOWLEDGEMENTS`): a reply that says it takes the
+instruction in, then says it again in its own words."""
+SESSION_MIN_SHARED = 2
+"""… and they share at least this many terms."""
 WORDS_WITHIN = 0.8
 """An entry a fact cites is that fact read again when this share of the words of one of
 the two texts is in the other (`_words_within`)."""
@@ -623,9 +691,16 @@ class _Candidate:
     score: float
     target: str
     members: tuple[int, ...] = ()
+    echoes: list[_Candidate] = dataclasses.field(default_factory=list)
+    """Assistant turns restating this user turn (`_Run._echoes_to_their_turn`): they
+    corroborate the fact it states, and share its fate when it is deferred or not kept."""
 
     def positions(self) -> tuple[int, ...]:
         return self.members or (self.position,)
+
+    def settled(self) -> tuple[int, ...]:
+        """The positions this candidate settles: its own, and its echoes'."""
+        return self.positions() + tuple(p for echo in self.echoes for p in echo.settled())
 
 
 class OfflineEngine:
@@ -815,7 +890,7 @@ class _Run:
             if topic.facts is None or not topic.owned:
                 texts.append(memoryfiles.body_text(topic.text))
             name = topic.name or topic.title
-            self.matcher.add_topic(slug, name, texts)
+            self.matcher.add_topic(slug, name, texts, human=not topic.owned)
             self.matcher.add_names(slug, [name, slug.replace("_", " ")], own=True)
             for text in texts:
                 self.matcher.add_names(slug, grouping.names(text, (), self.proper))
@@ -853,6 +928,8 @@ class _Run:
         self.shared: Counter[str] = Counter()  # term → how many of the run's candidates hold it
         self._groups: dict[int, tuple[int, ...]] | None = None  # position → its list's positions
         self._records: dict[int, bool] = {}  # position → it records something done once
+        self.created: list[_Fact] = []  # experience facts this run created, in order
+        self.session_facts: dict[str, list[_Fact]] = {}  # transcript → facts of its user turns
 
     def _add_instruction(self, fact: _Fact) -> None:
         """Index the instruction experience fact `fact` gives, if any."""
@@ -883,6 +960,78 @@ class _Run:
             return not ({grouping.family(t) for t in unshared} & (subject - {""}))
 
         return self.instructions.find(instruction, same)
+
+    def _turn_restates(self, entry: Entry, fact: str) -> float | None:
+        """How much of fact text `fact` assistant turn `entry` restates — the share of the
+        fact's terms, rarer-weighted, that the whole turn holds (`_written`, acknowledgement
+        dropped) — when it restates it (`SESSION_RESTATEMENT`, or `SESSION_ACKNOWLEDGED` for
+        a turn opening with an acknowledgement; `SESSION_MIN_SHARED`; no number of the fact
+        missing from the turn); None when it does not."""
+        written = _written(entry)
+        turn = without_acknowledgement(written)
+        own, theirs = set(grouping.terms(fact)), set(grouping.terms(turn))
+        shared = own & theirs
+        if len(shared) < SESSION_MIN_SHARED or not set(_numbers(fact)) <= set(_numbers(turn)):
+            return None
+        idf = self.matcher.idf
+        share = sum(map(idf, shared)) / sum(map(idf, own))
+        bar = SESSION_ACKNOWLEDGED if turn != written else SESSION_RESTATEMENT
+        return share if share >= bar else None
+
+    def _session_fact(self, entry: Entry) -> _Fact | None:
+        """The fact assistant turn `entry` restates among those of its own session (a
+        transcript: the facts this run made of its user turns, and the facts memory cites it
+        with) — the most restated; None for any other entry, or when it restates none. The
+        user's instruction and the assistant's "Noted: …" of it are one fact."""
+        if entry.kind != "transcript" or entry.role != "assistant":
+            return None
+        known = [f for f in self.known.by_path.get(entry.path, ()) if f.group == "experience"]
+        best: tuple[float, _Fact] | None = None
+        for fact in [*self.session_facts.get(entry.path, ()), *known]:
+            share = self._turn_restates(entry, fact.text)
+            if share is not None and (best is None or share > best[0]):
+                best = (share, fact)
+        return best[1] if best is not None else None
+
+    def _echoes_to_their_turn(self, ranked: list[_Candidate]) -> list[_Candidate]:
+        """`ranked` without the assistant turns that restate a user turn of their session
+        (`_turn_restates`, the most restated one): each is an echo of that turn's candidate,
+        so the user's words state the fact and the restatement corroborates it, wherever
+        and whenever that fact is written."""
+        users: dict[str, list[_Candidate]] = {}
+        for candidate in ranked:
+            entry = candidate.entry
+            if entry.kind == "transcript" and entry.role == "user" and candidate.target == "experience":
+                users.setdefault(entry.path, []).append(candidate)
+        if not users:
+            return ranked
+        out: list[_Candidate] = []
+        for candidate in ranked:
+            entry = candidate.entry
+            said = [
+                (share, user)
+                for user in users.get(entry.path, ())
+                if entry.role == "assistant" and candidate.target == "experience"
+                if user.entry.start < entry.start
+                and (share := self._turn_restates(entry, user.text)) is not None
+            ]
+            if said:
+                max(said, key=lambda pair: pair[0])[1].echoes.append(candidate)
+            else:
+                out.append(candidate)
+        return out
+
+    def _corrected(self, text: str) -> _Fact | None:
+        """The experience fact explicit correction `text` corrects (`supersede.corrects`),
+        newest first — this run's, then memory's —, so the correction joins its topic, where
+        integration supersedes it; None when `text` corrects none (most texts: it is no
+        correction, and nothing is scanned)."""
+        if supersede.correction_of(text) is None:
+            return None
+        for fact in [*reversed(self.created), *reversed(self.known.facts["experience"])]:
+            if supersede.corrects(text, fact.text):
+                return fact
+        return None
 
     def _same_instruction(self, text: str, fact: str) -> bool:
         """True when fact text `text` gives the instruction fact text `fact` gives, in other
@@ -977,7 +1126,7 @@ class _Run:
             if not candidate.members and candidate.target == "experience":
                 candidate.text = lists.with_subject(_closed(candidate.text), candidate.entry)
         out.sort(key=lambda c: (-c.score, c.position))
-        return out
+        return self._echoes_to_their_turn(out)
 
     def _lists(self, kept: list[_Candidate]) -> list[_Candidate]:
         """A list under a lead-in is one statement (`gitdream.dream.lists`; module
@@ -1076,7 +1225,7 @@ class _Run:
 
     def defer(self, rest: list[_Candidate], reason: str) -> None:
         for later in rest:
-            for position in later.positions():
+            for position in later.settled():
                 self.result.skipped.append((self.context.entries[position].id, reason))
                 self.result.deferred.append((self.context.entries[position].id, reason))
                 self.stats["deferred"] += 1
@@ -1094,7 +1243,7 @@ class _Run:
                 break
             entry, text, target = candidate.entry, candidate.text, candidate.target
             if target == "experience" and self._weak_and_subjectless(candidate):
-                for position in candidate.positions():
+                for position in candidate.settled():
                     self.skip(self.context.entries[position], NO_SUBJECT, "not_kept")
                 continue
             ids = (
@@ -1104,17 +1253,23 @@ class _Run:
             )
             index = self.index_for(target, _numbers(text))
             match = index.best(text, ids)
-            if match is not None:
+            if match is not None and not supersede.corrects(text, match.key.text):
                 self._corroborate(candidate, match.key)
                 continue
             if target == "experience":
-                restated = self.restatements.find(text, functools.partial(_may_restate, text))
+                restated = self._session_fact(entry)
+                restated = restated or self.restatements.find(text, functools.partial(_may_restate, text))
                 restated = restated or self._instructed(text, entry.tags)
                 if restated is not None:
                     self._corroborate(candidate, restated)
                     continue
+                corrected = self._corrected(text)
                 record = not candidate.members and salience.is_activity_record(entry, text, engine.cues)
-                placed = self._topic_of(entry, text, record=record)
+                placed = (
+                    (corrected.where, corrected.title)
+                    if corrected is not None
+                    else self._topic_of(entry, text, record=record)
+                )
                 if placed is None:
                     waiting.append(candidate)
                     continue
@@ -1136,6 +1291,8 @@ class _Run:
             fact = _Fact(target, where, title, text)
             index.add(fact, text, ids)
             if target == "experience":
+                self.created.append(fact)
+                self._of_session(candidate, fact)
                 self.restatements.add(fact, text)
                 self._add_instruction(fact)
             self.matcher.add_text(where, text)
@@ -1309,7 +1466,7 @@ class _Run:
                 )
                 slug = near[0] if near is not None else None
             if slug is None:
-                for position in candidate.positions():
+                for position in candidate.settled():
                     self.skip(self.context.entries[position], ACTIVITY_RECORD, "not_kept")
                 continue
             self._create(candidate, slug, self.topics.titles.get(slug, slug))
@@ -1324,6 +1481,8 @@ class _Run:
             else self.vocabulary.ranks(self.codes[candidate.position])
         )
         self.index_for("experience", _numbers(text)).add(fact, text, ids)
+        self.created.append(fact)
+        self._of_session(candidate, fact)
         self.restatements.add(fact, text)
         self._add_instruction(fact)
         self.matcher.add_text(where, text)
@@ -1449,6 +1608,18 @@ class _Run:
         self.stats["folded"] += len(candidate.positions()) - 1
         if target == "experience":
             self._placed(candidate, fact.where)
+            self._of_session(candidate, fact)
+
+    def _of_session(self, candidate: _Candidate, fact: _Fact) -> None:
+        """Note experience fact `fact`, which a user turn `candidate` states, as a fact of
+        its session (`_session_fact`); the turns echoing it corroborate it."""
+        entry = candidate.entry
+        if entry.kind == "transcript" and entry.role == "user":
+            facts = self.session_facts.setdefault(entry.path, [])
+            if fact not in facts:
+                facts.append(fact)
+        for echo in candidate.echoes:
+            self._corroborate(echo, fact)
 
     def _topic_of(self, entry: Entry, text: str, *, record: bool = False) -> tuple[str, str] | None:
         """`(slug, title)` of the entry's topic (module docstring, step 5), or None when it

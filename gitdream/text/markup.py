@@ -17,6 +17,12 @@ them as CommonMark's flanking rules do, and stricter where code is likelier than
 - Marked text holds no marker of its own kind (`**kwargs and **bold**` stresses "bold"
   only).
 
+`unlabel(text)` drops the markers of a *label* opening the text — emphasis of any kind,
+bold or italic, asterisks or underscores, around a few words that a colon closes, inside or
+after the markers (`__Rule__: x`, `*Note:* x`, `_Heads up_: x` → `Rule: x`, `Note: x`, `Heads
+up: x`): a label is layout whatever its emphasis. Lower-case identifiers between underscores
+(`__init__: …`, `_private_: …`) are names, never labels.
+
 Pure functions; never raise.
 """
 
@@ -65,3 +71,27 @@ def unemphasize(text: str, *, italic: bool = False) -> str:
     held = _unemphasize_prose("".join(piece if is_prose else _HOLE for piece, is_prose in pieces), italic)
     out = held.split(_HOLE)
     return "".join(part + (code[i] if i < len(code) else "") for i, part in enumerate(out))
+
+
+# A label opening the text: one kind of marker around a few words, a colon inside or right
+# after the closing marker, then a space or the end.
+_LABEL = re.compile(
+    r"^(?P<mark>\*{1,3}|_{1,3})(?P<body>[^\s*_`](?:[^*_`\n]{0,58}[^\s*_`])?)(?P=mark)"
+    r"(?P<colon>[:：])?(?:(?=\s|$)|(?<=：)|(?<=：[*_])|(?<=：[*_]{2})|(?<=：[*_]{3}))"
+)
+_IDENTIFIER = re.compile(r"[a-z0-9_]+")
+
+
+def unlabel(text: str) -> str:
+    """`text` without the emphasis markers of a label opening it (module docstring):
+    `__Rule__: x` → `Rule: x`, `*Note:* x` → `Note: x`; `text` itself when it opens with no
+    such label (a lower-case identifier between underscores is a name: `__init__: …`)."""
+    match = _LABEL.match(text)
+    if match is None:
+        return text
+    body, colon = match["body"], match["colon"] or ""
+    if not colon and not body.endswith((":", "：")):
+        return text
+    if match["mark"][0] == "_" and _IDENTIFIER.fullmatch(body.rstrip(":：")):
+        return text
+    return body + colon + text[match.end() :]

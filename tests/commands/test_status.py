@@ -151,6 +151,10 @@ def test_status_says_when_memory_md_alone_is_over_its_limits_and_where_the_topic
     warnings = json.loads(cli(agent_repo, "status", "--json").stdout)["warnings"]
     over = [w for w in warnings if index in w]
     assert over and "250 lines" in over[0] and "agents/ops/memory/gitdream-topics.md" in over[0]
+    assert "topics will be indexed (by the next dream that writes one) in" in over[0]  # not there yet
+    write(agent_repo, "agents/ops/memory/gitdream-topics.md", "# Topics gitdream keeps\n")
+    over = [w for w in json.loads(cli(agent_repo, "status", "--json").stdout)["warnings"] if index in w]
+    assert "topics are indexed in agents/ops/memory/gitdream-topics.md" in over[0]
     # gitdream's own block does not count against the person's part
     write(
         agent_repo,

@@ -48,6 +48,57 @@ def test_subjects_name_topics(name: str) -> None:
     assert not grouping.unfit_name(name)
 
 
+@pytest.mark.parametrize(
+    ("language", "name"),
+    [
+        # a clock time: an hour with its counter, a moment of the day before a number
+        ("ko", "오후 3시 점검"),
+        ("zh", "下午3点"),
+        ("ja", "午後3時"),
+        ("ja", "１５時の確認"),  # full-width digits
+        # an ordinal of a turn or a round
+        ("zh", "第3次心跳"),
+        ("zh", "第二轮"),
+        ("zh", "第2輪"),
+        ("ja", "第5回"),
+        ("ja", "3回目"),
+        ("ko", "3회차"),
+        ("ko", "3번째"),
+        ("ko", "두 번째"),
+        # a heartbeat, alone or with its number
+        ("ja", "ハートビート 3"),
+        ("ko", "하트비트 3"),
+        ("zh", "心跳检查"),
+        # a tally: two counted actions
+        ("zh", "写了3条 点赞2次"),
+        ("ko", "2회 작성 1회 좋아요"),
+        ("ja", "投稿3件 いいね2回"),
+        # a date, a month, a weekday; a session-template slot made of generic words only
+        ("zh", "2026年2月10日"),
+        ("ko", "2월 10일"),
+        ("ko", "2월 회고"),
+        ("ja", "月曜日"),
+        ("zh", "星期一"),
+        ("ko", "오늘의 할 일"),
+        ("ja", "今日の作業"),
+        ("ko", "배운 점"),
+    ],
+)
+def test_clock_turn_heartbeat_tally_and_date_names_in_chinese_korean_japanese_never_name_a_topic(
+    language: str, name: str
+) -> None:
+    assert grouping.unfit_name(name), (language, name)
+
+
+@pytest.mark.parametrize(
+    "name", ["第三方库", "24時間監視", "部署规则", "3个副本", "周一例会", "今日のタスク"]
+)
+def test_a_subject_beside_a_count_or_a_day_still_names_a_topic(name: str) -> None:
+    # "third-party library", "24-hour monitoring", "deploy rules", "3 replicas", "Monday
+    # meeting", "Today's tasks" (fit, as in English; a slot only by `template_slots`)
+    assert not grouping.unfit_name(name)
+
+
 def test_name_families_fold() -> None:
     assert (
         grouping.family("lessons")
@@ -441,3 +492,111 @@ def test_a_slot_names_no_topic_and_leads_no_fact_even_in_a_run_that_reads_part_o
     for unit in result.units:
         assert grouping.family(unit.title) != "research"
         assert not unit.body.startswith("Research")
+
+
+def test_kept_entries_under_clock_turn_heartbeat_and_tally_headings_in_any_language_name_no_topic() -> None:
+    headings = [
+        "오후 3시 점검",
+        "第3次心跳",
+        "ハートビート 3",
+        "写了3条 点赞2次",
+        "2회 작성 1회 좋아요",
+        "第5回",
+    ]
+    texts = [
+        "- 배포 전에는 반드시 마이그레이션 스크립트를 스테이징에서 먼저 실행해야 한다.",
+        "- 部署前必须先在预发环境跑一遍迁移脚本，因为生产库没有回滚。",
+        "- 本番のデプロイ前に必ずステージングでマイグレーションを流すこと。",
+        "- 评论区的限流是每小时 20 条，超过会被封 24 小时。",
+        "- 댓글은 한 시간에 20개까지만 허용된다.",
+        "- 回数制限は 1 時間 20 件まで。",
+    ]
+    entries = [
+        _entry(2 + n, 3, text, heading) for n, (text, heading) in enumerate(zip(texts, headings, strict=True))
+    ]
+    result = _distill(entries, offline__salience_threshold=0.0)
+    assert len(result.units) == len(entries)
+    for unit in result.units:
+        assert not grouping.unfit_name(unit.title) or unit.title == "General", unit.title
+        assert not any(unit.body.startswith(h) for h in headings), unit.body  # no clock as its subject
+
+
+_ALERTMANAGER = [
+    "- Alertmanager must run as a cluster of three replicas, because a single instance loses its silences on restart.",
+    "- Alertmanager routes an alert by its team label; an alert without one goes to the default receiver and nobody sees it.",
+    "- Alertmanager inhibition rules must list the equal labels, otherwise one critical alert mutes every warning of the team.",
+]
+_DATABASE = (
+    "---\nname: Database\ntype: reference\n---\n\n# Database\n\n"
+    "- PostgreSQL runs as a cluster of three nodes; the primary must never restart without a replica in sync.\n"
+    "- Alert the team when replication lag passes 30 seconds; a warning label goes to the default receiver.\n"
+    "- Silences of the primary on restart mean maintenance.\n"
+)
+
+
+def test_a_name_that_always_opens_its_sentence_is_a_name() -> None:
+    texts = [t.removeprefix("- ") for t in _ALERTMANAGER]
+    proper = grouping.proper_names(texts)
+    assert "alertmanager" in proper
+    assert "Alertmanager" in grouping.names(texts[0], (), proper)
+    # A verb or a cue word opening as many entries is no name: the material writes it, or a
+    # word of its family, in lower case ("extracted"), or salience reads it as a cue ("Never").
+    verbs = ["Extracts the claims of a post.", "Extracts links too.", "Extracts dates.", "It extracted none."]
+    cues = ["Never retry a post.", "Never comment twice.", "Never skip the captcha."]
+    assert not {"extracts", "never"} & grouping.proper_names(verbs + cues)
+
+
+@pytest.mark.parametrize("with_human_topic", [False, True])
+def test_facts_about_a_name_that_opens_their_sentences_get_its_topic_not_a_weakly_similar_one(
+    with_human_topic: bool,
+) -> None:
+    entries = [
+        _entry(2 + n, 3, text, heading)
+        for n, (text, heading) in enumerate(
+            zip(_ALERTMANAGER, ["Notes", "Incidents", "Lessons"], strict=True)
+        )
+    ]
+    entries.append(
+        _entry(6, 2, "- Never deploy on Friday afternoon, because nobody is around to roll back.", "Rules")
+    )
+    files = {f"{MEM}/database.md": _DATABASE} if with_human_topic else {}
+    result = _distill(entries, files, offline__salience_threshold=0.0)
+    placed = {u.sources[0]: u.topic for u in result.units}
+    assert [placed[e.id] for e in entries[:3]] == ["alertmanager"] * 3
+    assert "database" not in placed.values()  # a person's topic about PostgreSQL
+
+
+def test_in_chinese_korean_or_japanese_text_a_latin_name_ends_where_the_text_resumes() -> None:
+    assert grouping.names("Alertmanager必须以三副本集群运行。") == ["Alertmanager"]
+    assert grouping.names("Alertmanager는 세 개의 복제본으로 운영해야 한다.") == ["Alertmanager"]
+    assert "夜间模式" in grouping.names(
+        "「夜间模式」必须默认关闭，否则截图会泄露。"
+    )  # a term in corner brackets
+    entries = [
+        _entry(2, 3, "- Alertmanager必须以三副本集群运行，因为单实例重启会丢失静默规则。", "告警"),
+        _entry(3, 5, "- Alertmanager按团队标签路由告警；没有该标签的告警会进默认接收器，没人看到。", "笔记"),
+        _entry(4, 7, "- Alertmanager 的抑制规则必须列出相同的标签，否则一条严重告警会屏蔽所有警告。", "教训"),
+    ]
+    result = _distill(entries)
+    assert {u.topic for u in result.units} == {"alertmanager"}
+
+
+def test_a_persons_topic_about_none_of_an_entrys_names_is_not_joined_by_weak_similarity() -> None:
+    documents = [
+        ["alert", "label", "team"],
+        ["replica", "primary"],
+        ["deploy", "friday"],
+        ["captcha", "post"],
+    ]
+    topic = "Page the team by label when the primary loses a replica; vacuum runs nightly at two."
+    text = "Alertmanager pages the team by label when a replica is down."
+    weak = {"fallback": grouping.NEAREST_COSINE, "min_shared": grouping.NEAREST_SHARED}
+    for human in (False, True):
+        matcher = grouping.TopicMatcher(documents)
+        matcher.add_topic("database", "Database", [topic], human=human)
+        matcher.add_names("database", ["Database"], own=True)
+        matcher.add_names("database", ["PostgreSQL"])
+        hit = matcher.best(text, ["Alertmanager"], **weak)
+        assert (hit is None) == human  # gitdream's own topic is joined as before (step 7)
+        assert matcher.best(text, [], **weak) is not None  # naming nothing: the topic most like it
+        assert matcher.best(text.replace("Alertmanager", "PostgreSQL"), ["PostgreSQL"], **weak) is not None

@@ -199,7 +199,7 @@ def test_a_hedged_belief_is_a_belief_in_every_language(guess: str) -> None:
 )
 def test_an_instruction_with_an_order_of_steps_is_a_procedure_in_every_language(text: str) -> None:
     """An imperative (or the infinitive a note instructs with: "vérifier d'abord …") opening
-    an entry with an order of steps is a procedure; the same told as done is not."""
-    assert {"rule-weak", "procedure"} <= verdict(text).cues.keys()
+    an entry is a rule, and with an order of steps a procedure; the same told as done is not."""
+    assert {"rule", "procedure"} <= verdict(text).cues.keys()
     assert verdict(text).kept
     assert "procedure" not in verdict("- Checked the signature before publishing.").cues

@@ -280,7 +280,15 @@ def test_demo_works_offline(tmp_path: Path) -> None:
 
 
 _CLOCK_NAME = re.compile(
+    # English: a clock time, a date, a heartbeat, a turn or round, a tally of actions
     r"\d{1,2}-\d{2}-utc|\b\d{4}-\d{2}-\d{2}\b|heartbeat-\d|\bturn-\d|\bround-\d|\d+-(?:writes?|likes?|replies|reply)\b"
+    # Chinese, Korean, Japanese: an hour (3시, 3点, 3時) or a moment of the day before a number
+    r"|\d+(?:시|時|时|点|點)(?!간|間|间)|(?:오전|오후|上午|下午|午前|午後)-?\d"
+    # an ordinal of a turn or a round (第3次, 第二轮, 第5回, 3회차, 3번째, 3回目)
+    r"|第[\d〇一二三四五六七八九十两]+(?:次|回|轮|輪)|\d+(?:회차|번째|回目)"
+    # a heartbeat; a date (2026年2月10日, 2월-10일); a tally of two counted actions
+    r"|心跳|하트비트|ハートビート|\d+(?:年|년|月|월)-?\d+(?:月|월|日|일)"
+    r"|\d+(?:次|回|条|件|个|회|개|번)\D{0,16}\d+(?:次|回|条|件|个|회|개|번)"
 )
 
 
@@ -420,6 +428,26 @@ def test_the_run_summary_says_what_was_left_for_the_next_run(agent_repo: Path) -
         result = cli(agent_repo, *args, env=env)
         assert result.exit_code == 0, result.stderr
         assert "1 entry left for the next run" in result.stdout, (args, result.stdout[-300:])
+
+
+def test_a_missing_receipt_of_the_last_dream_is_named_with_the_way_to_its_pending_material(
+    agent_repo: Path,
+) -> None:
+    """The material a dream leaves for the next run is carried by its receipt: in a clone
+    that has the watermark but not the notes, the run says so (and how to get it back)
+    instead of silently never reading that material; `--full` then reads it."""
+    _log(agent_repo, 1, "- [a] First lesson about alpha.", "- [b] Second lesson about beta.")
+    commit_all(agent_repo, "two entries")
+    env = {"GITDREAM_MAX_UNITS": "1"}
+    first = json.loads(cli(agent_repo, "run", "--json", env=env).stdout)["runs"][0]
+    assert first["pending"]
+    git(agent_repo, "update-ref", "-d", "refs/notes/gitdream")
+    second = json.loads(cli(agent_repo, "run", "--json", env=env).stdout)["runs"][0]
+    (warning,) = [w for w in second["warnings"] if "is not in this repository" in w]
+    assert "refs/notes/gitdream" in warning and "gitdream run --agent ops --full" in warning
+    full = json.loads(cli(agent_repo, "run", "--full", "--json", env=env).stdout)["runs"][0]
+    assert [u["text"] for u in full["units"]] == ["Second lesson about beta."]
+    assert not any("is not in this repository" in w for w in full["warnings"])
 
 
 def test_facts_for_a_topic_with_unreadable_front_matter_wait_until_it_is_fixed(agent_repo: Path) -> None:

@@ -59,6 +59,43 @@ def test_a_rule_in_modal_or_imperative_form_is_kept(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "- Use blue-green deploys for the API.",
+        "- 使用蓝绿部署发布 API。",
+        "- API에는 블루-그린 배포를 사용하라.",
+        "- API にはブルーグリーンデプロイを使ってください。",
+        "- Verwende Blue-Green-Deployments für die API.",
+        "- Utilisez des déploiements blue-green pour l'API.",
+        "- Usa despliegues blue-green para la API.",
+        "- Consider pinning the client version in the lock file.",
+    ],
+)
+def test_a_plain_imperative_addressed_to_the_reader_is_a_rule(text: str) -> None:
+    assert "rule" in feature(text), text
+    # a user's message asks the listener for something in the session: no rule without a rule word
+    assert "rule" not in feature(text.removeprefix("- "), role="user"), text
+    assert "rule" not in feature(text, lead_in="Next steps:"), text  # a step of a plan
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- Build failed on main.",  # a noun and its verb
+        "- Update(README.md)",  # a tool's call
+        "- Run 412 finished green.",
+        "- Used blue-green deploys for the API.",  # past: a record
+        "- 使用了蓝绿部署。",
+        "- Use blue-green deploys for the API?",
+        "- Consider it an investment rather than procrastination!",  # aimed at what is at hand
+        "- Review it before the release.",
+    ],
+)
+def test_a_noun_a_record_or_a_question_is_no_imperative(text: str) -> None:
+    assert "rule" not in feature(text), text
+
+
+@pytest.mark.parametrize(
     ("text", "reason"),
     [
         ("- **Inbox:** 11 matches, 0 unread, 180 discover", "status snapshot"),
@@ -116,6 +153,34 @@ def test_an_owners_standing_preference_in_a_transcript_is_kept() -> None:
     text = "I prefer small commits because reviews stay readable."
     assert verdict(text, role="user").kept
     assert "preference" not in verdict(text, role="assistant").cues
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- The user prefers short commit messages.",
+        "- 用户喜欢简短的提交信息。",
+        "- 사용자는 짧은 커밋 메시지를 선호한다.",
+        "- ユーザーは短いコミットメッセージを好む。",
+        "- Der Nutzer bevorzugt kurze Commit-Nachrichten.",
+        "- L'utilisateur préfère des messages de commit courts.",
+        "- El usuario prefiere mensajes de commit cortos.",
+        "- O usuário prefere mensagens de commit curtas.",
+    ],
+)
+def test_an_owners_preference_told_in_the_third_person_is_a_preference(text: str) -> None:
+    assert "preference" in feature(text), text
+    assert "preference" in feature(text.removeprefix("- "), role="assistant"), text
+
+
+def test_what_the_user_wants_of_the_speaker_is_a_recount_not_a_preference() -> None:
+    for asked in (
+        feature("- The user wants me to expand the document."),
+        feature("- The user wants to remove the old setup section."),
+    ):
+        assert "recount" in asked and "preference" not in asked
+    stated = feature("- The user wants short commit messages.")
+    assert "preference" in stated and "recount" not in stated
 
 
 def test_words_inside_a_quotation_are_someone_elses() -> None:
@@ -345,3 +410,143 @@ def test_an_entry_pointing_at_what_was_just_done_does_not_state_itself(text: str
 def test_a_session_recounted_in_the_progressive_is_a_recount() -> None:
     assert "recount" in feature("- The user is asking me to expand the document.")
     assert "recount" in feature("- 用户要求我们扩展文档。")
+
+
+@pytest.mark.parametrize(
+    ("name", "fires", "lead_in", "does_not"),
+    [
+        (
+            "lesson-label-weak",
+            "- Tip: run the linter before every push.",
+            "",
+            "- Rule: run the linter before every push.",
+        ),
+        ("lesson-label-weak", "- 메모: 린터는 푸시 전에 돌린다.", "", "- 린터는 푸시 전에 돌린다."),
+        ("lead-in-plan", "- Rotate the signing keys.", "Next steps:", "- Rotate the signing keys."),
+        ("lead-in-plan", "- 서명 키를 교체한다.", "다음 할 일:", "- 서명 키를 교체한다."),
+        (
+            "status-label",
+            "- **Inbox:** three new messages from the team",
+            "",
+            "- **Auth:** three new messages",
+        ),
+        ("status-label", "- 상태: 배포 대기 중", "", "- 배포 대기 중"),
+        ("narration-weak", "- Great, the build passes on staging.", "", "- The build passes on staging."),
+        ("narration-weak", "- 好的，构建在预发布环境通过。", "", "- 构建在预发布环境通过。"),
+        ("question", "- Why does the build fail on Fridays?", "", "- The build fails on Fridays."),
+        ("question", "- 为什么周五构建会失败？", "", "- 周五构建会失败。"),
+        (
+            "definition-weak",
+            "- Ocean Tiger — runs the mail service",
+            "",
+            "- Ocean Tiger runs the mail service",
+        ),
+        ("definition-weak", "- Ocean Tiger is a mail relay.", "", "- Ocean Tiger relays mail."),
+        ("status-mark", "- ✅ Smoke tests green on staging.", "", "- Smoke tests green on staging."),
+        ("status-mark", "- **⚠️ Smoke tests flaky on staging.**", "", "- **Smoke tests flaky on staging.**"),
+    ],
+)
+def test_each_feature_of_place_form_and_moment_fires_where_it_should(
+    name: str, fires: str, lead_in: str, does_not: str
+) -> None:
+    """Each of these features fires on the first text and not on the second, which differs
+    only by what the feature reads (a label, a lead-in, an opening, a mark)."""
+    assert name in feature(fires, lead_in=lead_in), fires
+    assert name not in feature(does_not), does_not
+
+
+def test_an_emoji_status_mark_is_read_in_the_entry_as_written() -> None:
+    """The fact text has lost the mark (`clean_text` drops emoji), so it is read in the
+    entry: "✅ Smoke tests green" under Lessons is a status, and scores below the same
+    statement without the mark."""
+    marked = verdict("- ✅ Smoke tests green on staging.", "2026-03-02", "Lessons")
+    plain = verdict("- Smoke tests green on staging.", "2026-03-02", "Lessons")
+    assert "status-mark" in marked.cues and marked.score < plain.score
+    assert not marked.kept and marked.reason == "status snapshot"
+
+
+@pytest.mark.parametrize(
+    ("past", "not_past"),
+    [
+        ("- 我们试过这个代理。", "- 请求通过这个代理。"),  # 过 after a verb; 通过 (by means of)
+        ("- 缓存刷新过一次。", "- 缓存一小时后过期。"),  # 过期 (expire)
+        ("- 修好了解析器。", "- 为了安全，先备份数据库。"),  # 为了 (in order to)
+        ("- 설정 파일을 옮겼다.", "- 설정 파일은 docs 폴더에 있음."),  # 있음 (there is)
+        ("- 설정 파일을 확인했습니다.", "- 설정 파일은 docs 폴더에 있습니다."),
+        ("- 설정 파일을 옮겼음.", "- 설정 파일을 확인하겠음."),  # 겠 (will)
+        ("- 設定ファイルを直した。", "- したがって再起動が必要。"),  # したがって (therefore)
+    ],
+)
+def test_a_past_marker_inside_a_word_of_another_meaning_is_no_past(past: str, not_past: str) -> None:
+    """过 in 过期/通过, 了 in 为了, the final ㅆ of 있다 and 겠, した in したがって: no past."""
+    assert "past" in feature(past), past
+    assert "past" not in feature(not_past), not_past
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- The API key expires after 24 hours.",
+        "- API密钥24小时后过期。",
+        "- API 키는 24시간 후에 만료된다.",
+        "- APIキーは24時間後に期限切れになる。",
+        "- Der API-Schlüssel läuft nach 24 Stunden ab.",
+        "- La clé API expire après 24 heures.",
+        "- La clave de la API caduca después de 24 horas.",
+        "- Sessions time out within 30 min of inactivity.",
+    ],
+)
+def test_a_duration_stated_as_a_limit_is_a_limit_not_a_moment(text: str) -> None:
+    fired = feature(text)
+    assert "limit" in fired and "clock" not in fired and "status" not in fired, fired
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- The API key expired 2 hours ago.",  # past, and time since
+        "- Account suspended, 23h remaining.",  # time left
+        "- 账号被暂停，剩余23小时。",
+        "- 계정 정지, 23시간 남음.",
+        "- アカウント停止中、残り23時間。",
+        "- Retry after 30 minutes, still waiting.",  # a status beside it
+        "- The key expires after 24 hours, at 14:30 UTC.",  # a clock time
+    ],
+)
+def test_a_duration_counting_time_left_or_since_is_a_moment(text: str) -> None:
+    fired = feature(text)
+    assert "clock" in fired or "status" in fired, fired
+    assert "limit" not in fired, fired
+
+
+@pytest.mark.parametrize(
+    ("version", "measure"),
+    [
+        ("- The staging cluster runs Kubernetes 1.29.", "- The staging cluster runs at load 1.29."),
+        ("- 预发布集群运行 Kubernetes 1.29。", "- 预发布集群的负载是 1.29。"),
+        ("- Pin the client to v2.4.1.", "- The client is 1.5x faster."),
+        ("- 버전 3.2부터 이 옵션을 지원한다.", "- 응답 시간은 2.5 s이다."),
+        ("- Requires Python 3.13.", "- Precision 0.79 on the held-out set."),
+    ],
+)
+def test_a_version_of_a_named_tool_is_a_stable_fact_and_a_measure_is_not(version: str, measure: str) -> None:
+    assert "version" in feature(version), version
+    assert "version" not in feature(measure), measure
+    assert "version" not in feature(
+        "     rev: v4.5.0\n     hooks: []"
+    )  # what a file shows, in a tool's block
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- deploy api@4.12.0 staging",
+        "- 发布 order-service v2.8.1 到 prod",
+        "- order-service v2.8.1을 prod에 배포",
+        "- order-service v2.8.1 を本番にデプロイ",
+        "- Upgraded the runner to Python 3.13",
+    ],
+)
+def test_a_version_an_event_moves_is_a_record_not_a_stable_fact(text: str) -> None:
+    fired = feature(text)
+    assert "version" not in fired and "rule" not in fired, fired

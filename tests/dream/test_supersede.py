@@ -283,7 +283,12 @@ def test_the_prefilter_finds_what_comparing_with_every_fact_finds() -> None:
     ]
     facts = [factfmt.Fact(text=t, sources=[], seen=1) for t in texts]
     facts[9].raw = "- DB: 5 replicas."  # a hand-edited line is never superseded
-    for new in [*texts, "The registry keeps the last 30 image tags.", "Deploy window: Mondays only."]:
+    extra = ["The registry keeps the last 30 image tags.", "Deploy window: Mondays only."]
+    extra += [
+        "Correction: the registry keeps the last 25 image tags, not 10.",
+        "上传不是有时间限制的，而是不限时。",
+    ]
+    for new in [*texts, *extra]:
         for end in range(len(facts) + 1):
             scan = next(
                 (
@@ -334,31 +339,47 @@ def test_the_candidate_index_finds_what_scanning_the_list_finds_as_the_list_chan
 # --- a label that only names the subject: the slot comes from what the fact states -------
 
 
+SLOT = "same label, new value"
+
+
 @pytest.mark.parametrize(
-    ("old", "new", "why"),
+    ("old", "new", "why", "without_names"),
     [
         (
             "Forum: ban lifted, posting available again",
             "Forum: suspended until March 9",
             "same subject, new state",
+            SLOT,
         ),
-        ("论坛：已解封", "论坛：封禁至三月九日", "same subject, new state"),
-        ("포럼: 차단 해제됨", "포럼: 3월 9일까지 정지", "same subject, new state"),
-        ("Forum: Each failed captcha extends the ban", "Forum: suspended until March 9", None),  # a rule
-        ("Forum: Never repost a post that returned an id", "Forum: Always solve the captcha first", None),
+        ("论坛：已解封", "论坛：封禁至三月九日", "same subject, new state", SLOT),
+        ("포럼: 차단 해제됨", "포럼: 3월 9일까지 정지", "same subject, new state", SLOT),
+        (
+            "Forum: Each failed captcha extends the ban",
+            "Forum: suspended until March 9",
+            None,
+            SLOT,
+        ),  # a rule
+        # two rules under one label are two rules, with or without the topic's names
+        (
+            "Forum: Never repost a post that returned an id",
+            "Forum: Always solve the captcha first",
+            None,
+            None,
+        ),
         (
             "Forum: Each failed captcha extends the ban",
             "Forum: Hit a 30-minute cooldown after a repost",
             None,
+            SLOT,
         ),
     ],
 )
 def test_a_label_naming_only_the_subject_supersedes_only_a_state_with_a_state(
-    old: str, new: str, why: str | None
+    old: str, new: str, why: str | None, without_names: str | None
 ) -> None:
     subjects = subject_names("forum", "Forum BAN LIFTED", "论坛", "포럼")
     assert supersedes(new, old, subjects) == why
-    assert supersedes(new, old) == "same label, new value"  # no topic names: the label is the slot
+    assert supersedes(new, old) == without_names  # no topic names: the label is the slot
 
 
 def _log(repo: Path, day: str, body: str) -> None:
@@ -441,3 +462,187 @@ def test_a_section_label_shared_by_facts_about_their_own_names_is_no_subject(
     by" the conftest.py one — they describe different files and only share the glued
     label."""
     assert supersedes(new, old) == why
+
+
+# --- two rules under one label; explicit corrections -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Backup: nightly backups run at 02:00 UTC and must finish before 04:00",
+            "Backup: nightly backups must be verified with a test restore every Monday because an "
+            "untested backup is no backup",
+        ),
+        ("Deploys: never on Fridays", "Deploys: always tag the image before pushing it"),
+        (
+            "备份：夜间备份在凌晨两点运行，必须在四点前完成。",
+            "备份：每周一必须用恢复测试验证夜间备份，因为没验证过的备份不算备份。",
+        ),
+        (
+            "백업: 야간 백업은 새벽 2시에 실행되며 4시 전에 끝나야 한다.",
+            "백업: 매주 월요일 복원 테스트로 야간 백업을 반드시 검증해야 한다.",
+        ),
+    ],
+)
+def test_two_rules_under_one_label_never_supersede_each_other(old: str, new: str) -> None:
+    """Regression test (audit B): a label ("Backup:") is shared by two different rules; the
+    newer one archived the older as superseded. Only values of one slot replace each other."""
+    assert supersedes(new, old) is None
+    assert supersedes(old, new) is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Entry point: `scripts/old_main.py`", "Entry point: `bin/run-service`"),
+        ("Deploy window: Tuesdays after 10:00", "Deploy window: never on Fridays, any weekday morning"),
+        ("部署窗口：周二十点以后", "部署窗口：除周五外任何工作日上午"),
+    ],
+)
+def test_a_new_value_of_the_same_slot_under_one_label_still_supersedes(old: str, new: str) -> None:
+    assert supersedes(new, old) == "same label, new value"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "The registry keeps only the last 10 image tags.",
+            "Correction: the registry keeps the last 25 image tags, not 10.",
+        ),
+        (
+            "The registry keeps only the last 10 image tags.",
+            "The registry keeps the last 25 image tags (not 10).",
+        ),
+        (
+            "Copy the backups with `cp` to the NAS.",
+            "Copy the backups with `rsync` instead of `cp` to the NAS.",
+        ),
+        ("The cache TTL is 60s.", "The cache TTL was 60s, now it is 300s."),
+        ("The staging database is db-old.", "The staging database is db-old → db-new."),
+        ("注册表只保留最近10个镜像标签。", "更正：注册表保留的不是10个，而是最近25个镜像标签。"),
+        ("注册表只保留最近10个镜像标签。", "注册表保留最近25个镜像标签，而不是10个。"),
+        (
+            "레지스트리는 최근 10개의 이미지 태그만 보관한다.",
+            "정정: 레지스트리는 10개가 아니라 최근 25개의 이미지 태그를 보관한다.",
+        ),
+        (
+            "レジストリは直近10個のイメージタグだけを保持する。",
+            "訂正：レジストリは10個ではなく直近25個のイメージタグを保持する。",
+        ),
+    ],
+)
+def test_an_explicit_correction_supersedes_the_fact_holding_its_old_value(old: str, new: str) -> None:
+    """Regression test (audit B2): "…25 image tags, not 10." sat beside "…only the last 10
+    image tags…": quoting the old value, a correction names the fact it replaces."""
+    assert supersedes(new, old) == "corrected"
+    assert supersedes(old, new) != "corrected"  # the older text corrects nothing
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the old value is not in the fact
+        (
+            "The registry keeps only the last 12 image tags.",
+            "The registry keeps the last 25 image tags, not 10.",
+        ),
+        # the old value is, but the fact is about something else
+        (
+            "`cp` preserves timestamps only with -p.",
+            "Copy the backups with `rsync` instead of `cp` to the NAS.",
+        ),
+        ("构建缓存保留10天。", "注册表保留最近25个镜像标签，而不是10个。"),
+        # the same correction said again is no new value
+        (
+            "The registry keeps the last 25 image tags, not 10.",
+            "Correction: registry keeps the last 25 tags, not 10.",
+        ),
+        # "not only … but also" sets nothing aside
+        ("The proxy is fast.", "The proxy is not only fast but also cheap."),
+        # a chain of arrows is a flow, and a long text holding a short fact's words is no
+        # correction of it (both seen on real logs)
+        ("Commands: keygen, sign, verify, jwk", "Full round-trip verified: keygen → sign → verify ✓"),
+        (
+            "Observer thread: 30 replies",
+            "Thread has 14 replies including RoseProtocol (real burn rate data: $30→$18.70), "
+            "SnappedAI (gift economy) and Cortana (traditional pricing)",
+        ),
+    ],
+)
+def test_a_correction_replaces_only_the_fact_of_its_subject_that_holds_its_old_value(
+    old: str, new: str
+) -> None:
+    assert supersedes(new, old) != "corrected"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Correction: the registry keeps 25 tags.", "The registry keeps 25 tags."),
+        ("UPDATE: deploys moved to Tuesdays.", "Deploys moved to Tuesdays."),
+        ("更正：注册表保留25个标签。", "注册表保留25个标签。"),
+        ("정정: 태그는 25개다.", "태그는 25개다."),
+        ("訂正：タグは25個。", "タグは25個。"),
+        ("Corrections are reviewed weekly.", "Corrections are reviewed weekly."),  # no label
+    ],
+)
+def test_a_correction_label_is_layout(text: str, expected: str) -> None:
+    from gitdream.dream.supersede import without_correction_label
+
+    assert without_correction_label(text) == expected
+
+
+def test_on_a_real_repository_a_correction_replaces_the_fact_it_corrects(agent_repo: Path) -> None:
+    """The correction is written under another heading, which would give it a topic of its
+    own: it joins the topic of the fact it corrects, where it supersedes it, and its
+    "Correction:" label is not kept."""
+    old = "The registry keeps only the last 10 image tags, so a rollback further back needs a rebuild."
+    _log(agent_repo, "2026-03-02", f"## Lessons\n- {old}\n")
+    dream_until_done(agent_repo)
+    _log(
+        agent_repo,
+        "2026-03-05",
+        "## Harbor mirror\n- [harbor] Correction: the registry keeps the last 25 image tags, not 10, so rollbacks "
+        "reach further back.\n",
+    )
+    dream_until_done(agent_repo)
+    current, gone = _current_and_superseded(agent_repo)
+    assert any(f.startswith("The registry keeps the last 25 image tags, not 10") for f in current), current
+    assert not any("Correction" in f for f in current), current
+    assert old not in current
+    assert any(
+        f.startswith(f"{old} — superseded 2026-03-05 by: The registry keeps the last 25") for f in gone
+    ), gone
+
+
+def test_a_correction_joins_the_topic_of_the_fact_it_corrects() -> None:
+    """Filed under its own tag and heading, a correction would open a topic of its own and
+    the fact it corrects would stand beside it; it joins that fact's topic instead."""
+    from gitdream.units import Entry
+
+    old = "The registry keeps only the last 10 image tags."
+    files = integrate({}, [unit(old, 1, when=date(2026, 3, 2))])
+    correction = Entry(
+        LOG,
+        5,
+        5,
+        "- [harbor] Correction: the registry keeps the last 25 image tags, not 10.",
+        date(2026, 3, 5),
+        ("Harbor",),
+        tags=("harbor",),
+    )
+    cfg = defaults().with_overrides({"offline.salience_threshold": (0.0, "test")})
+    result = OfflineEngine(cfg).distill(
+        DistillContext(AGENT, [correction], MemoryView(files), cfg, COMMIT, TODAY)
+    )
+    assert [(u.action, u.topic) for u in result.units] == [("create", "deploys")]
+    files = integrate(files, result.units)
+    current, gone = (
+        block(files[f"{MEM}/deploys.md"], "facts"),
+        block(files[f"{MEM}/deploys.md"], "superseded"),
+    )
+    assert [f.text for f in current] == [result.units[0].body] and "Correction" not in result.units[0].body
+    assert [f.text.split(" — superseded")[0] for f in gone] == [old]
