@@ -533,8 +533,8 @@ def _key_or_error(name: str, where: str) -> Key:
         else:
             # not `gitdream config show`: it loads this same file and fails the same way
             hint = (
-                "remove it or correct its name; every key and its default is in docs/configuration.md "
-                "and, commented out, in the gitdream.toml that `gitdream init` writes"
+                "remove it or correct its name; the gitdream.toml that `gitdream init` writes lists "
+                "every key, commented out (so does gitdream's documentation, docs/configuration.md)"
             )
         raise ConfigError(f"{where}: unknown key '{name}'", hint=hint)
     return key
@@ -631,7 +631,9 @@ def _repository_pattern_error(name: str, pattern: str, exc: Any) -> ConfigError:
     if not exc.unsupported:
         return ConfigError(
             f"{where}, which is not a valid regular expression: {exc}",
-            hint=f"fix '{name}' in {REPO_FILE} (RE2 syntax; see docs/security.md)",
+            hint=f"fix the pattern of '{name}' in {REPO_FILE}: a repository's patterns are RE2, which is "
+            "Python `re` without look-around or backreferences (more: gitdream's documentation, "
+            "docs/security.md)",
         )
     var = KEY_BY_NAME[name].env if name in KEY_BY_NAME else ENV_PREFIX + name.upper().replace(".", "_")
     return ConfigError(

@@ -403,19 +403,29 @@ def _move_aside(path: Path, prev: Path) -> str:
     )
 
 
+def _lefthook_command(name: str) -> str:
+    """The lefthook.yml command that runs gitdream's hook `name`, as docs/hooks.md gives it:
+    `{0}` is lefthook's placeholder for git's arguments, and lefthook passes git's standard
+    input only when asked (post-rewrite reads it)."""
+    if name == "post-rewrite":
+        return f"`run: gitdream hook {name} {{0}}` with `use_stdin: true`"
+    return f"`run: gitdream hook {name}{' {0}' if name == 'post-merge' else ''}`"
+
+
 def _manager_warning(name: str, path: Path) -> str:
     """A warning when the hook being chained belongs to a manager that will drop ours."""
     if is_lefthook(path):
         return (
             f"{path} is lefthook's; when lefthook installs again it renames gitdream's hook to "
-            f"{name}{LEFTHOOK_SUFFIX} and never runs it: add `gitdream hook {name}` to "
-            "lefthook.yml instead (docs/hooks.md, 'Hook managers')"
+            f"{name}{LEFTHOOK_SUFFIX} and never runs it: in lefthook.yml, give {name} a command "
+            f"{_lefthook_command(name)} instead "
+            "(gitdream's documentation, docs/hooks.md, has the snippet)"
         )
     if is_husky_stub(path):
         return (
             f"{path} is a Husky stub; Husky rewrites them on every install and drops "
-            f"gitdream's hook: call `gitdream hook {name}` from .husky/{name} instead "
-            "(docs/hooks.md, 'Hook managers')"
+            f'gitdream\'s hook: add the line `gitdream hook {name} "$@"` to .husky/{name} instead '
+            "(gitdream's documentation, docs/hooks.md, has the snippet)"
         )
     return ""
 
@@ -511,8 +521,8 @@ def _plan(repo: Any, where: HooksDir, name: str) -> str:
         if where.in_worktree and _tracked(repo, path):
             raise HookInstallError(
                 f"{path} is tracked by git; gitdream will not move a tracked file",
-                hint=f"call `gitdream hook {name}` from that hook yourself (docs/hooks.md, "
-                "'Hook managers'), or install with --hook for the other hooks only",
+                hint=f'end that hook with the line `exec gitdream hook {name} "$@"`, or install with '
+                "--hook for the other hooks only",
             )
         if os.path.lexists(prev):
             same = (
@@ -753,9 +763,10 @@ _STATUSES = {
     "chained-by-other": "installed, run by the pre-commit framework's hook, which now owns the hook",
     "chain-loop": "pre-commit's hook runs gitdream's, which runs a copy of pre-commit's hook: every "
     "commit fails in 'migration mode'; run `gitdream hooks install` to repair",
-    "renamed-by-lefthook": "lefthook renamed gitdream's hook to {name}.old and never runs it: add "
-    "`gitdream hook {name}` to lefthook.yml (docs/hooks.md, 'Hook managers'), then run "
-    "`gitdream hooks uninstall`, which removes {old}",
+    "renamed-by-lefthook": "lefthook renamed gitdream's hook to {name}.old and never runs it: in "
+    "lefthook.yml, give {name} a command {lefthook}, then run "
+    "`gitdream hooks uninstall`, which removes {old} (gitdream's documentation, docs/hooks.md, has "
+    "the snippet)",
     "dropped-by-husky": "Husky rewrote its stub over gitdream's hook: put `gitdream hook {name}` in "
     ".husky/{name} (tracked, it survives Husky's reinstalls) and run `gitdream hooks uninstall`, or "
     "run `gitdream hooks install` again",
@@ -764,7 +775,7 @@ _STATUSES = {
     "via-husky": "run by Husky: {old} calls `gitdream hook {name}`",
     "via-hook": "the hook calls `gitdream hook {name}` itself",
     "foreign": "another tool's hook, which does not run gitdream: run `gitdream hooks install` to "
-    "chain it, or call `gitdream hook {name}` from it (docs/hooks.md, 'Hook managers')",
+    'chain it, or call `gitdream hook {name} "$@"` from it',
     "missing": "missing: run `gitdream hooks install`",
 }
 
@@ -772,4 +783,6 @@ _STATUSES = {
 def describe_status(status: str, name: str = "HOOK", path: Path | None = None) -> str:
     """A short human explanation of a HookFound.status, with the fix (for hook `name`,
     found at `path`)."""
-    return _STATUSES.get(status, status).format(name=name, old=path or f"{name}.old")
+    return _STATUSES.get(status, status).format(
+        name=name, old=path or f"{name}.old", lefthook=_lefthook_command(name)
+    )

@@ -163,8 +163,8 @@ def test_hooks_status_names_lefthooks_old_rename_and_the_fix_works(repo: Path, e
     assert states(repo)["pre-commit"] == "renamed-by-lefthook"
     shown = cli(repo, "hooks", "status").stdout
     assert (
-        "lefthook renamed gitdream's hook to pre-commit.old and never runs it: add `gitdream hook pre-commit`"
-        in shown
+        "lefthook renamed gitdream's hook to pre-commit.old and never runs it: in lefthook.yml, "
+        "give pre-commit a command `run: gitdream hook pre-commit`" in shown
     )
 
     # The fix the status names: gitdream in lefthook.yml, then `hooks uninstall` removes
@@ -281,7 +281,7 @@ def test_a_tracked_hooks_folder_calls_gitdream_hook(repo: Path, env: dict[str, s
     git(repo, "commit", "-q", "-m", "tracked hooks", env=env)  # its own hook runs: gitdream via PATH
     refused = cli(repo, "hooks", "install", "--hook", "pre-commit")
     assert refused.exit_code == 1
-    assert "hint: call `gitdream hook pre-commit` from that hook yourself" in refused.stderr
+    assert 'hint: end that hook with the line `exec gitdream hook pre-commit "$@"`' in refused.stderr
     assert states(repo)["pre-commit"] == "via-hook"
     guards(repo, env)
 
