@@ -666,4 +666,6 @@ def test_a_related_block_left_empty_goes_from_gitdreams_topic_and_stays_in_a_per
         assert ("gitdream:begin related" in written) is kept
         assert not written.endswith("\n\n")
         if kept:
-            assert written.startswith("# Deploys\n\nWritten by a person.\n\n<!-- gitdream:begin related -->\n")
+            assert written.startswith(
+                "# Deploys\n\nWritten by a person.\n\n<!-- gitdream:begin related -->\n"
+            )
