@@ -618,6 +618,23 @@ its subject: a record joins a topic, it opens none alone."""
 _RECORD = "\0record"
 
 
+def _about_file(name: str, fact: str) -> bool:
+    """True when fact text `fact` names `name` — a file, a folder or a code name of its
+    entry — as a word of its own or as a path: the fact is about that file. A path the entry
+    mentions in passing ("Pleare review the claude-dev-log-diary/day-002.md …") that the
+    sentences kept as the fact never name is not what the fact is about."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", fact, re.IGNORECASE) is not None
+
+
+def _in_passing(name: str, written: str, fact: str) -> bool:
+    """True when `name`, found in an entry's text `written`, is a path, a folder or a file
+    stem there (`grouping.poor_name`, `grouping.artifact_names`: "claude-dev-log-diary" of
+    "claude-dev-log-diary/day-002.md") that its fact `fact` does not name (`_about_file`):
+    mentioned in passing, it names no topic (issue #14: topics by subject)."""
+    path = grouping.poor_name(name, [written]) or name in grouping.artifact_names(written)
+    return path and not _about_file(name, fact)
+
+
 def _may_restate(new: str, fact: _Fact) -> bool:
     """True when `new` may restate `fact` (`_compatible`) and does not correct it: a
     correction shares the words of the fact it corrects ("Use rsync instead of cp …")."""
@@ -1770,7 +1787,8 @@ class _Run:
 
     def _own_subject(self, entry: Entry, text: str) -> str | None:
         """The subject of an entry named by nothing the material shares and like no topic
-        (grouping, step 7): the first file or code name it holds, else its first proper name of four letters or more (a shorter
+        (grouping, step 7): the first file or code name it holds that its fact `text` is
+        about (`_about_file`), else its first proper name of four letters or more (a shorter
         one is mostly an abbreviation: "Sci", "Rev"), no common word (`grouping.Casing.common`),
         that the material and memory mention `grouping.MIN_MENTIONS` times; None when it
         names none."""
@@ -1783,14 +1801,16 @@ class _Run:
             and (len(n) >= 4 or n.isupper())
             and self.held_mentions[grouping.family(n)] >= grouping.MIN_MENTIONS
         ]
-        for name in grouping.artifact_names(written) + proper:
+        files = [n for n in grouping.artifact_names(written) if _about_file(n, text)]
+        for name in files + proper:
             if not _unfit_name(name) and grouping.is_subject_family(name):
                 return clean_name(name)
         return None
 
     def _name_for(self, entry: Entry, text: str) -> str | None:
         """A new topic's name: the entry's most-mentioned fit name (mentioned by at least
-        `grouping.MIN_MENTIONS` entries; not a common word that opened a sentence,
+        `grouping.MIN_MENTIONS` entries; not a path or file it mentions in passing, one its
+        fact `text` does not name: `_in_passing`; not a common word that opened a sentence,
         "Think …", which the material also writes in lower case: `grouping.Casing.common`),
         else the file or tool its nearest heading names,
         else its nearest fit heading, else the term it shares with the most of the run's
@@ -1798,8 +1818,8 @@ class _Run:
         said = self._unslotted(entry.text)
         for text_ in (said, *reversed(entry.context)):
             found = [n for n in grouping.names(text_, entry.tags, self.proper) if not _unfit_name(n)]
-            if text_ is said:  # a common word that opened a sentence names no topic; a heading may
-                found = [n for n in found if not self.casing.common(n)]
+            if text_ is said:  # a path the entry mentions in passing names no topic; a heading's may
+                found = [n for n in found if not _in_passing(n, said, text) and not self.casing.common(n)]
             if found:
                 best = max(found, key=lambda n: (self.mentions[grouping.family(n)], -found.index(n)))
                 if self.mentions[grouping.family(best)] >= grouping.MIN_MENTIONS:
