@@ -3,7 +3,9 @@
 A maintainer (and an agent loading MEMORY.md) reads the index line to decide whether to
 open the topic, so it states **what the topic holds now — its most salient standing
 statement, whole**: every sentence of the topic's current facts (the first
-`SENTENCES_PER_FACT` of each) is a candidate, judged by the same salience model that chose
+`SENTENCES_PER_FACT` of each) is a candidate — but a plan or a request (`_intends`: "I plan
+to …", "We will …", "我们计划…", "공개할 예정입니다", a to-do, a question) only when the topic
+holds no other —, judged by the same salience model that chose
 the facts (`gitdream.dream.salience`, the sentence read under the topic's title); a fact
 corroborated more often ranks higher (`SEEN_WEIGHT` × log of its count); a record of one
 moment ranks lower — `RECORD_PENALTY` for an activity, an id, a status, a clock time, a
@@ -212,6 +214,8 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
         candidates += [((order, -i), fact, part) for i, part in enumerate(parts[:SENTENCES_PER_FACT])]
     if not candidates:
         return ""
+    standing = [c for c in candidates if not _intends(c[2], title)]
+    candidates = standing or candidates  # a plan or a request describes a topic of nothing else
 
     def rank(item: tuple[tuple[int, int], Fact, str]) -> tuple[float, date, tuple[int, int]]:
         position, fact, text = item
@@ -259,6 +263,23 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
             best = best[len(title) + len(separator) :].strip()
             break
     return shorten(best, limit)
+
+
+PLAN_OR_REQUEST = frozenset({"plan", "plan-heading", "session-request", "question"})
+"""Salience features of a sentence that says what someone plans or asks for, not what is."""
+
+
+def _intends(text: str, title: str) -> bool:
+    """True when sentence `text`, read under `title`, is a plan or a request rather than a
+    standing statement: the speaker's own intention (`salience.states_intention`: "I plan to
+    eventually publish this to github.", "我们计划下周迁移", "공개할 예정입니다"), a plan or a
+    to-do, a request for the session or a question (`PLAN_OR_REQUEST`). Such a sentence
+    never describes a topic that holds any standing one (issue #14: the index line says
+    what the topic holds now)."""
+    if salience.states_intention(text, _CUES):
+        return True
+    judged = _judge(text, title)
+    return any(judged.cues.get(name) for name in PLAN_OR_REQUEST)
 
 
 def _leans(text: str) -> bool:

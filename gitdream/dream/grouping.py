@@ -1032,6 +1032,66 @@ def _subjects(text: str, proper: set[str] | frozenset[str]) -> dict[str, str]:
     return {key: name for key, name in found.items() if key and key not in _GENERIC_NAME}
 
 
+_LABEL_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+
+
+class Casing:
+    """How the material writes each word (case-folded, `_stem`med): how often in lower case
+    in prose (`lower`: not in code, a path or a file name) and how often with a capital
+    inside a sentence (`inside`: not where a sentence, a line or a label's value opens).
+
+    Built once a run from the texts of the material (`Casing(texts)`); `holds_no_name` reads
+    a label with it."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.lower: Counter[str] = Counter()
+        self.inside: Counter[str] = Counter()
+        for text in texts:
+            for line in _CODE_SPAN.sub(" ", text).split("\n"):
+                self.lower.update(_stem(w) for w in _LOWER_WORD.findall(line) if w.islower())
+                if _shouted(line):
+                    continue
+                sentence_start = True
+                for match in _NON_SPACE.finditer(_LINE_HEAD.sub("", line)):
+                    word = match.group(0)
+                    bare = _bare_word(word)
+                    if not sentence_start and bare[:1].isupper() and bare.isalpha():
+                        self.inside[_stem(bare.casefold())] += 1
+                    sentence_start = _opens_next(word)
+
+    def common(self, word: str) -> bool:
+        """True when `word`, as written in a label, is a common word and not a name: a
+        function word, a generic word (`_GENERIC_NAME`: when, not what) or a kind of
+        knowledge; or a word written with a capital only as a title is ("Files", "Sections"
+        of "Files and Code Sections") that the material also writes in lower case at least
+        as often as with a capital inside a sentence ("code" 35 times, "Code" 4). A word
+        never written in lower case ("Moltbook"), mostly capitalised inside sentences
+        ("Clawk"), an acronym, a mixed-case or a word with digits is a name; so is a word
+        the label writes in lower case (a handle, a command: "funwolf"), which `names` never
+        reads as a name anyway. In a script without case, only generic words are common
+        (`_generic_token`): a caseless label is a slot by repetition alone
+        (`offline.label_slots`)."""
+        folded = _norm(word)
+        tokens = re.findall(r"[^\W_]+", folded)
+        if tokens and all(_generic_token(t) for t in tokens):
+            return True
+        if not word.isalpha() or _DENSE.search(word) or _HANGUL.search(word):
+            return False
+        if not word.istitle() or (len(word) > 1 and word.isupper()):
+            return False  # a word in lower case, an acronym, MixedCase
+        key = _stem(folded)
+        return self.lower[key] > 0 and self.lower[key] >= self.inside[key]
+
+    def holds_no_name(self, label: str) -> bool:
+        """True when inline label `label` ("Files and Code Sections") is made of common words
+        only (`common`), with no name in it: a slot of a template, which names no topic."""
+        if _CODE_SPAN.search(label) or _FILE.search(label):
+            return False  # a file or a code name is a name
+        words = [_bare_word(w) for w in label.split()]
+        words = [w for w in words if w and not all(ch in "#~+-–—&/()" for ch in w)]
+        return bool(words) and all(_LABEL_WORD.fullmatch(w) and self.common(w) for w in words)
+
+
 def common_word(name: str, texts: Iterable[str]) -> bool:
     """True when `name`, a single capitalised word ("Stage", "Review", "Order"), is also
     written small in `texts` outside code, or is written with its capital only where a

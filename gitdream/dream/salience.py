@@ -951,6 +951,43 @@ def is_plan(lead_in: str, cues: Cues | None = None) -> bool:
     )
 
 
+INTENTION_REACH = 3
+"""A plan word (`PLAN_WORDS`) at most this many words after the speaker's own subject opens
+a statement of intention ("I plan to …", "we intend to …", "I eventually want to …")."""
+_COPULA_END = re.compile(r"(?:입니다|이다|이에요|예요|임|です|だ|である|でした)?[\s.。!！]*$")
+_DENSE_HEAD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def states_intention(sentence: str, cues: Cues | None = None) -> bool:
+    """True when `sentence` states what its speaker plans or intends to do, not what is:
+    it opens with a plan word or the speaker's own future ("Next: …", "I'll …", "We will
+    …", "Let's …", "我会…", "我们将…": `PLAN_WORDS`, `FUTURE_WORDS`); or the speaker's own
+    subject opens it and a plan word follows within `INTENTION_REACH` words ("I plan to
+    eventually publish this", "We intend to migrate", "Ich werde …"; in Chinese, within
+    as many characters of 我/我们: "我打算下个月…"); or, in Korean and Japanese, whose verb
+    comes last, it ends with a plan word before its copula ("공개할 예정입니다", "公開するつもりです").
+    Structure over the lexicons, so it holds in every language they cover. A plan is not a
+    standing fact: it is no topic's description (`describe.summary_of`)."""
+    cues = cues or _DEFAULT_CUES
+    text = _NARRATION_GLYPH.sub("", _norm(sentence)).strip(" \t*_>\"'“‘「『(-–—")
+    if not text:
+        return False
+    if cues.plan.starts(text) or cues.future.starts(text):
+        return True
+    if cues.first_person.starts(text):
+        if _DENSE_HEAD.match(text):
+            subject = re.match(r"我们|我們|我|私たちは|私は|僕は|저희는|우리는|저는|제가|나는|내가", text)
+            rest = text[subject.end() :] if subject else text[1:]
+            if any(cues.plan.starts(rest[i:].lstrip()) for i in range(INTENTION_REACH + 1)):
+                return True
+        else:
+            words = text.split()
+            return any(cues.plan.starts(" ".join(words[i:])) for i in range(1, INTENTION_REACH + 2))
+    if _DENSE_HEAD.search(text):
+        return cues.plan.ends(_COPULA_END.sub("", text))
+    return False
+
+
 def is_record(lead_in: str, cues: Cues | None = None) -> bool:
     """True when a list's lead-in frames it as a record of what was done or what is now
     ("The commit includes:", "All tests pass:", "The user asked about:"), not as knowledge."""

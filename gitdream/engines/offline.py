@@ -420,9 +420,22 @@ def template_slots(entries: Sequence[Entry], terms_of: Callable[[Entry], set[str
                 sections.setdefault(name, {}).setdefault((entry.path, entry.context[: depth + 1]), []).append(
                     entry
                 )
+    return frozenset(_unrelated_sections(sections, entries, terms_of))
+
+
+def _unrelated_sections(
+    sections: dict[str, dict[tuple[str, tuple[str, ...]], list[Entry]]],
+    entries: Sequence[Entry],
+    terms_of: Callable[[Entry], set[str]],
+) -> set[str]:
+    """The keys of `sections` (a heading or label → its sections: `(path, headings)` → the
+    entries it leads there) that lead at least `SLOT_MIN_SECTIONS` sections about unrelated
+    things: no word of their text — beside the key's own words and the agent's everyday
+    words (`SLOT_COMMON_SHARE`, written under three headings or more) — recurs in more than
+    half of them (`template_slots`, `label_slots`)."""
     candidates = {key: found for key, found in sections.items() if len(found) >= SLOT_MIN_SECTIONS}
     if not candidates:
-        return frozenset()
+        return set()
     words = {id(entry): terms_of(entry) for entry in entries}
     df: Counter[str] = Counter()
     spread: dict[str, set[str]] = {}  # word → the innermost headings it is written under
@@ -442,7 +455,57 @@ def template_slots(entries: Sequence[Entry], terms_of: Callable[[Entry], set[str
             recurring.update(set().union(*(words[id(e)] for e in section)) - own)
         if not any(n * 2 > len(found) for n in recurring.values()):
             slots.add(key)
-    return frozenset(slots)
+    return slots
+
+
+def entry_labels(entry: Entry) -> list[str]:
+    """The inline labels that lead entry `entry`: the "X:" opening its text
+    (`salience.label_of`: "3. Files and Code Sections:", "**Moltbook:**") and the one its
+    list's lead-in is ("Pending Tasks:" above its items), as written; a heading or a tag is
+    no inline label."""
+    found = [salience.label_of(entry.text)[0]]
+    if entry.lead_in:
+        found.append(salience.label_of(entry.lead_in.rstrip() + " .")[0])
+    return [label for label in found if label]
+
+
+def label_slots(
+    entries: Sequence[Entry],
+    terms_of: Callable[[Entry], set[str]],
+    casing: grouping.Casing,
+    proper: set[str] | frozenset[str] = frozenset(),
+) -> frozenset[str]:
+    """The inline labels of `entries` (`entry_labels`) that are slots of a session template,
+    case-folded as `clean_name` writes them (issue #14: never name a topic after a
+    session-template slot).
+
+    A summary or a routine written from a template opens its items with the same labels
+    every time ("Files and Code Sections:", "Pending Tasks:", "Current Work:" of a
+    compaction summary; "研究：" every day), and what follows is about something else each
+    time: the label says which part of the template an item fills, not what it is about.
+    A label is a slot when it holds no name — every word a common one, which the material
+    also writes in lower case (`grouping.Casing.holds_no_name`: "Files and Code Sections",
+    not "Clawk reply", "Apple Books") — or when it names nothing (`grouping.names`, with
+    the material's proper names `proper`) and leads at least `SLOT_MIN_SECTIONS` sections of
+    unrelated text, as a heading slot does (`template_slots`; in a script without case, the
+    only test). A label with a name in it is not a slot by repetition: its sections share
+    that name ("Moltbook: …" every day). A heading an author wrote ("## Memory maintenance") and a
+    tag (`[deploy]`) are no inline labels and stay fine names. `entries` are every entry of
+    the files read (`DistillContext.outline`), so the answer does not depend on which of
+    them a run distills."""
+    sections: dict[str, dict[tuple[str, tuple[str, ...]], list[Entry]]] = {}
+    slots: set[str] = set()
+    for entry in entries:
+        for label in entry_labels(entry):
+            key = clean_name(label).casefold()
+            if not key:
+                continue
+            if casing.holds_no_name(label):
+                slots.add(key)
+            elif grouping.names(label, (), proper):
+                continue
+            sections.setdefault(key, {}).setdefault((entry.path, entry.context), []).append(entry)
+    return frozenset(slots | _unrelated_sections(sections, entries, terms_of))
 
 
 def topic_name(entry: Entry) -> str:
@@ -553,6 +616,23 @@ ACTIVITY_RECORD = "not kept: a one-off activity record, like no topic and alone 
 (`salience.is_activity_record`), no topic is like it, and nothing else of the run names
 its subject: a record joins a topic, it opens none alone."""
 _RECORD = "\0record"
+
+
+def _about_file(name: str, fact: str) -> bool:
+    """True when fact text `fact` names `name` — a file, a folder or a code name of its
+    entry — as a word of its own or as a path: the fact is about that file. A path the entry
+    mentions in passing ("Pleare review the claude-dev-log-diary/day-002.md …") that the
+    sentences kept as the fact never name is not what the fact is about."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", fact, re.IGNORECASE) is not None
+
+
+def _in_passing(name: str, written: str, fact: str) -> bool:
+    """True when `name`, found in an entry's text `written`, is a path, a folder or a file
+    stem there (`grouping.poor_name`, `grouping.artifact_names`: "claude-dev-log-diary" of
+    "claude-dev-log-diary/day-002.md") that its fact `fact` does not name (`_about_file`):
+    mentioned in passing, it names no topic (issue #14: topics by subject)."""
+    path = grouping.poor_name(name, [written]) or name in grouping.artifact_names(written)
+    return path and not _about_file(name, fact)
 
 
 def _may_restate(new: str, fact: _Fact) -> bool:
@@ -873,9 +953,19 @@ class _Run:
         self.matcher = grouping.TopicMatcher(documents)
         self.proper = grouping.proper_names(_written(e) for e in context.entries)
         known_terms = {id(e): set(terms) for e, terms in zip(context.entries, term_lists, strict=True)}
+        outline = context.outline or context.entries
         self.slots = template_slots(
-            context.outline or context.entries,
+            outline, lambda e: known_terms[id(e)] if id(e) in known_terms else set(grouping.terms(e.text))
+        )
+        outline_proper = (
+            self.proper if outline is context.entries else grouping.proper_names(_written(e) for e in outline)
+        )
+        self.casing = grouping.Casing(_written(e) for e in outline)
+        self.label_slots = label_slots(
+            outline,
             lambda e: known_terms[id(e)] if id(e) in known_terms else set(grouping.terms(e.text)),
+            self.casing,
+            outline_proper,
         )
         # What memory holds counts with the material for `_own_subject`: a run that reads only
         # the entries an earlier run deferred still knows whom the agent writes about.
@@ -893,7 +983,7 @@ class _Run:
             self.matcher.add_topic(slug, name, texts, human=not topic.owned)
             self.matcher.add_names(slug, [name, slug.replace("_", " ")], own=True)
             for text in texts:
-                self.matcher.add_names(slug, grouping.names(text, (), self.proper))
+                self.matcher.add_names(slug, grouping.names(self._unslotted(text), (), self.proper))
         # Facts of every topic of the agent, by their terms: a new entry restating one of
         # them corroborates it, whichever topic it is in (grouping, step 6).
         self.restatements: grouping.Restatements[_Fact] = grouping.Restatements(self.matcher.idf)
@@ -910,7 +1000,7 @@ class _Run:
         families: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # read once per text and tags
         for entry, text in zip(context.entries, cleaned, strict=True):
             if text:
-                key = (_written(entry), entry.tags)
+                key = (self._said(entry), entry.tags)
                 found = families.get(key)
                 if found is None:
                     found = families[key] = [grouping.family(n) for n in grouping.names(*key, self.proper)]
@@ -930,6 +1020,20 @@ class _Run:
         self._records: dict[int, bool] = {}  # position → it records something done once
         self.created: list[_Fact] = []  # experience facts this run created, in order
         self.session_facts: dict[str, list[_Fact]] = {}  # transcript → facts of its user turns
+
+    def _unslotted(self, text: str) -> str:
+        """`text` without the inline label that opens it when that label is a slot of a
+        template (`label_slots`: "Files and Code Sections: `README.md` …" → "`README.md`
+        …"), for reading the names it is about: a slot names no subject."""
+        label, rest = salience.label_of(text)
+        if label is not None and clean_name(label).casefold() in self.label_slots:
+            return rest
+        return text
+
+    def _said(self, entry: Entry) -> str:
+        """What entry `entry` says as written (`_written`), its slot label left out
+        (`_unslotted`): the text its names are read in."""
+        return self._unslotted(_written(entry))
 
     def _add_instruction(self, fact: _Fact) -> None:
         """Index the instruction experience fact `fact` gives, if any."""
@@ -1346,10 +1450,10 @@ class _Run:
         run gave another topic, is left alone (its facts stay where they are)."""
         for slug in sorted(self.new_topics):
             units = [u for u in self.result.units if u.topic == slug and u.target == "experience"]
-            texts = [u.body for u in units if u.action == "create"]
+            texts = [self._unslotted(u.body) for u in units if u.action == "create"]
             current = self.topics.titles.get(slug, slug)
             ids = {source for u in units for source in u.sources}
-            raw = [e.text for e in self.context.entries if e.id in ids]
+            raw = [self._unslotted(e.text) for e in self.context.entries if e.id in ids]
             better = grouping.subject_of(texts, current, self.proper, raw)
             if better is None:
                 continue
@@ -1370,7 +1474,7 @@ class _Run:
         counts: Counter[str] = Counter()
         for candidate in candidates:
             entry = candidate.entry
-            names = grouping.names(_written(entry), entry.tags, self.proper)
+            names = grouping.names(self._said(entry), entry.tags, self.proper)
             names += [n for h in entry.context for n in grouping.artifact_names(h)]
             counts.update({_key(clean_name(n)) for n in names} - {""})
         return counts
@@ -1457,7 +1561,7 @@ class _Run:
                 continue
             slug = self.topics.existing(subject)
             if slug is None:
-                found = grouping.names(_written(candidate.entry), candidate.entry.tags, self.proper)
+                found = grouping.names(self._said(candidate.entry), candidate.entry.tags, self.proper)
                 near = self.matcher.best(
                     candidate.text,
                     found,
@@ -1564,7 +1668,7 @@ class _Run:
             or salience.logit(chance) >= salience.logit(self.engine.bar) + SUBJECTLESS_MARGIN
         ):
             return False  # durable enough (and a bar of 0 keeps everything)
-        written = _written(entry)
+        written = self._said(entry)
         if any(not grouping.unfit_name(t) for t in entry.tags) or grouping.artifact_names(written):
             return False
         if any(not _unfit_name(n) for n in grouping.names(written)):
@@ -1645,7 +1749,7 @@ class _Run:
             slug = None if unfit else self.topics.existing(clean_name(heading))
             if slug is not None:
                 return slug, self.topics.titles[slug]
-        found = grouping.names(_written(entry), entry.tags, self.proper)
+        found = grouping.names(self._said(entry), entry.tags, self.proper)
         match = self.matcher.best(text, found)
         if match is not None:
             self.matcher.add_names(match[0], found)
@@ -1658,7 +1762,7 @@ class _Run:
             if near is not None:
                 self.matcher.add_names(near[0], found)
                 return near[0], self.topics.titles.get(near[0], near[0])
-            name = self._own_subject(entry)
+            name = self._own_subject(entry, text)
             if name is None:
                 return _HOMELESS
         if record and self.topics.existing(name) is None:
@@ -1681,32 +1785,41 @@ class _Run:
         self.matcher.add_names(slug, found)
         return slug, self.topics.titles.get(slug, name)
 
-    def _own_subject(self, entry: Entry) -> str | None:
+    def _own_subject(self, entry: Entry, text: str) -> str | None:
         """The subject of an entry named by nothing the material shares and like no topic
-        (grouping, step 7): the first file or code name it holds, else its first proper
-        name of four letters or more (a shorter one is mostly an abbreviation: "Sci",
-        "Rev") that the material and memory mention `grouping.MIN_MENTIONS` times; None
-        when it names none."""
-        written = _written(entry)
+        (grouping, step 7): the first file or code name it holds that its fact `text` is
+        about (`_about_file`), else its first proper name of four letters or more (a shorter
+        one is mostly an abbreviation: "Sci", "Rev"), no common word (`grouping.Casing.common`),
+        that the material and memory mention `grouping.MIN_MENTIONS` times; None when it
+        names none."""
+        written = self._said(entry)
         proper = [
             n
             for n in grouping.names(written, entry.tags, self.proper_held)
             if n.casefold() in self.proper_held
+            and not self.casing.common(n)  # "Think …": a common word, however it was capitalised once
             and (len(n) >= 4 or n.isupper())
             and self.held_mentions[grouping.family(n)] >= grouping.MIN_MENTIONS
         ]
-        for name in grouping.artifact_names(written) + proper:
+        files = [n for n in grouping.artifact_names(written) if _about_file(n, text)]
+        for name in files + proper:
             if not _unfit_name(name) and grouping.is_subject_family(name):
                 return clean_name(name)
         return None
 
     def _name_for(self, entry: Entry, text: str) -> str | None:
         """A new topic's name: the entry's most-mentioned fit name (mentioned by at least
-        `grouping.MIN_MENTIONS` entries), else the file or tool its nearest heading names,
+        `grouping.MIN_MENTIONS` entries; not a path or file it mentions in passing, one its
+        fact `text` does not name: `_in_passing`; not a common word that opened a sentence,
+        "Think …", which the material also writes in lower case: `grouping.Casing.common`),
+        else the file or tool its nearest heading names,
         else its nearest fit heading, else the term it shares with the most of the run's
         facts (`grouping.keyword`); None when none of these names it."""
-        for text_ in (entry.text, *reversed(entry.context)):
+        said = self._unslotted(entry.text)
+        for text_ in (said, *reversed(entry.context)):
             found = [n for n in grouping.names(text_, entry.tags, self.proper) if not _unfit_name(n)]
+            if text_ is said:  # a path the entry mentions in passing names no topic; a heading's may
+                found = [n for n in found if not _in_passing(n, said, text) and not self.casing.common(n)]
             if found:
                 best = max(found, key=lambda n: (self.mentions[grouping.family(n)], -found.index(n)))
                 if self.mentions[grouping.family(best)] >= grouping.MIN_MENTIONS:

@@ -251,3 +251,31 @@ def test_a_topic_is_described_by_a_fact_about_its_subject_not_one_that_landed_th
         fact("Never promote a build before its migrations have run, because checkout broke once.", day=2),
     ]
     assert summary_of(facts, "Deploy").startswith("Never promote a build")
+
+
+# --- a plan or a request is no topic's description while a standing fact exists ---
+
+
+@pytest.mark.parametrize(
+    ("plan", "standing"),
+    [
+        (
+            "I plan to eventually publish this to github.",
+            "Minimize code - every line should justify its existence, and I would rather delete than document",
+        ),
+        ("We will migrate the database next week.", "The database keeps backups for 7 days."),
+        ("我打算下个月把它发布到 GitHub。", "我发现这个项目必须先激活虚拟环境。"),
+        (
+            "저는 다음 달에 깃허브에 공개할 예정입니다.",
+            "저는 가상 환경을 먼저 활성화해야 한다는 것을 알았습니다.",
+        ),
+        ("私は来月GitHubで公開する予定です。", "私は仮想環境を先に有効にする必要があると気づいた。"),
+    ],
+)
+def test_a_plan_never_describes_a_topic_that_holds_a_standing_fact(plan: str, standing: str) -> None:
+    facts = [fact(standing, day=1), fact(plan, day=5)]
+    assert summary_of(facts, "General") == standing
+
+
+def test_a_topic_of_plans_only_is_still_described() -> None:
+    assert summary_of([fact("I plan to eventually publish this to github.")], "General").startswith("I plan")

@@ -494,6 +494,95 @@ def test_a_slot_names_no_topic_and_leads_no_fact_even_in_a_run_that_reads_part_o
         assert not unit.body.startswith("Research")
 
 
+# --- an inline label that is a template slot names no topic (offline.label_slots) ---
+
+_PROSE = [
+    "The files of the project are small; the code lives in one package.",
+    "Both sections of the report name the code that changed.",
+    "We read Clawk every day; the Clawk API pages at 50 items.",
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "slot"),
+    [
+        ("Files and Code Sections", True),  # every word also written small: a template's part
+        ("Pending Tasks", False),  # "pending", "tasks" never written small here: no evidence
+        ("Clawk reply", False),  # Clawk is capitalised inside sentences: a name
+        ("Apple Books", False),  # never written small
+        ("`conftest.py`", False),  # a file is a name
+        ("今日の作業", True),  # caseless: generic words only ("today's work")
+    ],
+)
+def test_a_label_made_of_common_words_only_holds_no_name(label: str, slot: bool) -> None:
+    assert grouping.Casing(_PROSE).holds_no_name(label) is slot
+
+
+_SUMMARY_SLOT = {  # one label over unrelated notes, day after day, in three languages
+    "研究：": [
+        "缓存满了以后 Redis 会报错，所以策略必须设为 allkeys-lru。",
+        "章鱼的每条腕足都有独立的神经节。",
+        "拜占庭容错需要 3f+1 个节点。",
+    ],
+    "조사: ": [
+        "VACUUM FULL은 테이블을 잠그므로 업무 시간에 실행하면 안 된다.",
+        "고양이는 높은 곳을 좋아한다.",
+        "화성의 대기는 대부분 이산화탄소다.",
+    ],
+    "調査：": [
+        "毎晩のバックアップは必ず別のディスクに置くこと。",
+        "猫は高い場所を好む。",
+        "火星の大気は主に二酸化炭素だ。",
+    ],
+}
+
+
+def test_a_label_every_day_repeats_over_unrelated_notes_is_a_slot_in_any_language() -> None:
+    entries = [
+        _entry(2 + day, 3 + n, f"- {label}{text}")
+        for n, (label, texts) in enumerate(_SUMMARY_SLOT.items())
+        for day, text in enumerate(texts)
+    ]
+    slots = offline.label_slots(entries, _terms, grouping.Casing(e.text for e in entries))
+    assert {"研究", "조사", "調査"} <= slots
+
+
+def test_a_label_naming_its_subject_every_day_is_not_a_slot() -> None:
+    days = [
+        "Moltbook: never retry a post that returned an id.",
+        "Moltbook: the octopus thread got 40 replies.",
+        "Moltbook: Byzantine fault tolerance needs 3f+1 nodes.",
+        "We post on Moltbook daily; Moltbook rate-limits at 20 comments an hour.",
+    ]
+    entries = [_entry(2 + n, 3, f"- {text}") for n, text in enumerate(days)]
+    proper = grouping.proper_names(e.text for e in entries)
+    assert "moltbook" not in offline.label_slots(
+        entries, _terms, grouping.Casing(e.text for e in entries), proper
+    )
+
+
+_COMPACTION = [  # two summaries of one template, each item led by its slot label
+    (3, "- Files and Code Sections: `README.md` — the project documentation; it explains setup and testing."),
+    (5, "- Files and Code Sections: `conftest.py` — adds the project root to the module path for pytest."),
+    (
+        7,
+        "- Key Technical Concepts: Python packaging evolution; implicit namespace packages; the code of pytest plugins.",
+    ),
+    (9, "- The code must stay small: every line of code should justify its existence."),
+    (11, "- Code review happens before each commit, because sections of code rot fast."),
+    (13, "- Keep the files of the project few: one package, one tests folder."),
+    (15, "- Tests must live in the specs folder so the code and its sections stay apart."),
+]
+
+
+def test_a_slot_label_of_a_summary_template_never_names_a_topic() -> None:
+    entries = [_entry(3, line, text) for line, text in _COMPACTION]
+    result = _distill(entries, offline__salience_threshold=0.0)
+    assert result.units
+    for unit in result.units:
+        assert grouping.family(unit.title) not in {"code", "file", "files", "section"}, unit.title
+
+
 def test_kept_entries_under_clock_turn_heartbeat_and_tally_headings_in_any_language_name_no_topic() -> None:
     headings = [
         "오후 3시 점검",

@@ -550,3 +550,26 @@ def test_a_version_of_a_named_tool_is_a_stable_fact_and_a_measure_is_not(version
 def test_a_version_an_event_moves_is_a_record_not_a_stable_fact(text: str) -> None:
     fired = feature(text)
     assert "version" not in fired and "rule" not in fired, fired
+
+
+@pytest.mark.parametrize(
+    ("sentence", "intends"),
+    [
+        ("I plan to eventually publish this to github.", True),
+        ("We will migrate the database next week.", True),
+        ("I eventually want to open-source it.", True),
+        ("Ich werde es später veröffentlichen.", True),
+        ("我打算下个月把它发布到 GitHub。", True),
+        ("我们计划下周迁移数据库。", True),
+        ("저는 다음 달에 깃허브에 공개할 예정입니다.", True),
+        ("私は来月公開する予定です。", True),
+        ("来月GitHubで公開するつもりです。", True),
+        ("Deploys will fail when the migration is missing.", False),  # a behaviour, not the speaker's plan
+        ("We never deploy on Fridays.", False),
+        ("The plan is stored in plans/q3.md.", False),
+        ("部署前必须先跑迁移脚本。", False),
+        ("이 API는 예정된 작업을 실행한다.", False),
+    ],
+)
+def test_the_speakers_own_plan_is_an_intention_in_every_language(sentence: str, intends: bool) -> None:
+    assert salience.states_intention(sentence) is intends

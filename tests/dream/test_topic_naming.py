@@ -11,6 +11,7 @@ import pytest
 
 from gitdream.dream import grouping
 from gitdream.dream.describe import summary_of
+from gitdream.engines import offline
 from tests.dream.test_describe import fact
 from tests.dream.test_grouping import _distill, _entry
 
@@ -300,3 +301,33 @@ def test_of_equal_statements_the_one_naming_the_topics_subject_describes_it(
     title: str, texts: list[str], expected: str
 ) -> None:
     assert _line(title, texts).startswith(expected)
+
+
+# --- a path mentioned in passing names no topic (offline._in_passing) ---
+
+
+@pytest.mark.parametrize(
+    ("written", "fact", "passing"),
+    [
+        (
+            "Please review the claude-dev-log-diary/day-002.md and find where I steered you wrong. "
+            "Always push back when I steer you in a wrong way.",
+            "Always push back when I steer you in a wrong way.",
+            True,
+        ),
+        (
+            "请先看 claude-dev-log-diary/day-002.md，然后告诉我哪里错了。以后我方向错了就要反驳。",
+            "以后我方向错了就要反驳。",
+            True,
+        ),
+        (
+            "The claude-dev-log-diary/ folder is excluded from pre-commit hooks.",
+            "The claude-dev-log-diary/ folder is excluded from pre-commit hooks.",
+            False,  # the fact is about the folder
+        ),
+    ],
+)
+def test_a_path_the_fact_does_not_name_is_mentioned_in_passing(
+    written: str, fact: str, passing: bool
+) -> None:
+    assert offline._in_passing("claude-dev-log-diary", written, fact) is passing
