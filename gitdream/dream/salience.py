@@ -705,7 +705,17 @@ class _Reading:
         glyph = _NARRATION_GLYPH.match(first) and cues.narration.starts(_NARRATION_GLYPH.sub("", first))
         if glyph or (self.entry.role == "assistant" and cues.narration.starts(body)):
             fire("narration")
-        elif cues.narration.starts(body) and not user:
+        elif not user and (
+            cues.narration.starts(body)
+            # the fact text no longer holds an acknowledgement opener ("Great, …", "好的，…":
+            # `offline.without_acknowledgement`): read it in a log's entry as written. Not in
+            # an assistant's turn, whose opener acknowledges what it was told: the engine
+            # reads a turn that restates the user's instruction as its echo
+            or (
+                self.entry.role != "assistant"
+                and cues.narration.starts(_ORDINAL.sub("", first, count=1).lstrip(" *_"))
+            )
+        ):
             fire("narration-weak")
         stripped = body.rstrip()
         if stripped.endswith(("?", "？")):
