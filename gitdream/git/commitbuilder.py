@@ -465,7 +465,9 @@ def repair(repo: Repo) -> list[str]:
     - otherwise the working tree is brought to the dream's commit (paths still at their
       pre-dream bytes only) and the index it staged is installed; if that index.lock was
       removed meanwhile, the index entries still at their pre-dream state are updated
-      under a fresh lock, and anything the user changed is left alone, with a warning.
+      under a fresh lock, and anything the user changed is left alone, with a warning;
+      where a commit of the old index undid the dream meanwhile, the files that still hold
+      exactly the dream's bytes are put back to HEAD's version (`_give_back`).
 
     Returns warnings (empty when there was nothing to do). Never runs inside a git hook
     (an inherited GIT_INDEX_FILE), and never touches what a live gitdream process is
@@ -516,16 +518,13 @@ def _repair_commit(repo: Repo) -> list[str]:
 def _finish_without_lock(repo: Repo, journal: Journal) -> list[str]:
     """The index.lock of an interrupted commit was removed (by hand, as git's message
     suggests): under a fresh lock, bring over only what is still at its pre-dream state,
-    and only where HEAD still has the dream's version."""
+    and only where HEAD still has the dream's version; where it no longer has (a commit of
+    the old index undid the dream), put back HEAD's version of the files that still hold
+    exactly the dream's bytes (`_give_back`)."""
     lock = indexlock.IndexLock.acquire(repo)
     try:
         stale = _not_at_head(repo, journal)
-        warnings = []
-        if stale:
-            warnings.append(
-                f"HEAD no longer has the dream's version of {', '.join(stale)} (a checkout or a commit "
-                f"made after gitdream was interrupted); the working tree and index were left as they are there"
-            )
+        warnings = _give_back(repo, journal, stale)
         keep = [p for p in journal.paths if p not in stale]
         warnings += _write_worktree(repo, journal, keep)
         found = indexfile.entries(repo, keep)
@@ -552,6 +551,65 @@ def _finish_without_lock(repo: Repo, journal: Journal) -> list[str]:
     except BaseException:
         lock.release()
         raise
+    return warnings
+
+
+_FILE_MODES = (0o100644, 0o100755)
+
+
+def _give_back(repo: Repo, journal: Journal, stale: list[str]) -> list[str]:
+    """The journal's paths whose dream version HEAD no longer has (`stale`: a commit of
+    the old index, made after the lock was removed by hand, undid them): where the working
+    tree still holds exactly the bytes the dream wrote there (absent, for a path it
+    removed) and the index agrees with HEAD, those bytes are gitdream's own — kept in the
+    dream's commit, which HEAD contains — and the file is put back to HEAD's version, so
+    the user is not left with gitdream's files to commit by hand (issue 16, case 6). Any
+    other file (changed by the user, or staged) is left alone. Returns warnings."""
+    head = repo.head()
+    head_tree = repo.raw[head.oid].peel(pygit2.Tree) if head.oid else None
+    found = indexfile.entries(repo, stale)
+    given_back: list[str] = []
+    left: list[str] = []
+    for path in stale:
+        info = journal.paths[path]
+        entry = head_tree[path] if head_tree is not None and path in head_tree else None
+        at_head = (str(entry.id), int(entry.filemode)) if entry is not None else None
+        listed = found.get(path, [])
+        staged = (listed[0].oid, listed[0].mode) if len(listed) == 1 and listed[0].stage == 0 else None
+        hidden = any(e.skip_worktree or e.assume_unchanged for e in listed)
+        if (
+            (listed and staged is None)
+            or staged != at_head
+            or hidden
+            or (at_head and at_head[1] not in _FILE_MODES)
+        ):
+            left.append(path)
+            continue
+        try:
+            if worktree.sha256(repo.workdir, path) != info["new_worktree_sha256"]:
+                done = False
+            elif at_head is None:
+                done = worktree.remove(repo.workdir, path, expect=info["new_worktree_sha256"])
+            else:
+                data = convert.to_worktree(repo, path, at_head[0])
+                mode = 0o777 if at_head[1] == 0o100755 else 0o666
+                done = worktree.write(repo.workdir, path, data, mode, expect=info["new_worktree_sha256"])
+        except worktree.LinkInPath:
+            done = False
+        (given_back if done else left).append(path)
+    warnings = []
+    if given_back:
+        warnings.append(
+            f"HEAD no longer has the dream's version of {', '.join(given_back)} (a commit or checkout made "
+            f"after gitdream was interrupted and its index.lock removed): as the working tree still "
+            f"held exactly the dream's bytes there, gitdream put HEAD's version back; the dream's version "
+            f"stays in commit {journal.new[:12]}"
+        )
+    if left:
+        warnings.append(
+            f"HEAD no longer has the dream's version of {', '.join(left)} (a commit or checkout made "
+            f"after gitdream was interrupted); your working tree and index were left as they are there"
+        )
     return warnings
 
 
