@@ -30,11 +30,15 @@ def test_a_review_branch_named_head_is_refused(
     assert git(root, "for-each-ref", "refs/heads").count("refs/heads/") == 1
 
 
+@pytest.mark.parametrize("spelling", ["memory/logs", "./memory/logs", "memory//logs", "memory/./logs/"])
 def test_a_memory_dir_holding_the_raw_logs_is_refused(
-    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, spelling: str
 ) -> None:
+    """However the folder is spelt: `./memory/logs` and `memory//logs` got past the check
+    and every run then failed at the write gate. Relative paths of the configuration are
+    read in their normal form."""
     root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
-    write(root, "gitdream.toml", 'memory_dir = "memory/logs"\n')
+    write(root, "gitdream.toml", f'memory_dir = "{spelling}"\n')
     commit_all(root, "memory in the logs folder")
     done = run_gitdream(root, "run")
     assert done.returncode == 1, done.stderr
