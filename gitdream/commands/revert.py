@@ -487,6 +487,8 @@ def revert(
         # The watermark serves the branch dreams run on; a revert only proposed on a
         # review branch must not make the next dream re-read material still in memory.
         raise ValueError("replay cannot be combined with a review branch")
+    if branch is not None:
+        commitbuilder.review_branch_ref(repo, branch)  # `--branch HEAD`, `@`, `origin/main`: a usage error
     if not cfg.bool("enabled") and not dry_run:
         raise GitdreamError(
             f"gitdream is disabled (enabled = false, from {cfg.source('enabled')}); revert writes commits "

@@ -50,6 +50,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -60,7 +61,7 @@ import pygit2
 
 from gitdream import clock, faults, paths, processes
 from gitdream.config import Config
-from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
+from gitdream.errors import GitdreamError, HeadMoved, RepoStateError, UsageError, WriteRefused
 from gitdream.git import (
     convert,
     indexfile,
@@ -745,9 +746,48 @@ def _move_ref(
     return refs.transaction(repo, body)
 
 
-def branch_ref(name: str) -> str:
-    """`refs/heads/NAME` for a review branch name git accepts; ConfigError otherwise."""
-    return _branch_ref(name)
+_ROOT_REF = re.compile(
+    r"(?:[A-Z_-]*_)?HEAD|AUTO_MERGE|BISECT_EXPECTED_REV|NOTES_MERGE_PARTIAL|NOTES_MERGE_REF|MERGE_AUTOSTASH"
+)
+"""Names git reads as a file at the top of the git dir before any branch (HEAD,
+FETCH_HEAD, ORIG_HEAD, MERGE_HEAD …: `is_root_ref` in git's refs.c)."""
+
+_BRANCH_HINT = (
+    "give a new branch name that `git check-ref-format --branch` accepts and that git reads as "
+    "refs/heads/NAME and as nothing else, such as "
+    "dream/review: not HEAD, @ or another *_HEAD name, not refs/…, and not the name of a tag or "
+    "of a remote's branch (origin/main)"
+)
+
+
+def review_branch_ref(repo: Repo, name: str) -> str:
+    """`refs/heads/NAME` for `--branch NAME`, refused (UsageError, exit 2) unless git reads
+    NAME as exactly that branch: valid for `git check-ref-format --branch`, and none of the
+    rules by which git turns a name into a ref (`ref_rev_parse_rules` in git's refs.c:
+    `NAME`, `refs/NAME`, `refs/tags/NAME`, then `refs/heads/NAME`, then
+    `refs/remotes/NAME[/HEAD]`) finds another ref first, nor would once a fetch, merge or
+    rebase writes its `*_HEAD` or a remote's branch arrives (issue 16: `--branch @`,
+    `FETCH_HEAD`, `refs/…`, `origin/main` made branches every later `git` command read as
+    something else)."""
+    ref = _branch_ref(name)
+    first = name.split("/", 1)[0]
+    why = None
+    if name == "@" or "@{" in name:
+        why = "git reads @ as HEAD"
+    elif _ROOT_REF.fullmatch(name):
+        why = f"git reads {name} as the file .git/{name}, not as a branch"
+    elif first == "refs":
+        why = f"git reads {name} as the full ref name {name}, not as refs/heads/{name}"
+    else:
+        names = [f"refs/{name}", f"refs/tags/{name}", f"refs/remotes/{name}", f"refs/remotes/{name}/HEAD"]
+        found = next((n for n in names if repo.raw.references.get(n) is not None), None)
+        if found is not None:
+            why = f"git would read {name} as {found}"
+        elif first in set(repo.raw.remotes.names()):
+            why = f"{first} is a remote, so git reads {name} as that remote's branch refs/remotes/{name}"
+    if why is not None:
+        raise UsageError(f"--branch {name!r} is not a name for a new review branch: {why}", hint=_BRANCH_HINT)
+    return ref
 
 
 def _unless_a_rebase_began(repo: Repo, ref: str, base: str | None, new: str) -> None:
@@ -776,9 +816,9 @@ def _branch_ref(name: str) -> str:
     # git refuses these as branch names too (strbuf_check_branch_ref): `refs/heads/HEAD`
     # is a valid ref, but a branch called HEAD makes every `HEAD` ambiguous (issue 16).
     if name == "HEAD" or name.startswith("-") or not pygit2.reference_is_valid_name(ref):
-        raise ConfigError(
+        raise UsageError(
             f"'{name}' is not a valid branch name",
-            hint="choose a name git accepts (see `git check-ref-format --branch`)",
+            hint=_BRANCH_HINT,
         )
     return ref
 

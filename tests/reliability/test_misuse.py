@@ -20,14 +20,39 @@ def _ops(root: Path) -> dict[str, object]:
     return {}
 
 
-def test_a_review_branch_named_head_is_refused(
-    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+BAD_BRANCHES = {
+    "HEAD": "is not a valid branch name",
+    "-x": "is not a valid branch name",
+    "@": "git reads @ as HEAD",
+    "FETCH_HEAD": "git reads FETCH_HEAD as the file .git/FETCH_HEAD",
+    "ORIG_HEAD": "git reads ORIG_HEAD as the file .git/ORIG_HEAD",
+    "refs/heads/x": "git reads refs/heads/x as the full ref name",
+    "origin/main": "origin is a remote",
+    "v1": "git would read v1 as refs/tags/v1",
+    "gitdream/watermark/ops": "git would read gitdream/watermark/ops as refs/gitdream/watermark/ops",
+}
+
+
+@pytest.mark.parametrize("command", ["run", "revert"])
+def test_a_review_branch_git_reads_as_another_ref_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, command: str
 ) -> None:
+    """`--branch HEAD` made `refs/heads/HEAD`; `@`, `FETCH_HEAD`, `ORIG_HEAD`, `refs/…`,
+    `origin/main` (a remote's branch), a tag's or another ref's name still made branches
+    that every later `git` command reads as something else. Each is a usage error (exit 2)
+    naming why and the allowed form, before anything is written."""
     root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
-    for name in ("HEAD", "-x"):
-        done = run_gitdream(root, "run", "--branch", name)
-        assert done.returncode == 1 and f"'{name}' is not a valid branch name" in done.stderr, done.stderr
-    assert git(root, "for-each-ref", "refs/heads").count("refs/heads/") == 1
+    assert run_gitdream(root, "run").returncode == 0
+    git(root, "remote", "add", "origin", str(tmp_path / "nowhere.git"))
+    git(root, "tag", "v1")
+    before = git(root, "for-each-ref")
+    for name, why in BAD_BRANCHES.items():
+        args = ["run", "--branch", name] if command == "run" else ["revert", "last", "--branch", name]
+        done = run_gitdream(root, *args)
+        assert done.returncode == 2, (name, done.stderr)
+        assert why in done.stderr and "refs/heads/" in done.stderr, (name, done.stderr)
+        assert "Traceback" not in done.stderr
+    assert git(root, "for-each-ref") == before
 
 
 @pytest.mark.parametrize("spelling", ["memory/logs", "./memory/logs", "memory//logs", "memory/./logs/"])
