@@ -97,6 +97,12 @@ class Run:
     completed_by: str | None = None
     """The run that finished this one after it was killed before its receipt."""
 
+    def lists(self, oid: str) -> bool:
+        """Whether this run's receipt lists commit `oid` among its commits: what makes a
+        commit a run's. Trailers alone are text anyone can copy into a commit message
+        (issue 16), so without a receipt nothing is listed."""
+        return self.receipt is not None and oid in self.commits.values()
+
     @property
     def shown_counts(self) -> dict[str, int]:
         """The counts `log` shows: memories improved (`receipts.improved`, the number of
@@ -190,11 +196,17 @@ def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], boo
     for commit in found:
         known = runs.get(commit.run)
         run = known if known is not None else runs.setdefault(commit.run, _from_trailers(commit))
-        if commit.kind in KINDS:
-            run.trailer_commits.setdefault(commit.kind, commit.oid)
+        # A run with a receipt has the commits it lists: a commit carrying its trailers
+        # is kept only as a possible copy (a rebase) of a commit of a kind it lists, and
+        # `gitdream revert` takes it only when it makes the very same change. A commit
+        # with the trailers of a kind the receipt does not list is a person's.
+        listed = run.receipt is None or run.commits.get(commit.kind or "") is not None
+        if commit.kind in KINDS and listed:
+            if run.commits.get(commit.kind) == commit.oid or commit.kind not in run.trailer_commits:
+                run.trailer_commits[commit.kind] = commit.oid
             if run.receipt is None and run.commits.get(commit.kind) is None:
                 run.commits[commit.kind] = commit.oid
-        if run.reverts is None and commit.reverts:
+        if run.receipt is None and run.reverts is None and commit.reverts:
             run.reverts = commit.reverts
     for run in list(runs.values()):
         if run.reverts and run.reverts in runs:

@@ -4,6 +4,7 @@ a person's commit, and many agents."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -115,6 +116,56 @@ def test_forged_trailers_on_a_persons_commit_do_not_let_revert_undo_it(
         assert done.returncode == 1 and "has no receipt here" in done.stderr, done.stderr
         assert git(root, "rev-parse", "HEAD") == before
         assert (root / MEMORY / "human.md").read_text() == edited, f"revert {target} undid the person's edit"
+
+
+def _person_commits_with_trailers_of(root: Path, run: str, path: str, text: str) -> str:
+    """A person's edit of `path`, committed with a message that carries the trailers of
+    the real run `run` (pasted from a dream commit, or forged); its commit id."""
+    write(root, path, text)
+    git(root, "add", "-A")
+    git(
+        root,
+        "commit",
+        "-q",
+        "-m",
+        f"a person's edit\n\nGitdream-Run: {run}\nGitdream-Kind: experience\nGitdream-Agent: ops\n",
+    )
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def test_a_real_run_id_in_a_persons_trailers_does_not_make_the_commit_a_dream(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Whether a commit is a run's comes from the run's receipt, which lists its commits,
+    not from trailers anyone can copy. Before, a person's commit carrying a real run's id
+    was that run's: the conflict hint of a revert told the person to `gitdream revert`
+    the run (their own commit), and a run whose receipt lists no commit (a no-op) had the
+    person's commit reverted as its own."""
+    root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
+    first = run_gitdream(root, "run", "--json")
+    assert first.returncode == 0, first.stderr
+    (dream,) = json.loads(first.stdout)["runs"]
+    noop = run_gitdream(root, "run", "--json")
+    (idle,) = json.loads(noop.stdout)["runs"]
+    assert idle["status"] == "noop" and not any(idle["commits"].values()), idle
+    # 1. a person's commit with the dream's own run id, over a file the dream wrote
+    topic = f"{MEMORY}/deploy.md"
+    edit = (root / topic).read_text() + "\nA person's note.\n"
+    person = _person_commits_with_trailers_of(root, dream["run"], topic, edit)
+    done = run_gitdream(root, "revert", dream["run"])
+    assert done.returncode == 1 and "later changes conflict" in done.stderr, done.stderr
+    assert f"git revert {person[:7]}" in done.stderr and "which is not a dream" in done.stderr, done.stderr
+    assert f"revert the later run first (`gitdream revert {dream['run']}`)" not in done.stderr
+    # 2. a person's commit with the no-op run's id: that run made no commit
+    edited = "---\nname: human\ndescription: written by a person\ntype: note\n---\n\nEdited.\n"
+    before = _person_commits_with_trailers_of(root, idle["run"], f"{MEMORY}/human.md", edited)
+    done = run_gitdream(root, "revert", idle["run"])
+    assert done.returncode == 1 and "nothing to revert" in done.stderr, done.stderr
+    assert git(root, "rev-parse", "HEAD").strip() == before
+    assert (root / MEMORY / "human.md").read_text() == edited
+    listed = json.loads(run_gitdream(root, "log", "--all", "--json").stdout)
+    shown = next(r for r in listed["runs"] if r["run"] == idle["run"])
+    assert not any(shown["commits"].values()), shown
 
 
 def test_a_run_saves_its_state_a_bounded_number_of_times() -> None:
