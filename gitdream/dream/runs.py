@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, ids
 from gitdream.dream import receipts as receipts_mod
+from gitdream.dream import runjournal
 from gitdream.errors import GitdreamError
 from gitdream.git import history, notes
 
@@ -96,6 +97,10 @@ class Run:
     trailer_commits: dict[str, str] = field(default_factory=dict)
     completed_by: str | None = None
     """The run that finished this one after it was killed before its receipt."""
+    unfinished: str | None = None
+    """For a run without a receipt whose plan is kept on this machine (`runjournal`):
+    "interrupted" (killed before its receipt; the agent's next run finishes it) or
+    "running"; None otherwise."""
 
     def lists(self, oid: str) -> bool:
         """Whether this run's receipt lists commit `oid` among its commits: what makes a
@@ -131,6 +136,8 @@ class Run:
         }
         if self.completed_by:
             document["completed_by"] = self.completed_by
+        if self.unfinished:
+            document["unfinished"] = self.unfinished
         return document
 
 
@@ -214,6 +221,9 @@ def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], boo
         completes = run.receipt.completes if run.receipt is not None else None
         if completes and completes in runs and runs[completes].receipt is None:
             runs[completes].completed_by = run.run
+    for run in runs.values():
+        if run.receipt is None and run.completed_by is None and run.agent:
+            run.unfinished = runjournal.kept_state(repo, run.agent, run.run)
     return sorted(runs.values(), key=lambda r: r.run, reverse=True), truncated
 
 
