@@ -568,7 +568,7 @@ def _check(key: Key, value: Any, where: str) -> Any:
     elif key.type == "str":
         if not isinstance(value, str) or (key.relative and not _relative_ok(value)):
             raise bad()
-        return value
+        return normal_relative(value) if key.relative else value
     elif key.type == "enum":
         if value not in key.choices:
             raise bad()
@@ -578,6 +578,8 @@ def _check(key: Key, value: Any, where: str) -> Any:
             raise bad()
         if key.relative and not all(_relative_ok(v) for v in value):
             raise bad()
+        if key.relative:
+            value = [normal_relative(v) for v in value]
         if key.patterns and where != REPO_FILE:  # a repository's: when it takes effect (`load`)
             for pattern in value:
                 compile_pattern(key.name, pattern, where)
@@ -595,6 +597,16 @@ def _relative_ok(value: str) -> bool:
     if not value.strip() or value.startswith("/") or "\\" in value or (len(value) > 1 and value[1] == ":"):
         return False
     return ".." not in value.split("/")
+
+
+def normal_relative(value: str) -> str:
+    """The normal form of a relative path or glob that `_relative_ok` accepted: without
+    empty and `.` components (`./memory/logs`, `memory//logs/` → `memory/logs`; `./` → `.`),
+    so every check and every join sees one spelling of each folder (issue 16:
+    `memory_dir = "./memory/logs"` got past the raw-material check that refuses
+    `memory/logs`)."""
+    parts = [part for part in value.split("/") if part not in ("", ".")]
+    return "/".join(parts) or "."
 
 
 def compile_pattern(name: str, pattern: str, where: str = "") -> Any:

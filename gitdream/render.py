@@ -312,7 +312,12 @@ def status(result: StatusResult) -> Lines:
     if result.lock:
         lock = result.lock
         stale = f" (stale: {lock.stale})" if lock.stale else ""
-        lines.out(f"lock: run {lock.run}, pid {lock.pid} on {lock.host} since {lock.since}{stale}")
+        if not lock.recorded:
+            lines.out(
+                f"lock: a lock file with no holder recorded yet (being written, or left by a crash){stale}"
+            )
+        else:
+            lines.out(f"lock: run {lock.run}, pid {lock.pid} on {lock.host} since {lock.since}{stale}")
     else:
         lines.out("lock: free")
     hooks = result.hooks.hooks if result.hooks is not None else []
@@ -356,6 +361,10 @@ def _run_commits(run: Run) -> str:
     return " ".join(parts) or "-"
 
 
+def _of_agent(run: Run) -> str:
+    return f" of agent {run.agent}" if run.agent else ""
+
+
 def _run_notes(run: Run) -> list[str]:
     notes = []
     if run.reverts:
@@ -366,6 +375,10 @@ def _run_notes(run: Run) -> list[str]:
         notes.append(f"reverted by {item['run']}{what}")
     if run.receipt is None and run.completed_by:
         notes.append(f"interrupted before its receipt; finished by run {run.completed_by}")
+    elif run.receipt is None and run.unfinished == "interrupted":
+        notes.append(f"interrupted; the next run{_of_agent(run)} finishes it")
+    elif run.receipt is None and run.unfinished == "running":
+        notes.append("running now; its receipt is written when it ends")
     elif run.receipt is None:
         notes.append("no receipt here (fetch refs/notes/gitdream); from commit trailers")
     return notes

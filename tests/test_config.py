@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -133,6 +134,24 @@ def test_env_lists_may_be_toml_arrays_and_are_validated_like_the_file(tmp_path: 
     with pytest.raises(ConfigError) as info:
         config.load(tmp_path, env={"GITDREAM_LOG_GLOBS": '["a/*.md", '})
     assert "not a TOML array" in info.value.message
+
+
+def test_relative_paths_are_read_in_their_normal_form(tmp_path: Path) -> None:
+    """Empty and `.` components are dropped wherever a relative path or glob is given, so
+    every check sees one spelling (issue 16: `./memory/logs` passed the raw-material
+    check); `..` stays an error."""
+    (tmp_path / "gitdream.toml").write_text(
+        'memory_dir = "./memory//"\nlog_globs = ["./memory/./logs//**/*.md"]\nagents = ["./"]\n'
+    )
+    cfg = config.load(tmp_path, env={"GITDREAM_DEFINITION_FILES": "./agent.md,soul.md/"})
+    assert cfg.str("memory_dir") == "memory"
+    assert cfg.list("log_globs") == ["memory/logs/**/*.md"]
+    assert cfg.list("agents") == ["."]
+    assert cfg.list("definition_files") == ["agent.md", "soul.md"]
+    for bad in ("memory/../../x", "./.."):
+        (tmp_path / "gitdream.toml").write_text(f'memory_dir = "{bad}"\n')
+        with pytest.raises(ConfigError, match=re.escape("no '..'")):
+            config.load(tmp_path, env={})
 
 
 def test_rendered_default_toml_sets_nothing_but_documents_every_key() -> None:

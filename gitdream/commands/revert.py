@@ -157,7 +157,8 @@ def _commit_for(repo: Repo, run: Run, kind: str, head: str) -> str | None:
     recorded = run.commits.get(kind)
     if recorded and history.in_history(repo, head, recorded):
         return recorded
-    found = run.trailer_commits.get(kind)
+    # with a receipt, a commit found by trailers stands only for a commit the receipt lists
+    found = run.trailer_commits.get(kind) if run.receipt is None or recorded else None
     if found and history.in_history(repo, head, found):
         if recorded and history.exists(repo, recorded) and not history.same_change(repo, recorded, found):
             raise RepoStateError(
@@ -253,16 +254,35 @@ def _conflict_error(repo: Repo, run: Run, plans: list[tuple[str, str, Inverse]],
     )
 
 
+def _is_commit_of(repo: Repo, run: Run, oid: str) -> bool:
+    """Whether commit `oid` (which carries `run`'s trailers) is that run's: its receipt
+    lists it, or it is a copy (a rebase) making the very same change as a commit the
+    receipt lists, or — no receipt — gitdream's own records vouch for the run (`_vouched`).
+    Otherwise it is a person's commit with copied trailers (issue 16)."""
+    if run.lists(oid):
+        return True
+    if run.receipt is None:
+        return _vouched(repo, run) and oid in run.trailer_commits.values()
+    return any(
+        recorded and history.exists(repo, recorded) and history.same_change(repo, recorded, oid)
+        for recorded in run.commits.values()
+    )
+
+
 def _conflict_hint(repo: Repo, run: Run, plans: list[tuple[str, str, Inverse]], later: dict[str, str]) -> str:
     """The next step after a conflicting revert, naming what changed the files since:
     later runs are reverted first with `gitdream revert`; a commit that is not a run (a
     person's edit) is named with `git revert`; and when only one of the run's commits
     conflicts, `--only` reverts the other one alone."""
     runs, others = [], []
+    known: dict[str, Run] | None = None
     for oid in later:
         found = history.trailer_commit(repo, oid)
-        if found is not None and found.run:
-            runs.append(found.run)
+        if found is not None and found.run and known is None:
+            known = {r.run: r for r in list_runs(repo)}
+        dream = known.get(found.run) if known is not None and found is not None and found.run else None
+        if dream is not None and _is_commit_of(repo, dream, oid):
+            runs.append(dream.run)
         else:
             others.append(oid[:7])
     agent = f" --agent {run.agent}" if run.agent else ""
@@ -487,6 +507,8 @@ def revert(
         # The watermark serves the branch dreams run on; a revert only proposed on a
         # review branch must not make the next dream re-read material still in memory.
         raise ValueError("replay cannot be combined with a review branch")
+    if branch is not None:
+        commitbuilder.review_branch_ref(repo, branch)  # `--branch HEAD`, `@`, `origin/main`: a usage error
     if not cfg.bool("enabled") and not dry_run:
         raise GitdreamError(
             f"gitdream is disabled (enabled = false, from {cfg.source('enabled')}); revert writes commits "

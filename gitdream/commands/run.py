@@ -352,9 +352,11 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
     finally:
         probe.close()
     if opts.branch is not None:
-        from gitdream.git.commitbuilder import branch_ref  # idle path: only where it is used
+        from gitdream.git.commitbuilder import review_branch_ref  # idle path: only where it is used
 
-        branch_ref(opts.branch)  # `--branch HEAD` and friends: refused before any agent runs
+        review_branch_ref(
+            repo, opts.branch
+        )  # `--branch HEAD`, `@`, `origin/main`: refused before any agent runs
     if opts.since is not None:
         from gitdream.git import graph  # idle path: only where it is used
 

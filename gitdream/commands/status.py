@@ -86,14 +86,20 @@ class EngineStatus(NamedTuple):
 
 
 class LockStatus(NamedTuple):
-    """The dream lock's holder: its run id, pid, host and start (ISO 8601 UTC); `stale`:
-    why the lock no longer protects a running dream, or None while it does."""
+    """The dream lock's holder: its run id, pid, host and start (ISO 8601 UTC), each None
+    when the lock file names no holder yet (empty: being written, or left by a crash);
+    `stale`: why the lock no longer protects a running dream, or None while it does."""
 
-    run: str
-    pid: int
-    host: str
-    since: str
+    run: str | None
+    pid: int | None
+    host: str | None
+    since: str | None
     stale: str | None
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the lock file names its holder."""
+        return self.pid is not None
 
     def to_json(self) -> dict[str, Any]:
         return {"run": self.run, "pid": self.pid, "host": self.host, "since": self.since, "stale": self.stale}
@@ -261,13 +267,10 @@ def _lock(repo: Repo, cfg: Config) -> LockStatus | None:
     holder = dreamlock.read(repo.common_dir)
     if holder is None:
         return None
-    return LockStatus(
-        holder.run,
-        holder.pid,
-        holder.host,
-        holder.started,
-        dreamlock.stale_reason(repo.common_dir, holder, cfg.float("lock_ttl_minutes")),
-    )
+    stale = dreamlock.stale_reason(repo.common_dir, holder, cfg.float("lock_ttl_minutes"))
+    if holder.pid <= 0:  # an empty or unreadable lock file: no holder recorded yet
+        return LockStatus(None, None, None, None, stale)
+    return LockStatus(holder.run, holder.pid, holder.host, holder.started, stale)
 
 
 def _agent_status(

@@ -14,7 +14,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gitdream.dream import material as material_mod
-from gitdream.dream import noise, readers, receipts
+from gitdream.dream import noise, readers, receipts, runjournal
 from gitdream.git import notes, trees
 from gitdream.units import Unit
 
@@ -44,6 +44,9 @@ class Gathered:
     entries: list[Entry] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
     carried: list[dict[str, Any]] = field(default_factory=list)
+    finishes: str | None = None
+    """A run killed after its watermark moved, before its receipt, whose pending material
+    this run read from its plan (`runjournal.moved_on`): this run finishes it."""
     outline: list[Entry] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
@@ -124,7 +127,11 @@ def gather(
     cannot be reached (see `material.resolve_base`)."""
     base, warnings = material_mod.resolve_base(repo, agent, input_commit, since=opts.since, full=opts.full)
     last = _last(repo, agent, opts, watermark)
-    pending_in = [p for p in last.pending if isinstance(p, dict) and "path" in p] if last else []
+    rereads = not (opts.full or opts.since is not None)  # with either, all is read again anyway
+    # a run killed after its watermark moved: its receipt was never written, its plan says
+    killed = runjournal.moved_on(repo, agent.id, watermark) if last is None and rereads else None
+    left = last.pending if last else killed.pending if killed else []
+    pending_in = [p for p in left if isinstance(p, dict) and "path" in p]
     material = material_mod.changed_sources(
         repo,
         agent,
@@ -134,7 +141,7 @@ def gather(
         remember=not opts.dry_run,  # the watermark may move there: counting will ask
     )
     found = Gathered(material, watermark, warnings=[*warnings, *material.warnings])
-    if last is None and watermark is not None and not (opts.full or opts.since is not None):
+    if last is None and killed is None and watermark is not None and rereads:
         # The last dream's receipt carries what it left pending; without it that material
         # would silently never be read (a clone that fetched refs/gitdream/* but not the notes).
         found.warnings.append(
@@ -144,6 +151,7 @@ def gather(
             f"`gitdream run --agent {agent.id} --full` once (what was consolidated before is recognised)"
         )
     found.carried = list(last.unjudged) if last else []
+    found.finishes = killed.run if killed else None
     # A path can be pending several times over, once per reason (entries over max_units
     # and a refused definition in the same log): every record's entries are read again,
     # and a record naming none (the whole path) reads the whole path.

@@ -247,19 +247,26 @@ class DreamRun:
         self.carried = found.carried
         receipt.phase("gather", **found.details)
         if self._plans():
-            self._finish_a_killed_run(found.material)
+            self._finish_a_killed_run(found.material, found.finishes)
         return found.material
 
     def _plans(self) -> bool:
         """Whether this run keeps a plan (`runjournal`): it writes the current branch."""
         return not (self.opts.dry_run or self.opts.estimate or self.opts.branch)
 
-    def _finish_a_killed_run(self, found: Material) -> None:
+    def _finish_a_killed_run(self, found: Material, finishes: str | None) -> None:
         """A run of this agent killed after deciding, before its receipt, on the same
         material: decide as it decided — its entries, its pending material — so this run
-        ends where it would have (`runjournal`)."""
+        ends where it would have (`runjournal`). `finishes`: a run killed after its
+        watermark moved, whose pending material gather read from its plan: this run
+        finishes it (its receipt says so)."""
 
         self.material_digest = runjournal.digest(found)
+        if finishes is not None:  # killed after its watermark moved: its pending was read again
+            self.receipt.completes = finishes
+            self.warnings.append(
+                f"finishing run {finishes}, which was interrupted after its watermark moved, before its receipt"
+            )
         plan = runjournal.unfinished(self.repo, self.agent.id, self.receipt.watermark_before, found)
         if plan is None:
             return

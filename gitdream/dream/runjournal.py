@@ -14,7 +14,9 @@ write and which it leaves pending, it records that here, before its first commit
 `material` is a digest of the material (paths, blobs, added lines). The next run of that
 agent whose writer is gone, whose watermark has not moved and whose material has the
 same digest completes the killed run instead of deciding again: it keeps only the killed
-run's `entries` and takes over its `pending`. The file goes when the run finishes (or
+run's `entries` and takes over its `pending`. A run killed after its watermark moved (to
+its input commit), before its receipt, is finished by the next run too: it reads what the
+killed run left pending from the plan, as it would from that run's receipt (`moved_on`). The file goes when the run finishes (or
 fails or is aborted: its receipt then says what happened). Machine-local, never tracked.
 """
 
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitdream import paths, processes
+from gitdream.errors import RepoStateError
 
 if TYPE_CHECKING:
     from gitdream.dream.material import Material
@@ -101,6 +104,37 @@ def planned_run(repo: Repo, agent_id: str) -> str | None:
         return None
     run = data.get("run") if isinstance(data, dict) else None
     return run if isinstance(run, str) else None
+
+
+def moved_on(repo: Repo, agent_id: str, watermark: str | None) -> RunPlan | None:
+    """The plan of a run of `agent_id` killed after it moved the watermark to its input
+    commit (`watermark`) and before its receipt: no receipt says what it left pending, so
+    the next run reads that from its plan, and finishes it (issue 16). None otherwise."""
+    if watermark is None:
+        return None
+    try:
+        plan = RunPlan(**json.loads(plan_path(repo, agent_id).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError, RepoStateError):
+        return None
+    if plan.writer and not processes.gone(plan.writer):
+        return None
+    return plan if plan.agent == agent_id and plan.input == watermark else None
+
+
+def kept_state(repo: Repo, agent_id: str, run_id: str) -> str | None:
+    """Whether run `run_id` of `agent_id` has its plan kept here: "interrupted" (its writer
+    is gone: killed before its receipt, and the next run of the agent finishes it),
+    "running" (its writer is alive), or None (no plan of that run)."""
+    try:
+        data = json.loads(plan_path(repo, agent_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RepoStateError):
+        return None
+    if not isinstance(data, dict) or data.get("run") != run_id or data.get("agent") != agent_id:
+        return None
+    writer = data.get("writer")
+    if isinstance(writer, dict) and writer and not processes.gone(writer):
+        return "running"
+    return "interrupted"
 
 
 def unfinished(repo: Repo, agent_id: str, watermark: str | None, material: Material) -> RunPlan | None:

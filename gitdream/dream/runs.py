@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitdream import clock, ids
 from gitdream.dream import receipts as receipts_mod
+from gitdream.dream import runjournal
 from gitdream.errors import GitdreamError
 from gitdream.git import history, notes
 
@@ -96,6 +97,16 @@ class Run:
     trailer_commits: dict[str, str] = field(default_factory=dict)
     completed_by: str | None = None
     """The run that finished this one after it was killed before its receipt."""
+    unfinished: str | None = None
+    """For a run without a receipt whose plan is kept on this machine (`runjournal`):
+    "interrupted" (killed before its receipt; the agent's next run finishes it) or
+    "running"; None otherwise."""
+
+    def lists(self, oid: str) -> bool:
+        """Whether this run's receipt lists commit `oid` among its commits: what makes a
+        commit a run's. Trailers alone are text anyone can copy into a commit message
+        (issue 16), so without a receipt nothing is listed."""
+        return self.receipt is not None and oid in self.commits.values()
 
     @property
     def shown_counts(self) -> dict[str, int]:
@@ -125,6 +136,8 @@ class Run:
         }
         if self.completed_by:
             document["completed_by"] = self.completed_by
+        if self.unfinished:
+            document["unfinished"] = self.unfinished
         return document
 
 
@@ -190,11 +203,17 @@ def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], boo
     for commit in found:
         known = runs.get(commit.run)
         run = known if known is not None else runs.setdefault(commit.run, _from_trailers(commit))
-        if commit.kind in KINDS:
-            run.trailer_commits.setdefault(commit.kind, commit.oid)
+        # A run with a receipt has the commits it lists: a commit carrying its trailers
+        # is kept only as a possible copy (a rebase) of a commit of a kind it lists, and
+        # `gitdream revert` takes it only when it makes the very same change. A commit
+        # with the trailers of a kind the receipt does not list is a person's.
+        listed = run.receipt is None or run.commits.get(commit.kind or "") is not None
+        if commit.kind in KINDS and listed:
+            if run.commits.get(commit.kind) == commit.oid or commit.kind not in run.trailer_commits:
+                run.trailer_commits[commit.kind] = commit.oid
             if run.receipt is None and run.commits.get(commit.kind) is None:
                 run.commits[commit.kind] = commit.oid
-        if run.reverts is None and commit.reverts:
+        if run.receipt is None and run.reverts is None and commit.reverts:
             run.reverts = commit.reverts
     for run in list(runs.values()):
         if run.reverts and run.reverts in runs:
@@ -202,6 +221,9 @@ def collect(repo: Repo, *, walk_limit: int = WALK_LIMIT) -> tuple[list[Run], boo
         completes = run.receipt.completes if run.receipt is not None else None
         if completes and completes in runs and runs[completes].receipt is None:
             runs[completes].completed_by = run.run
+    for run in runs.values():
+        if run.receipt is None and run.completed_by is None and run.agent:
+            run.unfinished = runjournal.kept_state(repo, run.agent, run.run)
     return sorted(runs.values(), key=lambda r: r.run, reverse=True), truncated
 
 

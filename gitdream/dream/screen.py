@@ -206,6 +206,28 @@ def _prose_value(value: str) -> bool:
     return any(not c.isalpha() for c in bare)
 
 
+def _quoted_prose_value(value: str) -> bool:
+    """Accept a quoted value in prose (`the password is "…"`): one word as `_prose_value`
+    judges an unquoted one; several words when they are a passphrase — at least three
+    words and 12 characters ("correct horse battery staple"), or any digit — not an aside
+    in quotes ("too short")."""
+    words = value.split()
+    if len(words) <= 1:
+        return _prose_value(value.strip())
+    if value.strip()[0] in "[<{(" or _PLACEHOLDER_VALUE.match(value.strip()) or "://" in value:
+        return False
+    return (len(words) >= 3 and len(value.strip()) >= 12) or any(c.isdigit() for c in value)
+
+
+def _prose_secret(match: re.Match[str]) -> bool:
+    """`password-in-prose`'s filter: the value found, quoted (`_QUOTED_SECRETS`) or not."""
+    for name in _SECRETS:
+        value = match[name]
+        if value is not None:
+            return _quoted_prose_value(value) if name in _QUOTED_SECRETS else _prose_value(value)
+    return False
+
+
 _ENV_NAME = re.compile(r"[.\[({]['\"]?[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]")
 """An environment variable's name read by code: `process.env.DB_PASSWORD`, `ENV[DB_PASSWORD]`."""
 _MANAGER = re.compile(
@@ -307,7 +329,24 @@ _PW_EU_SEP = (
 )
 _PW_CJK = r"비밀번호|비번|패스워드|密码|密碼|口令|パスワード|暗証番号"
 _OPEN_QUOTE = r"[\"'`“‘«„]?"
-_SECRETS = ("secret", "secret2", "secret3", "secret4", "secret5")
+_QUOTED_SECRETS = ("secret6", "secret7", "secret8", "secret9", "secret10")
+_SECRETS = ("secret", "secret2", "secret3", "secret4", "secret5", *_QUOTED_SECRETS)
+
+
+def _quoted_or(group: str, bare: str) -> str:
+    """A prose value: in quotes, spaces included, up to the closing quote (group `group`,
+    a passphrase such as "correct horse battery staple"), or else `bare`."""
+    return (
+        rf"(?:[\"'`“‘«„「『][ \u00a0\u202f]?(?P<{group}>[^\n\"'`“”‘’«»„「」『』]{{4,200}}?)[ \u00a0\u202f]?"
+        rf"[\"'`”’»“」』]"
+        rf"|{bare})"
+    )
+
+
+# Environment variables that hold a password under a name `_SECRET_NAME` does not cover
+# (no separator before PASSWORD, or another word for it): libpq's PGPASSWORD, redis-cli's
+# REDISCLI_AUTH, sshpass -e's SSHPASS.
+_PASSWORD_VARIABLES = r"PGPASSWORD|REDISCLI_AUTH|SSHPASS"
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -479,11 +518,16 @@ RULES: tuple[Rule, ...] = (
             r"(?i)(?:\b(?:curl|wget|http|https|xh)\b[^\n]*?\s(?:-u|--user|--proxy-user)(?:\s+|=)"
             r"(?P<q>['\"]?)(?P<user>[^\s:'\"]+):(?P<secret>[^\s'\"]{3,})(?P=q)"
             r"|(?:--(?:http-|proxy-|ftp-)?password|--passwd|\bsshpass\s+-p)(?:\s*=\s*|\s+)"
-            r"(?P<q2>['\"]?)(?P<secret2>[^\s'\"]{4,})(?P=q2))"
+            r"(?P<q2>['\"]?)(?P<secret2>[^\s'\"]{4,})(?P=q2)"
+            # mysql -p<password>: the password glued to -p (lower case: -P is the port;
+            # `-p` alone asks for it)
+            r"|\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb(?:-dump|-admin)?)"
+            r"\b[^\n]*?\s(?-i:-p)(?P<q3>['\"]?)(?P<secret3>[^\s'\"]{3,})(?P=q3))"
         ),
-        "credentials on a command line: curl/wget -u user:password, --password=…, sshpass -p",
-        lambda m: not _PLACEHOLDER_VALUE.match(m["secret"] or m["secret2"]),
-        keywords=("curl", "wget", "http", "xh", "passw", "sshpass"),
+        "credentials on a command line: curl/wget -u user:password, --password=…, sshpass -p, "
+        "mysql -p<password> (MySQL manual, 'Specifying a password on the command line')",
+        lambda m: not _PLACEHOLDER_VALUE.match(m["secret"] or m["secret2"] or m["secret3"]),
+        keywords=("curl", "wget", "http", "xh", "passw", "sshpass", "mysql", "mariadb"),
     ),
     Rule(
         "url-credentials",
@@ -506,6 +550,16 @@ RULES: tuple[Rule, ...] = (
         keywords=("pass", "pwd", "secret", "token", "key", "credential"),
     ),
     Rule(
+        "password-variable",
+        _r(
+            rf"(?m)(?<![A-Za-z0-9_])(?:export\s+|set\s+|\$env:)?(?:{_PASSWORD_VARIABLES})\s*=\s*(?P<q>['\"]?)"
+            r"(?P<secret>[^\s'\"]{4,200}?)(?P=q)(?=\s|$|[;,&)\]}])"
+        ),
+        "password environment variables: PGPASSWORD (libpq), REDISCLI_AUTH (redis-cli), SSHPASS (sshpass -e)",
+        _secret_value,
+        keywords=("pgpassword", "rediscli_auth", "sshpass"),
+    ),
+    Rule(
         "high-entropy-secret",
         _r(
             rf"(?i)(?<![A-Za-z0-9])[\"']?{_SECRET_NAME}[\"']?\s*(?::|=|\bis\b)\s*[\"']?"
@@ -517,9 +571,11 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "quoted-secret-assignment",
-        # A quoted value may hold spaces (a passphrase): PASSWORD="correct horse X staple".
+        # A quoted value may hold spaces (a passphrase): PASSWORD="correct horse X staple",
+        # "password": "…" (JSON), password: "…" (YAML, a bare key).
         _r(
-            rf"(?im)(?<![A-Za-z0-9_])(?:export\s+)?(?:(?P<name>{_SECRET_NAME})\s*=|[\"'](?P<key>{_SECRET_NAME})[\"']\s*:)"
+            rf"(?im)(?<![A-Za-z0-9_])(?:export\s+)?(?:(?P<name>{_SECRET_NAME})\s*=|[\"'](?P<key>{_SECRET_NAME})[\"']\s*:"
+            rf"|(?P<ykey>{_SECRET_NAME})[ \t]*:)"
             r"\s*(?P<q>['\"])(?P<secret>[^'\"\n]{4,200}?)(?P=q)"
         ),
         ".env files and JSON/YAML: a quoted value, spaces included, assigned to a secret-ish name",
@@ -540,22 +596,27 @@ RULES: tuple[Rule, ...] = (
         _r(
             rf"(?i)(?<![A-Za-z])(?:{_PW})(?![A-Za-z])"
             r"(?:[ \t]+(?:for|of)[ \t]+[^\s:=：]{1,40}(?:[ \t]+[^\s:=：]{1,40}){0,3}?)?"
-            rf"{_PW_SEP}{_OPEN_QUOTE}(?P<secret>[!-~]{{4,200}})"
+            rf"{_PW_SEP}"
+            + _quoted_or("secret6", rf"{_OPEN_QUOTE}(?P<secret>[!-~]{{4,200}})")
+            +
             # a verb that gives the password its value: "set the password to …"
             rf"|(?<![A-Za-z]){_PW_VERB}[ \t]+(?:[A-Za-z']+[ \t]+){{0,3}}?(?:{_PW})[ \t]+(?:to|as)[ \t]+(?:be[ \t]+)?"
-            rf"{_OPEN_QUOTE}(?P<secret2>[!-~]{{4,200}})"
+            + _quoted_or("secret7", rf"{_OPEN_QUOTE}(?P<secret2>[!-~]{{4,200}})")
+            +
             # the value right after the keyword, where a verb or a list leads to it:
             # "use password …", "log in with password …", "user admin, password …"
             rf"|(?:(?<![A-Za-z])(?:use|using|try|enter|type|with)[ \t]+(?:the[ \t]+)?|,[ \t]*)(?:{_PW})[ \t]+"
-            rf"{_OPEN_QUOTE}(?P<secret3>[!-~]{{4,200}})"
-            rf"|(?<!\w)(?:{_PW_EU})(?!\w){_PW_EU_SEP}{_OPEN_QUOTE}(?P<secret4>[^\s\"'`“”‘’«»„]{{4,200}})"
-            rf"|(?:{_PW_CJK})"
-            r"[ \t]*[는은가이是为為はが]?[ \t]*[:：]?[ \t]*[\"'`“‘「『]?(?P<secret5>[!-~]{4,200})"
+            + _quoted_or("secret8", rf"{_OPEN_QUOTE}(?P<secret3>[!-~]{{4,200}})")
+            + rf"|(?<!\w)(?:{_PW_EU})(?!\w){_PW_EU_SEP}"
+            + _quoted_or("secret9", rf"{_OPEN_QUOTE}(?P<secret4>[^\s\"'`“”‘’«»„]{{4,200}})")
+            + rf"|(?:{_PW_CJK})"
+            r"[ \t]*[는은가이是为為はが]?[ \t]*[:：]?[ \t]*"
+            + _quoted_or("secret10", r"[\"'`“‘「『]?(?P<secret5>[!-~]{4,200})")
         ),
         "a password in prose: a credential keyword (English, German, French, Spanish, Portuguese, "
         "Russian, Korean, Chinese, Japanese), a separator (':', 'is', 'set … to', a particle) and "
-        "a value with a digit or symbol on the same line",
-        lambda m: _prose_value(next(v for v in m.group(*_SECRETS) if v is not None)),
+        "a value with a digit or symbol on the same line, or a passphrase in quotes",
+        _prose_secret,
         keywords=(
             "passw",
             "passphrase",

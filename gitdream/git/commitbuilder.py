@@ -50,6 +50,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -60,7 +61,7 @@ import pygit2
 
 from gitdream import clock, faults, paths, processes
 from gitdream.config import Config
-from gitdream.errors import ConfigError, GitdreamError, HeadMoved, RepoStateError, WriteRefused
+from gitdream.errors import GitdreamError, HeadMoved, RepoStateError, UsageError, WriteRefused
 from gitdream.git import (
     convert,
     indexfile,
@@ -465,7 +466,9 @@ def repair(repo: Repo) -> list[str]:
     - otherwise the working tree is brought to the dream's commit (paths still at their
       pre-dream bytes only) and the index it staged is installed; if that index.lock was
       removed meanwhile, the index entries still at their pre-dream state are updated
-      under a fresh lock, and anything the user changed is left alone, with a warning.
+      under a fresh lock, and anything the user changed is left alone, with a warning;
+      where a commit of the old index undid the dream meanwhile, the files that still hold
+      exactly the dream's bytes are put back to HEAD's version (`_give_back`).
 
     Returns warnings (empty when there was nothing to do). Never runs inside a git hook
     (an inherited GIT_INDEX_FILE), and never touches what a live gitdream process is
@@ -516,16 +519,13 @@ def _repair_commit(repo: Repo) -> list[str]:
 def _finish_without_lock(repo: Repo, journal: Journal) -> list[str]:
     """The index.lock of an interrupted commit was removed (by hand, as git's message
     suggests): under a fresh lock, bring over only what is still at its pre-dream state,
-    and only where HEAD still has the dream's version."""
+    and only where HEAD still has the dream's version; where it no longer has (a commit of
+    the old index undid the dream), put back HEAD's version of the files that still hold
+    exactly the dream's bytes (`_give_back`)."""
     lock = indexlock.IndexLock.acquire(repo)
     try:
         stale = _not_at_head(repo, journal)
-        warnings = []
-        if stale:
-            warnings.append(
-                f"HEAD no longer has the dream's version of {', '.join(stale)} (a checkout or a commit "
-                f"made after gitdream was interrupted); the working tree and index were left as they are there"
-            )
+        warnings = _give_back(repo, journal, stale)
         keep = [p for p in journal.paths if p not in stale]
         warnings += _write_worktree(repo, journal, keep)
         found = indexfile.entries(repo, keep)
@@ -552,6 +552,65 @@ def _finish_without_lock(repo: Repo, journal: Journal) -> list[str]:
     except BaseException:
         lock.release()
         raise
+    return warnings
+
+
+_FILE_MODES = (0o100644, 0o100755)
+
+
+def _give_back(repo: Repo, journal: Journal, stale: list[str]) -> list[str]:
+    """The journal's paths whose dream version HEAD no longer has (`stale`: a commit of
+    the old index, made after the lock was removed by hand, undid them): where the working
+    tree still holds exactly the bytes the dream wrote there (absent, for a path it
+    removed) and the index agrees with HEAD, those bytes are gitdream's own — kept in the
+    dream's commit, which HEAD contains — and the file is put back to HEAD's version, so
+    the user is not left with gitdream's files to commit by hand (issue 16, case 6). Any
+    other file (changed by the user, or staged) is left alone. Returns warnings."""
+    head = repo.head()
+    head_tree = repo.raw[head.oid].peel(pygit2.Tree) if head.oid else None
+    found = indexfile.entries(repo, stale)
+    given_back: list[str] = []
+    left: list[str] = []
+    for path in stale:
+        info = journal.paths[path]
+        entry = head_tree[path] if head_tree is not None and path in head_tree else None
+        at_head = (str(entry.id), int(entry.filemode)) if entry is not None else None
+        listed = found.get(path, [])
+        staged = (listed[0].oid, listed[0].mode) if len(listed) == 1 and listed[0].stage == 0 else None
+        hidden = any(e.skip_worktree or e.assume_unchanged for e in listed)
+        if (
+            (listed and staged is None)
+            or staged != at_head
+            or hidden
+            or (at_head and at_head[1] not in _FILE_MODES)
+        ):
+            left.append(path)
+            continue
+        try:
+            if worktree.sha256(repo.workdir, path) != info["new_worktree_sha256"]:
+                done = False
+            elif at_head is None:
+                done = worktree.remove(repo.workdir, path, expect=info["new_worktree_sha256"])
+            else:
+                data = convert.to_worktree(repo, path, at_head[0])
+                mode = 0o777 if at_head[1] == 0o100755 else 0o666
+                done = worktree.write(repo.workdir, path, data, mode, expect=info["new_worktree_sha256"])
+        except worktree.LinkInPath:
+            done = False
+        (given_back if done else left).append(path)
+    warnings = []
+    if given_back:
+        warnings.append(
+            f"HEAD no longer has the dream's version of {', '.join(given_back)} (a commit or checkout made "
+            f"after gitdream was interrupted and its index.lock removed): as the working tree still "
+            f"held exactly the dream's bytes there, gitdream put HEAD's version back; the dream's version "
+            f"stays in commit {journal.new[:12]}"
+        )
+    if left:
+        warnings.append(
+            f"HEAD no longer has the dream's version of {', '.join(left)} (a commit or checkout made "
+            f"after gitdream was interrupted); your working tree and index were left as they are there"
+        )
     return warnings
 
 
@@ -687,9 +746,48 @@ def _move_ref(
     return refs.transaction(repo, body)
 
 
-def branch_ref(name: str) -> str:
-    """`refs/heads/NAME` for a review branch name git accepts; ConfigError otherwise."""
-    return _branch_ref(name)
+_ROOT_REF = re.compile(
+    r"(?:[A-Z_-]*_)?HEAD|AUTO_MERGE|BISECT_EXPECTED_REV|NOTES_MERGE_PARTIAL|NOTES_MERGE_REF|MERGE_AUTOSTASH"
+)
+"""Names git reads as a file at the top of the git dir before any branch (HEAD,
+FETCH_HEAD, ORIG_HEAD, MERGE_HEAD …: `is_root_ref` in git's refs.c)."""
+
+_BRANCH_HINT = (
+    "give a new branch name that `git check-ref-format --branch` accepts and that git reads as "
+    "refs/heads/NAME and as nothing else, such as "
+    "dream/review: not HEAD, @ or another *_HEAD name, not refs/…, and not the name of a tag or "
+    "of a remote's branch (origin/main)"
+)
+
+
+def review_branch_ref(repo: Repo, name: str) -> str:
+    """`refs/heads/NAME` for `--branch NAME`, refused (UsageError, exit 2) unless git reads
+    NAME as exactly that branch: valid for `git check-ref-format --branch`, and none of the
+    rules by which git turns a name into a ref (`ref_rev_parse_rules` in git's refs.c:
+    `NAME`, `refs/NAME`, `refs/tags/NAME`, then `refs/heads/NAME`, then
+    `refs/remotes/NAME[/HEAD]`) finds another ref first, nor would once a fetch, merge or
+    rebase writes its `*_HEAD` or a remote's branch arrives (issue 16: `--branch @`,
+    `FETCH_HEAD`, `refs/…`, `origin/main` made branches every later `git` command read as
+    something else)."""
+    ref = _branch_ref(name)
+    first = name.split("/", 1)[0]
+    why = None
+    if name == "@" or "@{" in name:
+        why = "git reads @ as HEAD"
+    elif _ROOT_REF.fullmatch(name):
+        why = f"git reads {name} as the file .git/{name}, not as a branch"
+    elif first == "refs":
+        why = f"git reads {name} as the full ref name {name}, not as refs/heads/{name}"
+    else:
+        names = [f"refs/{name}", f"refs/tags/{name}", f"refs/remotes/{name}", f"refs/remotes/{name}/HEAD"]
+        found = next((n for n in names if repo.raw.references.get(n) is not None), None)
+        if found is not None:
+            why = f"git would read {name} as {found}"
+        elif first in set(repo.raw.remotes.names()):
+            why = f"{first} is a remote, so git reads {name} as that remote's branch refs/remotes/{name}"
+    if why is not None:
+        raise UsageError(f"--branch {name!r} is not a name for a new review branch: {why}", hint=_BRANCH_HINT)
+    return ref
 
 
 def _unless_a_rebase_began(repo: Repo, ref: str, base: str | None, new: str) -> None:
@@ -718,9 +816,9 @@ def _branch_ref(name: str) -> str:
     # git refuses these as branch names too (strbuf_check_branch_ref): `refs/heads/HEAD`
     # is a valid ref, but a branch called HEAD makes every `HEAD` ambiguous (issue 16).
     if name == "HEAD" or name.startswith("-") or not pygit2.reference_is_valid_name(ref):
-        raise ConfigError(
+        raise UsageError(
             f"'{name}' is not a valid branch name",
-            hint="choose a name git accepts (see `git check-ref-format --branch`)",
+            hint=_BRANCH_HINT,
         )
     return ref
 

@@ -169,6 +169,25 @@ def secrets() -> list[tuple[str, str, str]]:
     add("password-in-prose", "密码：{s}", "pw-" + rnd(8, ALNUM, "pp7") + "9")
     add("password-in-prose", "サーバーのパスワードは「{s}」です", "hunter2" + rnd(4, ALNUM, "pp8"))
     add("password-in-prose", "パスワード: {s}", "p4ss" + rnd(6, ALNUM, "pp9"))
+    # Regressions (issue 16): a quoted value under a bare YAML key, a passphrase quoted in
+    # prose (in each language of password-in-prose), password variables, mysql -p….
+    phrase = "correct horse " + rnd(6, string.ascii_lowercase, "yq") + " staple"
+    add("quoted-secret-assignment", 'db:\n  password: "{s}"\n', phrase)
+    add("quoted-secret-assignment", "api_key: '{s}'", rnd(24, ALNUM, "yk"))
+    add("password-in-prose", 'the password is "{s}" now', phrase)
+    add("password-in-prose", "Das Passwort ist „{s}“.", phrase)
+    add("password-in-prose", "le mot de passe est « {s} »", phrase)
+    add("password-in-prose", 'la contraseña es "{s}"', phrase)
+    add("password-in-prose", 'a senha é "{s}"', phrase)
+    add("password-in-prose", "пароль: «{s}»", phrase)
+    add("password-in-prose", '서버 비밀번호는 "{s}" 입니다', phrase)
+    add("password-in-prose", "数据库密码是“{s}”，别外传", phrase)
+    add("password-in-prose", "パスワードは「{s}」です", phrase)
+    add("password-variable", "PGPASSWORD={s} psql -h db.internal app", rnd(14, ALNUM, "pg"))
+    add("password-variable", "export REDISCLI_AUTH='{s}'", rnd(20, ALNUM, "rd"))
+    add("password-variable", "SSHPASS={s} sshpass -e ssh deploy@host", rnd(12, ALNUM, "sp"))
+    add("command-line-credentials", "mysql -h db -uroot -p{s} app < dump.sql", rnd(12, ALNUM, "my"))
+    add("command-line-credentials", "mysqldump --password={s} app", rnd(12, ALNUM, "md"))
     add("email-address", "ask {s} about it", "jane.doe@acme-corp.com")
     add("email-address", "cc {s}", "ops+alerts@mail.bigco.io")
     add("home-path", "the file is in {s}/projects/x", "/home/alice")
@@ -246,6 +265,19 @@ CLEAN = [
     "Password: <password>, token: ***",
     "the password was reset at 10:30 by the on-call",
     "passwordless login via passkey is enabled",
+    # YAML keys and commands without a password in them
+    'password: ""',
+    "password: <redacted>",
+    'password: "<redacted>"',
+    "api_key: ''",
+    "password_min_length: 12",
+    'password_policy: "strong"',
+    'the password is "too short", try again',
+    'the password is "required"',
+    "PGPASSWORD=$DB_PASS psql -h db",
+    'export PGPASSWORD="${PGPASSWORD}"',
+    "mysql -h db -P3306 -u root -p app",
+    "mysql -u root -p",
     "비밀번호를 재설정하려면 설정 페이지로 이동하세요.",
     "密码错误，请在设置中重置密码。",
     "パスワードを忘れた場合は設定から再設定してください。",

@@ -204,17 +204,22 @@ def test_after_a_kill_in_the_window_the_users_commit_cannot_undo_the_dream(
     assert fsck(root) == "" and leftovers(root) == [] and not (root / LOCK).exists()
 
 
+@pytest.mark.parametrize("point", ["after-ref-move", "mid-worktree-update", "before-index-update"])
 def test_a_lock_removed_by_hand_after_a_kill_is_repaired_where_it_still_can_be(
-    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, point: str
 ) -> None:
     """The remaining limit, stated in docs/reliability.md: if the user deletes the
     index.lock a killed dream left (git's message suggests it) instead of running a
     gitdream command, their next commit records the index without the dream. Nothing is
-    lost even then: the dream's commit stays in history, gitdream leaves the user's state
-    alone with a warning, and — the watermark had not moved — the next dream writes the
-    facts again."""
+    lost even then: the dream's commit stays in history, and — the watermark had not
+    moved — the next dream writes the facts again. Killed after it had written files
+    (`mid-worktree-update`, `before-index-update`), the working tree held the dream's
+    files, which the user's commit left as an edit of MEMORY.md and untracked topic files:
+    the next run refused and asked the user to commit gitdream's files by hand (issue 16,
+    case 6). Files that still hold exactly the dream's bytes are now put back to HEAD's
+    version (they are kept in the dream's commit), so the run dreams again."""
     root, _meta = prepared(tmp_path_factory, "many-topics", _many_topics, tmp_path / "repo")
-    killed = run_gitdream(root, "run", env={"GITDREAM_FAULT": "after-ref-move@1:kill"})
+    killed = run_gitdream(root, "run", env={"GITDREAM_FAULT": f"{point}@1:kill"})
     assert killed.returncode == -signal.SIGKILL
     (root / ".git" / "index.lock").unlink()
     write(root, "user.txt", "the user's file\n")
@@ -228,6 +233,35 @@ def test_a_lock_removed_by_hand_after_a_kill_is_repaired_where_it_still_can_be(
     topics = git(root, "ls-tree", "--name-only", "HEAD", f"{MEMORY}/").split()
     assert _topics(topics) >= MANY
     assert git(root, "status", "--porcelain", "--untracked-files=all") == "?? notes.txt\n"
+    assert fsck(root) == "" and leftovers(root) == []
+
+
+def test_a_users_edit_of_a_dream_file_after_a_lock_removed_by_hand_is_kept(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Only a file that holds exactly the bytes the dream wrote is put back: one the user
+    edited after the kill (an untracked topic file, MEMORY.md) keeps the user's bytes,
+    and the run refuses for it, naming it; the files the user did not touch are put back."""
+    root, _meta = prepared(tmp_path_factory, "many-topics", _many_topics, tmp_path / "repo")
+    killed = run_gitdream(root, "run", env={"GITDREAM_FAULT": "before-index-update@1:kill"})
+    assert killed.returncode == -signal.SIGKILL
+    (root / ".git" / "index.lock").unlink()
+    edited = {f"{MEMORY}/alpha.md": b"", f"{MEMORY}/MEMORY.md": b""}
+    for path in edited:
+        edited[path] = (root / path).read_bytes() + b"\nthe user's own line\n"
+        (root / path).write_bytes(edited[path])
+    write(root, "user.txt", "the user's file\n")
+    git(root, "add", "user.txt")
+    git(root, "commit", "-q", "-m", "the user's commit of the old index")
+    again = run_gitdream(root, "run", "--json")
+    assert again.returncode != 0
+    assert f"{MEMORY}/alpha.md is untracked" in again.stderr, again.stderr
+    assert f"{MEMORY}/MEMORY.md has uncommitted changes" in again.stderr, again.stderr
+    assert "bravo.md" not in again.stderr.split("error:", 1)[1]
+    for path, data in edited.items():
+        assert (root / path).read_bytes() == data
+    status = git(root, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert sorted(status) == sorted([f" M {MEMORY}/MEMORY.md", f"?? {MEMORY}/alpha.md", "?? notes.txt"])
     assert fsck(root) == "" and leftovers(root) == []
 
 

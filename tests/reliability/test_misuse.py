@@ -4,6 +4,7 @@ a person's commit, and many agents."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -20,21 +21,50 @@ def _ops(root: Path) -> dict[str, object]:
     return {}
 
 
-def test_a_review_branch_named_head_is_refused(
-    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+BAD_BRANCHES = {
+    "HEAD": "is not a valid branch name",
+    "-x": "is not a valid branch name",
+    "@": "git reads @ as HEAD",
+    "FETCH_HEAD": "git reads FETCH_HEAD as the file .git/FETCH_HEAD",
+    "ORIG_HEAD": "git reads ORIG_HEAD as the file .git/ORIG_HEAD",
+    "refs/heads/x": "git reads refs/heads/x as the full ref name",
+    "origin/main": "origin is a remote",
+    "v1": "git would read v1 as refs/tags/v1",
+    "gitdream/watermark/ops": "git would read gitdream/watermark/ops as refs/gitdream/watermark/ops",
+}
+
+
+@pytest.mark.parametrize("command", ["run", "revert"])
+def test_a_review_branch_git_reads_as_another_ref_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, command: str
 ) -> None:
+    """`--branch HEAD` made `refs/heads/HEAD`; `@`, `FETCH_HEAD`, `ORIG_HEAD`, `refs/…`,
+    `origin/main` (a remote's branch), a tag's or another ref's name still made branches
+    that every later `git` command reads as something else. Each is a usage error (exit 2)
+    naming why and the allowed form, before anything is written."""
     root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
-    for name in ("HEAD", "-x"):
-        done = run_gitdream(root, "run", "--branch", name)
-        assert done.returncode == 1 and f"'{name}' is not a valid branch name" in done.stderr, done.stderr
-    assert git(root, "for-each-ref", "refs/heads").count("refs/heads/") == 1
+    assert run_gitdream(root, "run").returncode == 0
+    git(root, "remote", "add", "origin", str(tmp_path / "nowhere.git"))
+    git(root, "tag", "v1")
+    before = git(root, "for-each-ref")
+    for name, why in BAD_BRANCHES.items():
+        args = ["run", "--branch", name] if command == "run" else ["revert", "last", "--branch", name]
+        done = run_gitdream(root, *args)
+        assert done.returncode == 2, (name, done.stderr)
+        assert why in done.stderr and "refs/heads/" in done.stderr, (name, done.stderr)
+        assert "Traceback" not in done.stderr
+    assert git(root, "for-each-ref") == before
 
 
+@pytest.mark.parametrize("spelling", ["memory/logs", "./memory/logs", "memory//logs", "memory/./logs/"])
 def test_a_memory_dir_holding_the_raw_logs_is_refused(
-    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, spelling: str
 ) -> None:
+    """However the folder is spelt: `./memory/logs` and `memory//logs` got past the check
+    and every run then failed at the write gate. Relative paths of the configuration are
+    read in their normal form."""
     root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
-    write(root, "gitdream.toml", 'memory_dir = "memory/logs"\n')
+    write(root, "gitdream.toml", f'memory_dir = "{spelling}"\n')
     commit_all(root, "memory in the logs folder")
     done = run_gitdream(root, "run")
     assert done.returncode == 1, done.stderr
@@ -86,6 +116,56 @@ def test_forged_trailers_on_a_persons_commit_do_not_let_revert_undo_it(
         assert done.returncode == 1 and "has no receipt here" in done.stderr, done.stderr
         assert git(root, "rev-parse", "HEAD") == before
         assert (root / MEMORY / "human.md").read_text() == edited, f"revert {target} undid the person's edit"
+
+
+def _person_commits_with_trailers_of(root: Path, run: str, path: str, text: str) -> str:
+    """A person's edit of `path`, committed with a message that carries the trailers of
+    the real run `run` (pasted from a dream commit, or forged); its commit id."""
+    write(root, path, text)
+    git(root, "add", "-A")
+    git(
+        root,
+        "commit",
+        "-q",
+        "-m",
+        f"a person's edit\n\nGitdream-Run: {run}\nGitdream-Kind: experience\nGitdream-Agent: ops\n",
+    )
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def test_a_real_run_id_in_a_persons_trailers_does_not_make_the_commit_a_dream(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """Whether a commit is a run's comes from the run's receipt, which lists its commits,
+    not from trailers anyone can copy. Before, a person's commit carrying a real run's id
+    was that run's: the conflict hint of a revert told the person to `gitdream revert`
+    the run (their own commit), and a run whose receipt lists no commit (a no-op) had the
+    person's commit reverted as its own."""
+    root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
+    first = run_gitdream(root, "run", "--json")
+    assert first.returncode == 0, first.stderr
+    (dream,) = json.loads(first.stdout)["runs"]
+    noop = run_gitdream(root, "run", "--json")
+    (idle,) = json.loads(noop.stdout)["runs"]
+    assert idle["status"] == "noop" and not any(idle["commits"].values()), idle
+    # 1. a person's commit with the dream's own run id, over a file the dream wrote
+    topic = f"{MEMORY}/deploy.md"
+    edit = (root / topic).read_text() + "\nA person's note.\n"
+    person = _person_commits_with_trailers_of(root, dream["run"], topic, edit)
+    done = run_gitdream(root, "revert", dream["run"])
+    assert done.returncode == 1 and "later changes conflict" in done.stderr, done.stderr
+    assert f"git revert {person[:7]}" in done.stderr and "which is not a dream" in done.stderr, done.stderr
+    assert f"revert the later run first (`gitdream revert {dream['run']}`)" not in done.stderr
+    # 2. a person's commit with the no-op run's id: that run made no commit
+    edited = "---\nname: human\ndescription: written by a person\ntype: note\n---\n\nEdited.\n"
+    before = _person_commits_with_trailers_of(root, idle["run"], f"{MEMORY}/human.md", edited)
+    done = run_gitdream(root, "revert", idle["run"])
+    assert done.returncode == 1 and "nothing to revert" in done.stderr, done.stderr
+    assert git(root, "rev-parse", "HEAD").strip() == before
+    assert (root / MEMORY / "human.md").read_text() == edited
+    listed = json.loads(run_gitdream(root, "log", "--all", "--json").stdout)
+    shown = next(r for r in listed["runs"] if r["run"] == idle["run"])
+    assert not any(shown["commits"].values()), shown
 
 
 def test_a_run_saves_its_state_a_bounded_number_of_times() -> None:

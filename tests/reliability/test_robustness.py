@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import commit_all, git, gitdream_env, resume, run_gitdream, start_paused, write
-from tests.reliability.support import LOGS, agent_repo, fsck, leftovers, material, prepared
+from tests.reliability.support import LOGS, agent_repo, fsck, leftovers, material, memory_tree, prepared
 
 LATIN1 = "caf\udce9"  # b"caf\xe9" read with surrogateescape: not UTF-8
 
@@ -216,6 +216,34 @@ def test_a_live_lock_whose_file_is_still_empty_is_not_broken(
     assert fsck(root) == "" and not (root / ".git" / "gitdream" / "lock").exists()
 
 
+def test_status_names_an_empty_lock_file_for_what_it_is(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """`gitdream status` showed an empty lock file as "run unknown, pid 0 … since an unknown
+    time": it now says that no holder is recorded yet, while one is writing it (held) and
+    once it is left by a crash (then also that no process holds it); `--json` gives null
+    rather than a pid 0."""
+    root, _ = prepared(tmp_path_factory, "two-agents", _two_agents, tmp_path / "repo")
+    folder = tmp_path / "faults"
+    first = start_paused(root, folder, "lock-taken", "run", "--json")
+    try:
+        shown = run_gitdream(root, "status")
+        assert shown.returncode == 0, shown.stderr
+        line = next(x for x in shown.stdout.splitlines() if x.startswith("lock:"))
+        assert line == "lock: a lock file with no holder recorded yet (being written, or left by a crash)", (
+            line
+        )
+        lock = _json(run_gitdream(root, "status", "--json"))["lock"]
+        assert lock == {"run": None, "pid": None, "host": None, "since": None, "stale": None}, lock
+    finally:
+        resume(first, folder, "lock-taken")
+    (root / ".git" / "gitdream" / "lock").write_text("")  # as a crash right after creating it leaves it
+    shown = run_gitdream(root, "status")
+    line = next(x for x in shown.stdout.splitlines() if x.startswith("lock:"))
+    assert line.startswith("lock: a lock file with no holder recorded yet") and "no process holds it" in line
+    assert "pid 0" not in shown.stdout and "unknown time" not in shown.stdout
+
+
 # --- case 11: a rerun after a kill ------------------------------------------------------------
 
 
@@ -243,6 +271,38 @@ def test_a_rerun_after_a_kill_ends_where_an_uninterrupted_run_would(
     assert git(root, "ls-tree", "-r", "HEAD", "agents") == git(plain, "ls-tree", "-r", "HEAD", "agents")
     log = run_gitdream(root, "log")
     assert f"finished by run {rerun['run']}" in log.stdout, log.stdout
+    assert not list((root / ".git" / "gitdream" / "runs").glob("*.json"))
+
+
+def test_log_and_show_say_a_run_killed_before_its_receipt_is_finished_by_the_next(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """A run killed after its commits and before its receipt, whose plan is kept here
+    (`<git-common-dir>/gitdream/runs/`), showed as `unknown` with "no receipt here (fetch
+    refs/notes/gitdream)", a hint that fetches nothing: `log` and `show` now say it was
+    interrupted and that the next run finishes it (`log --json`: `unfinished`). And it
+    does: killed after its watermark moved, the run's receipt — where the next run reads
+    the material it left for later (over `max_units`) — was never written, so that
+    material was never dreamed; the next run now reads it from the killed run's plan and
+    ends where a second uninterrupted run does."""
+    plain, _ = prepared(tmp_path_factory, "limited", _limited, tmp_path / "plain")
+    for _time in range(2):
+        assert run_gitdream(plain, "run").returncode == 0
+    root, _ = prepared(tmp_path_factory, "limited", _limited, tmp_path / "repo")
+    killed = run_gitdream(root, "run", env={"GITDREAM_FAULT": "before-receipt:kill"})
+    assert killed.returncode == -signal.SIGKILL
+    for args in (("log",), ("show", "last")):
+        shown = run_gitdream(root, *args)
+        assert shown.returncode == 0, shown.stderr
+        assert "interrupted; the next run of agent ops finishes it" in shown.stdout, shown.stdout
+        assert "no receipt here" not in shown.stdout
+    (listed,) = _json(run_gitdream(root, "log", "--json"))["runs"]
+    assert listed["unfinished"] == "interrupted" and listed["receipt"] is False, listed
+    rerun = _json(run_gitdream(root, "run", "--json"))["runs"][0]
+    assert rerun["status"] == "ok" and rerun["counts"]["units"] > 0, rerun
+    log = run_gitdream(root, "log").stdout
+    assert f"finished by run {rerun['run']}" in log and "the next run" not in log, log
+    assert memory_tree(root) == memory_tree(plain)
     assert not list((root / ".git" / "gitdream" / "runs").glob("*.json"))
 
 

@@ -190,6 +190,18 @@ def _attacks() -> tuple[str, str, list[str]]:
     phrase = f"{words[0]} {words[1]} X {words[2]}"
     needles.append(phrase)
     lines += [f'- [ops] in .env: PASSWORD="{phrase}"', ""]
+    yaml_words = [pick(7, string.ascii_lowercase) for _ in range(3)]
+    yaml_phrase = f"{yaml_words[0]} {yaml_words[1]} X {yaml_words[2]}"
+    needles.append(yaml_phrase)
+    lines += [f'- [ops] config.yaml has password: "{yaml_phrase}"', ""]
+    prose_words = [pick(7, string.ascii_lowercase) for _ in range(3)]
+    prose_phrase = f"{prose_words[0]} {prose_words[1]} X {prose_words[2]}"
+    needles.append(prose_phrase)
+    lines += [f'- [ops] the password is "{prose_phrase}" until Friday', ""]
+    pg_pw, my_pw = pick(14), pick(14)
+    needles += [pg_pw, my_pw]
+    lines += [f"- [db] run PGPASSWORD={pg_pw} psql -h db.internal app", ""]
+    lines += [f"- [db] restore with mysql -h db -uroot -p{my_pw} app < dump.sql", ""]
     key_b64 = base64.b64encode(
         ("-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body) + "\n").encode()
     ).decode()

@@ -1,7 +1,7 @@
 """The write path under attack (issue 16, cases 3 and 5).
 
-Case 3: the memory folder is replaced by a symbolic link to a folder outside the
-repository while a run is paused — before its re-check, and after it, right before the
+Case 3: the memory folder (or the agent's folder, or `agents/` above it) is replaced by a
+symbolic link to a folder outside the repository while a run is paused — before its re-check, and after it, right before the
 branch move. Before, the re-checks looked at the last path component only and the topic
 files and MEMORY.md were written outside, exit 0. Now nothing is ever written through a
 link, whenever it appears: the re-check refuses, or the working-tree update leaves the
@@ -39,17 +39,20 @@ def _tree_digest(folder: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.parametrize("swapped", ["agents", "agents/ops", MEMORY])
 @pytest.mark.parametrize("point", ["after-commit-object", "before-ref-move", "after-ref-move"])
-def test_a_memory_folder_swapped_for_a_link_mid_run_is_never_written_through(
-    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, point: str
+def test_a_folder_swapped_for_a_link_mid_run_is_never_written_through(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, point: str, swapped: str
 ) -> None:
+    """The memory folder, the agent's folder or the folder of all agents: a link at any
+    depth of the path is never written through (not only at its last component)."""
     root, _meta = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
     outside = tmp_path / "outside"
     folder = tmp_path / "faults"
     proc = start_paused(root, folder, f"{point}@1", "run", "--json")
-    # the attacker: the memory folder moves out of the repository, a link takes its place
-    shutil.move(str(root / MEMORY), str(outside))
-    (root / MEMORY).symlink_to(outside, target_is_directory=True)
+    # the attacker: the folder moves out of the repository, a link takes its place
+    shutil.move(str(root / swapped), str(outside))
+    (root / swapped).symlink_to(outside, target_is_directory=True)
     before = _tree_digest(outside)
     out, err = resume(proc, folder, f"{point}@1")
     assert "Traceback" not in err, err
