@@ -39,7 +39,7 @@ WEIGHTS: dict[str, float] = {
     "user-statement": 0.92,
     "assistant": -0.00,
     "output": -3.69,
-    "tool-output": -1.85,
+    "tool-output": -1.84,
     "narration": -1.85,
     "narration-weak": -0.92,
     "question": -1.85,
