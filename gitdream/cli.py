@@ -831,13 +831,19 @@ def check_cmd(
     Exit codes: 0 every file passes, 1 a problem was found (or an error), 2 usage,
     3 internal error.
     """
-    from gitdream.commands.check import check_agents  # idle path: a command loads only its own modules
+    from gitdream.commands.check import check_agents, staged_config  # idle path: its own modules only
 
     repo = open_repo(ctx)
-    cfg = load_config(ctx, repo)
     if index_file is not None:
         staged = True
         index_file = (index_file if index_file.is_absolute() else _start(ctx) / index_file).absolute()
+    try:
+        cfg = load_config(ctx, repo)
+    except errors.ConfigError as exc:
+        if not staged:
+            raise
+        cfg, warning = staged_config(repo, index_file, exc)
+        output.warn(warning)
     result = check_agents(
         repo, cfg, _repo_paths(ctx, repo, paths), staged=staged, index_file=index_file, changed=changed
     )

@@ -771,13 +771,15 @@ def load(
     overrides: Mapping[str, tuple[Any, str]] | None = None,
     user_file: Path | None = None,
     common_dir: Path | None = None,
+    repo_file: Path | None = None,
 ) -> Config:
     """Build the effective configuration.
 
     `root` is the repository's working-tree root (None outside a repository: no
     gitdream.toml layer); `common_dir` its git common dir, which keys the user's trust
     (default: `root`). `env` defaults to os.environ. `overrides` are CLI flags as
-    `{name: (value, "flag --x")}`. `user_file` defaults to `paths.user_config_file()`.
+    `{name: (value, "flag --x")}`. `user_file` defaults to `paths.user_config_file()`;
+    `repo_file` to `root`'s gitdream.toml (another file stands for it: the staged one).
 
     A user-only key (`Key.user_only`) that gitdream.toml sets is ignored — with a warning
     in `Config.warnings` naming the key and how to allow it, and the value in
@@ -798,7 +800,7 @@ def load(
         for name, value in read_toml(user_path, label).items():
             settings[name] = Setting(value, label)
     if root is not None:
-        repo_path = root / REPO_FILE
+        repo_path = repo_file or root / REPO_FILE
         if repo_path.is_symlink():
             warnings.append(linked_repo_file(repo_path))
         elif repo_path.is_file():

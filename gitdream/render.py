@@ -708,7 +708,9 @@ def revert(result: RevertResult) -> Lines:
             f"Watermark of {result.agent} moved back to {moved_to}: the next dream reads that material again"
         )
     elif not reapplied:
-        lines.out("The run's material stays consumed (--replay would have the next dream read it again)")
+        lines.out(
+            f"The run's material stays consumed; `gitdream run --agent {result.agent} --full` reads it again"
+        )
     return lines
 
 

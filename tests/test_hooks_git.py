@@ -963,3 +963,33 @@ def test_hooks_install_writes_the_patterns_so_the_first_commit_of_other_files_st
     env = {**os.environ, "FAKE_RECORD_DIR": str(record_dir)}
     assert commit(root, env, "-m", "code").returncode == 0
     assert runs(record_dir) == []
+
+
+def test_a_gitdream_toml_typo_not_staged_does_not_block_a_commit_but_a_staged_one_does(
+    committer: tuple[Path, dict[str, str]],
+) -> None:
+    """The pre-commit check judges what is being committed: a typo in the working tree's
+    gitdream.toml that the commit does not carry is a warning, and the commit is checked
+    with the gitdream.toml it commits (a problem it stages is still blocked); staged, the
+    typo blocks the commit."""
+    root, env = committer
+    write(root, "gitdream.toml", "min_sessions = 3\n")
+    commit_all(root, "a gitdream.toml")
+    write(root, "gitdream.toml", "min_sessions = 3\nmin_sesions = 2\n")
+    write(root, "notes.txt", "x\n")
+    git(root, "add", "notes.txt")
+    passed = commit(root, env, "-m", "unrelated")
+    assert passed.returncode == 0, passed.stderr
+    assert (
+        "unknown key 'min_sesions'; it is not staged, so this commit is checked with the gitdream.toml"
+        in (passed.stderr)
+    )
+    write(root, "agents/ops/agent.md", BAD_AGENT_MD)
+    git(root, "add", "agents/ops/agent.md")
+    blocked = commit(root, env, "-m", "bad agent.md")
+    assert blocked.returncode == 1 and "prefix-section" in blocked.stderr
+    git(root, "reset", "-q", "HEAD", "agents/ops/agent.md")
+    write(root, "agents/ops/agent.md", AGENT_MD)
+    git(root, "add", "gitdream.toml")
+    typo = commit(root, env, "-m", "the typo itself")
+    assert typo.returncode == 1 and "error: gitdream.toml: unknown key 'min_sesions'" in typo.stderr

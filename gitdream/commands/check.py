@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gitdream import clock
+from gitdream import clock, config
 from gitdream.agents import Agent, agents_from_dirs, list_agents, skipped_warning
 from gitdream.config import Config
 from gitdream.dream.memoryfiles import index_link_slug
@@ -295,6 +295,40 @@ def _selected(path: str, filters: list[str]) -> bool:
     if not filters:
         return True
     return any(f == "" or path == f or path.startswith(f + "/") for f in filters)
+
+
+def staged_config(repo: Any, index_file: Path | None, problem: GitdreamError) -> tuple[Config, str]:
+    """The configuration to check a commit with when the working tree's gitdream.toml
+    cannot be read (`problem`, a ConfigError) and the commit does not carry it: the
+    gitdream.toml staged in the index at `index_file` (default as `check_agents`), or none
+    when the index has none, with the warning that says so. A pre-commit check judges what
+    is being committed, so a typo in a gitdream.toml not yet staged does not block a
+    commit of other files. Raises `problem` when the staged gitdream.toml is the one in
+    the working tree (the commit brings the problem), and ConfigError when the staged one
+    cannot be read either."""
+    import tempfile  # idle path: only after a configuration error
+
+    from gitdream.git import indexfile  # idle path: only after a configuration error
+
+    index_path = index_file or repo.inherited_index
+    staged = indexfile.read_staged(repo, index_path, lambda p: p == config.REPO_FILE).get(config.REPO_FILE)
+    try:
+        worktree = (Path(repo.workdir) / config.REPO_FILE).read_bytes()
+    except OSError:
+        worktree = None
+    if staged == worktree:
+        raise problem
+    with tempfile.TemporaryDirectory(prefix="gitdream-staged-") as folder:
+        standin = Path(folder) / config.REPO_FILE
+        if staged is not None:
+            standin.write_bytes(staged)
+        cfg = config.load(Path(repo.workdir), common_dir=Path(repo.common_dir), repo_file=standin)
+    warning = (
+        f"{problem.message}; it is not staged, so this commit is checked with the "
+        f"{'gitdream.toml it commits' if staged is not None else 'configuration without gitdream.toml'}"
+        " (fix it before you commit it)"
+    )
+    return cfg, warning
 
 
 def check_agents(

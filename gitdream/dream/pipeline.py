@@ -788,4 +788,6 @@ def _summary(agent: Agent, receipt: Receipt) -> str:
             *(["the definitions were not written (see the warning)"] if "definitions" in causes else []),
         ]
         partial = f"; partial: {' and '.join(why or ['some model calls failed'])}, their material is read again next run"
+    if not improved:  # "Improved 0 memories" reads as a failure; the run read and judged its material
+        return f"No memory improved for agent {agent.id} ({detail}){tail}{partial}"
     return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}{partial}"

@@ -499,7 +499,7 @@ def test_human_output(dreamed: tuple[Path, dict[str, Any]]) -> None:
     lines = result.stdout.splitlines()
     assert lines[0].startswith(f"Reverted run {receipt['run']} of agent ops: definition ")
     assert lines[1].startswith("Revert run ") and "undo it with `gitdream revert " in lines[1]
-    assert lines[2] == "The run's material stays consumed (--replay would have the next dream read it again)"
+    assert lines[2] == "The run's material stays consumed; `gitdream run --agent ops --full` reads it again"
     assert all(len(line) <= 100 for line in lines)
 
 
