@@ -23,6 +23,7 @@ from gitdream.errors import (
     GitdreamError,
     LockHeld,
     RepoStateError,
+    WriteRefused,
 )
 from gitdream.git import sparse
 from gitdream.git.repo import Repo
@@ -253,13 +254,15 @@ def _dream_each(
             result.outcomes.append(outcome)
             if save is not None:
                 # Refused for the repository's state (RepoStateError: e.g. the watermark is
-                # not in this clone) is not a failed dream: it does not back the hooks off;
-                # nor is a run partial only because its definitions were refused (a file to
-                # create or fix: waiting longer does not help).
+                # not in this clone) or by the write gate for a change of yours to a file the
+                # dream writes (WriteRefused: commit or stash it) is not a failed dream: it
+                # does not back the hooks off; nor is a run partial only because its
+                # definitions were refused (a file to create or fix: waiting longer does not help).
                 error = outcome.receipt.error or {}
-                refused = (outcome.status == "failed" and error.get("type") == RepoStateError.kind) or (
-                    outcome.status == "partial" and outcome.receipt.partial_causes == ["definitions"]
-                )
+                refused = (
+                    outcome.status == "failed"
+                    and error.get("type") in (RepoStateError.kind, WriteRefused.kind)
+                ) or (outcome.status == "partial" and outcome.receipt.partial_causes == ["definitions"])
                 state_mod.record_run(
                     state,
                     agent.id,

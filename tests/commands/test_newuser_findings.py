@@ -256,3 +256,16 @@ def test_a_run_that_consolidated_nothing_does_not_restart_the_time_gate(agent_re
     entry = state_mod.load(agent_repo / ".git").agent("ops")
     assert entry.last_attempt == "2026-03-02T16:00:00Z" and entry.last_status == "partial"
     assert entry.last_dream == "2026-03-02T10:00:00Z"
+
+
+def test_a_run_refused_for_a_change_of_yours_does_not_back_off(agent_repo: Path) -> None:
+    """A dream refused by the write gate because you changed a file it writes and did not
+    commit it is yours to fix (commit or stash); it is not a failed dream, so it does not
+    stretch the hooks' time gate (new user's finding)."""
+    write(agent_repo, LOG, "# 2026-03-01\n\n- [deploys] Rollbacks need the previous image tag.\n")
+    commit_all(agent_repo, "log")
+    write(agent_repo, "agents/ops/memory/MEMORY.md", "# ops — memory index\n\n- my own edit\n")
+    ran = cli(agent_repo, "run")
+    assert ran.exit_code == 1 and "commit or stash" in ran.stderr
+    entry = state_mod.load(agent_repo / ".git").agent("ops")
+    assert entry.last_status == "failed" and entry.failures == 0
