@@ -12,6 +12,7 @@ from gitdream.dream import salience
 from gitdream.dream.salience import Cues, judge
 from gitdream.engines.offline import clean_text
 from gitdream.units import Entry
+from tests.dream.test_translations import TABLE
 
 LOG = "agents/ops/memory/logs/2026/03/2026-03-02.md"
 DAY = date(2026, 3, 2)
@@ -155,19 +156,7 @@ def test_an_owners_standing_preference_in_a_transcript_is_kept() -> None:
     assert "preference" not in verdict(text, role="assistant").cues
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "- The user prefers short commit messages.",
-        "- 用户喜欢简短的提交信息。",
-        "- 사용자는 짧은 커밋 메시지를 선호한다.",
-        "- ユーザーは短いコミットメッセージを好む。",
-        "- Der Nutzer bevorzugt kurze Commit-Nachrichten.",
-        "- L'utilisateur préfère des messages de commit courts.",
-        "- El usuario prefiere mensajes de commit cortos.",
-        "- O usuário prefere mensagens de commit curtas.",
-    ],
-)
+@pytest.mark.parametrize("text", TABLE["an owner's preference told in the third person"][1])
 def test_an_owners_preference_told_in_the_third_person_is_a_preference(text: str) -> None:
     assert "preference" in feature(text), text
     assert "preference" in feature(text.removeprefix("- "), role="assistant"), text
