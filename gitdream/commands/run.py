@@ -357,9 +357,8 @@ def _check_up_front(repo: Repo, cfg: config.Config, opts: RunOptions) -> str:
     if opts.branch is not None:
         from gitdream.git.commitbuilder import review_branch_ref  # idle path: only where it is used
 
-        review_branch_ref(
-            repo, opts.branch
-        )  # `--branch HEAD`, `@`, `origin/main`: refused before any agent runs
+        # `--branch HEAD`, `@`, `origin/main`: refused before any agent runs
+        review_branch_ref(repo, opts.branch)
     if opts.since is not None:
         from gitdream.git import graph  # idle path: only where it is used
 

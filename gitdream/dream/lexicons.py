@@ -305,6 +305,20 @@ NARRATION_WORDS = _words(
     "laisse-moi|laissez-moi|je vais|nous allons|maintenant je|parfait|excellent|super|d'accord|bien sûr|entendu|je vois|j'ai|voici|il semble|on dirait|vous avez raison|tu as raison|merci",
     "deixe-me|deixa eu|vou|vamos|agora vou|perfeito|ótimo|excelente|claro|certo|entendi|entendido|vejo que|parece que|aqui está|você tem razão|obrigado|obrigada",
 )
+ACKNOWLEDGEMENT_WORDS = _words(
+    "noted|got it|understood|understand|ok|okay|sure|alright|all right|will do|of course|certainly|"
+    "absolutely|acknowledged|roger|perfect|great|thanks|thank you|sounds good|makes sense",
+    "好的|好|了解|明白了|明白|收到|知道了|没问题",
+    "알겠습니다|알겠어요|알겠음|네|넵|확인했습니다|좋습니다|물론입니다",
+    "了解です|了解しました|了解|承知しました|かしこまりました|わかりました|分かりました|はい",
+    "entendido|de acuerdo|vale|claro|anotado|perfecto",
+    "verstanden|alles klar|in ordnung|notiert",
+    "compris|d'accord|noté|entendu|parfait|très bien",
+    "certo|anotado|combinado|perfeito",
+)
+"""Words that open a turn acknowledging the other's ("Noted:", "Got it,", "好的，", "了解。",
+"알겠습니다.", "承知しました。"), per language: the turn's content follows them
+(`offline.without_acknowledgement`, which drops them from a fact's text)."""
 
 FUTURE_WORDS = _words(
     "i'll|we'll|i will|we will|i'm going to|we're going to|let me|let's|let us",

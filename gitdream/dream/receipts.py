@@ -217,11 +217,7 @@ class Receipt:
         it go for good (read and not kept, folded into a fact). What the time gate counts
         from (`trigger.state.record_run`; issue 17: a run that consolidated nothing — a
         no-op, or a run whose only units wait for a definition file — is no consolidation)."""
-        return bool(
-            improved(self.counts)
-            or self.counts.get("folded")
-            or any(reason.startswith("not kept") for reason in self.skipped)
-        )
+        return bool(improved(self.counts) or self.counts.get("folded") or bool(self.not_kept))
 
     @property
     def not_kept(self) -> dict[str, int]:

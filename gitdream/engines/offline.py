@@ -77,7 +77,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from gitdream.contract import DistillContext, DistillResult, ScreenResult
-from gitdream.dream import describe, grouping, lists, memoryfiles, salience, supersede, terminal
+from gitdream.dream import describe, grouping, lexicons, lists, memoryfiles, salience, supersede, terminal
 from gitdream.dream.dates import absolutize
 from gitdream.dream.facts import one_line, parse
 from gitdream.dream.slugs import slugify
@@ -185,24 +185,9 @@ _TRAILING_STATUS = re.compile(f"\\s*(?:[—–-]\\s*)?(?:[{_STATUS_CHARS}]\\s*)+
 _STATUS_ANY = re.compile(f"[{_STATUS_CHARS.replace(chr(0xFE0F), '')}]")
 # Full-width punctuation carries its own space: a space after it is layout ("重要： 部署").
 _SPACE_AFTER_FULL_WIDTH = re.compile(r"(?<=[：；，。、！？])[ \t\u3000]+(?=\S)")
-ACKNOWLEDGEMENTS = (
-    "noted|got it|understood|understand|ok|okay|sure|alright|all right|will do|of course|certainly|"
-    "absolutely|acknowledged|roger|perfect|great|thanks|thank you|sounds good|makes sense",
-    "好的|好|了解|明白了|明白|收到|知道了|没问题",
-    "알겠습니다|알겠어요|알겠음|네|넵|확인했습니다|좋습니다|물론입니다",
-    "了解です|了解しました|了解|承知しました|かしこまりました|わかりました|分かりました|はい",
-    "entendido|de acuerdo|vale|claro|anotado|perfecto",
-    "verstanden|alles klar|in ordnung|notiert",
-    "compris|d'accord|noté|entendu|parfait|très bien",
-    "certo|anotado|combinado|perfeito",
-)
-"""Words that open a turn acknowledging the other's ("Noted:", "Got it,", "好的，", "了解。",
-"알겠습니다.", "承知しました。"), per language (English | Chinese | Korean | Japanese |
-Spanish | German | French | Portuguese): the turn's content follows them
-(`without_acknowledgement`)."""
 _ACKNOWLEDGEMENT = re.compile(
     r"^\s*(?:(?:"
-    + "|".join(sorted({w for g in ACKNOWLEDGEMENTS for w in g.split("|")}, key=len, reverse=True))
+    + "|".join(sorted(set(lexicons.ACKNOWLEDGEMENT_WORDS), key=len, reverse=True))
     + r")\s*[,，、:：.!！。—–-]+\s*)+(?=\S)",
     re.I,
 )
@@ -236,7 +221,7 @@ def strip_layout(text: str) -> str:
 
 
 def without_acknowledgement(text: str) -> str:
-    """`text` without the acknowledgement opening it (`ACKNOWLEDGEMENTS`: "Noted: deploys
+    """`text` without the acknowledgement opening it (`lexicons.ACKNOWLEDGEMENT_WORDS`: "Noted: deploys
     must …" → "Deploys must …", "好的，周五不部署" → "周五不部署", "알겠습니다. 금요일에는 …" →
     "금요일에는 …"), the first letter capitalised; `text` itself when nothing would be left."""
     match = _ACKNOWLEDGEMENT.match(text)
@@ -647,7 +632,7 @@ deploy on Fridays") when this share of the fact's terms, rarer-weighted, is in t
 ("Deploys must never happen on Fridays because …"): one fact, with both sources."""
 SESSION_ACKNOWLEDGED = 0.5
 """… or this share, when the turn opens by acknowledging what it was told ("Noted: …", "Got
-it, …", "好的，…", "알겠습니다. …", `ACKNOWLEDGEMENTS`): a reply that says it takes the
+it, …", "好的，…", "알겠습니다. …", `lexicons.ACKNOWLEDGEMENT_WORDS`): a reply that says it takes the
 instruction in, then says it again in its own words."""
 SESSION_MIN_SHARED = 2
 """… and they share at least this many terms."""
@@ -954,16 +939,19 @@ class _Run:
         self.proper = grouping.proper_names(_written(e) for e in context.entries)
         known_terms = {id(e): set(terms) for e, terms in zip(context.entries, term_lists, strict=True)}
         outline = context.outline or context.entries
-        self.slots = template_slots(
-            outline, lambda e: known_terms[id(e)] if id(e) in known_terms else set(grouping.terms(e.text))
-        )
+
+        def terms_of(entry: Entry) -> set[str]:
+            found = known_terms.get(id(entry))
+            return found if found is not None else set(grouping.terms(entry.text))
+
+        self.slots = template_slots(outline, terms_of)
         outline_proper = (
             self.proper if outline is context.entries else grouping.proper_names(_written(e) for e in outline)
         )
         self.casing = grouping.Casing(_written(e) for e in outline)
         self.label_slots = label_slots(
             outline,
-            lambda e: known_terms[id(e)] if id(e) in known_terms else set(grouping.terms(e.text)),
+            terms_of,
             self.casing,
             outline_proper,
         )

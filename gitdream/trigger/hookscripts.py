@@ -64,6 +64,7 @@ PURPOSES = {
     "post-commit": "the same when a commit concludes a merge that had stopped (conflicts, `--no-commit`)",
 }
 INSTALL_ACTIONS = ("installed", "chained", "updated", "unchanged")
+"""The `HookAction.action`s of `install`: the hook is in place afterwards."""
 RUNNING = ("installed", "chained-by-other", "via-lefthook", "via-husky", "via-hook")
 """The `HookFound.status`es under which git runs gitdream's hook."""
 # Where lefthook reads its configuration, relative to the worktree root (lefthook's
@@ -75,7 +76,6 @@ LEFTHOOK_CONFIGS = tuple(
     for local in ("", "-local")
     for ext in ("yml", "yaml", "toml", "json")
 )
-"""The `HookAction.action`s of `install`: the hook is in place afterwards."""
 HOOK_ID = "gitdream-hook-5c0b7e21"
 PRIOR_IDS: tuple[str, ...] = ()
 PREV_SUFFIX = ".gitdream-prev"
