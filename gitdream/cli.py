@@ -448,7 +448,7 @@ def run_cmd(
     them, then commit the experience (memory files) and the definitions (managed blocks
     in agent.md, soul.md, SKILL.md) as two separate commits, move the watermark and write
     the receipt. One agent's failure does not stop the others; the exit status is 1 when
-    any failed.
+    any failed or ended partial.
 
     \b
     Examples:
@@ -604,8 +604,9 @@ def log_cmd(
     No-op runs (one per agent with nothing new, per dream) are hidden, and the last
     line says how many; `--all` or `--status noop` lists them.
 
-    One line per run: id, start time (UTC), agent, status, trigger, facts created,
-    corroborated and rejected units, and its commits (e: experience, d: definition).
+    One line per run: id, start time (UTC), agent, status, trigger, memories improved (the
+    number of the run's summary line), facts created and corroborated, rejected units, and
+    its commits (e: experience, d: definition).
     Runs come from receipts (notes under refs/notes/gitdream) and from the trailers of
     the last 2000 commits of HEAD (a run whose receipt was not fetched shows as unknown).
     `last` in other commands is the newest line with COMMITS (a run that changed
