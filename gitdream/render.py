@@ -578,7 +578,10 @@ def _show_lists(lines: Lines, receipt: Any, width: int) -> None:
     not_kept = receipt.not_kept
     if not_kept:
         lines.out("")
-        lines.out(f"read and not kept ({sum(not_kept.values()):,} entries, below the salience bar)")
+        count = sum(not_kept.values())
+        lines.out(
+            f"read and not kept ({count:,} {'entry' if count == 1 else 'entries'}, below the salience bar)"
+        )
         for reason, n in not_kept.items():
             lines.out(clip(f"  {n:>6,}  {reason}", width))
     if receipt.pending:
@@ -700,7 +703,8 @@ def revert(result: RevertResult) -> Lines:
         lines.out(f"Revert run {result.run}; undo it with `gitdream revert {result.run}`")
     else:
         lines.out(
-            f"Run {result.reverted} of agent {result.agent} was already undone (revert run {result.run})"
+            f"Run {result.reverted} of agent {result.agent} was already undone: its files stay as they "
+            f"are (this revert is run {result.run})"
         )
     if result.watermark is not None:
         moved_to = str(result.watermark["to"] or "")[:7] or "nothing (before the first dream)"

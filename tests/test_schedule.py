@@ -35,7 +35,8 @@ def test_cron_line_runs_the_scheduled_trigger(git_repo: Path) -> None:
     marker, job = schedule.render_cron(t).splitlines()
     assert marker == f"# gitdream schedule: {git_repo}"
     assert job == (
-        f"{t.minute} * * * * mkdir -p {t.log.parent} && cd {git_repo} && /venv/bin/python -m gitdream run "
+        f"{t.minute} * * * * mkdir -p {t.log.parent} && cd {git_repo} && "
+        f"GITDREAM_HOME={os.environ['GITDREAM_HOME']} /venv/bin/python -m gitdream run "
         f"--auto --trigger schedule >>{t.log} 2>&1"
     )
     assert 0 <= t.minute < 60
@@ -195,6 +196,37 @@ def test_the_cron_job_creates_its_log_folder_on_a_fresh_account(git_repo: Path, 
     proc = subprocess.run(["/bin/sh", "-c", command], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert t.log.parent.is_dir()
+
+
+def test_jobs_keep_the_gitdream_home_they_were_installed_with(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cron and systemd start a job without the installing shell's environment: a job
+    installed under GITDREAM_HOME must read that home's config, not the default one."""
+    home = tmp_path / "my home 5%"
+    monkeypatch.setenv("GITDREAM_HOME", str(home))
+    t = schedule.job(git_repo, sys.executable)
+    assert t.home == str(home)
+    service = schedule.render_systemd(t)[f"{t.unit}.service"]
+    assert f'Environment="GITDREAM_HOME={tmp_path}/my home 5%%"\n' in service
+    command = schedule.render_cron(t).splitlines()[1].split(" ", 5)[5].replace("\\%", "%")
+    # Run the job line as cron does, with an environment that has no GITDREAM_HOME: the
+    # job writes its log under the installing home and reads that home's config.
+    (home).mkdir()
+    (home / "config.toml").write_text("enabled = false\n", encoding="utf-8")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path / "cron-home"),
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+    proc = subprocess.run(["/bin/sh", "-c", command], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "disabled" in t.log.read_text(encoding="utf-8")
+    monkeypatch.delenv("GITDREAM_HOME")
+    unset = schedule.job(git_repo, sys.executable)
+    assert unset.home is None
+    assert "GITDREAM_HOME" not in schedule.render_cron(unset)
+    assert "Environment=" not in schedule.render_systemd(unset)[f"{unset.unit}.service"]
 
 
 def test_install_cron_creates_the_log_folder_and_uninstall_removes_only_its_entry(

@@ -779,6 +779,8 @@ def _summary(agent: Agent, receipt: Receipt) -> str:
     if pending:
         detail += f", {pending:,} {'entry' if pending == 1 else 'entries'} left for the next run"
     tail = " — " + ", ".join(parts) if parts else " — no commit"
+    if receipt.dry_run:  # a dry run commits nothing: say what a run would do
+        tail = " — dry run, nothing written"
     noun = "memory" if improved == 1 else "memories"
     partial = ""
     if receipt.status == "partial":
@@ -789,5 +791,6 @@ def _summary(agent: Agent, receipt: Receipt) -> str:
         ]
         partial = f"; partial: {' and '.join(why or ['some model calls failed'])}, their material is read again next run"
     if not improved:  # "Improved 0 memories" reads as a failure; the run read and judged its material
-        return f"No memory improved for agent {agent.id} ({detail}){tail}{partial}"
-    return f"Improved {improved} {noun} for agent {agent.id} ({detail}){tail}{partial}"
+        return f"No memory {'would be ' if receipt.dry_run else ''}improved for agent {agent.id} ({detail}){tail}{partial}"
+    verb = "Would improve" if receipt.dry_run else "Improved"
+    return f"{verb} {improved} {noun} for agent {agent.id} ({detail}){tail}{partial}"

@@ -45,13 +45,17 @@ class ScheduleError(GitdreamError):
 @dataclass(frozen=True)
 class Job:
     """What a schedule runs: the repository's worktree root, the interpreter, the log
-    file (cron output; systemd logs to the journal), the unit name, the cron minute."""
+    file (cron output; systemd logs to the journal), the unit name, the cron minute, and
+    `home`: the `GITDREAM_HOME` in force at install time (None when unset), which the
+    job sets again — cron and systemd start jobs without the installing shell's
+    environment, so without it the job would read another user config."""
 
     repo: Path
     python: str
     log: Path
     unit: str
     minute: int
+    home: str | None = None
 
 
 def job(workdir: Path, python: str | None = None) -> Job:
@@ -67,6 +71,7 @@ def job(workdir: Path, python: str | None = None) -> Job:
         log=paths.user_log_dir() / "schedule.log",
         unit=f"gitdream-{slug[:40]}-{digest[:8]}",
         minute=int(digest[8:16], 16) % 60,
+        home=os.path.abspath(os.environ["GITDREAM_HOME"]) if os.environ.get("GITDREAM_HOME") else None,
     )
 
 
@@ -103,12 +108,15 @@ def render_cron(t: Job) -> str:
     does not exist)."""
     for name, value in (("repository path", str(t.repo)), ("interpreter", t.python), ("log", str(t.log))):
         _check_value(name, value)
+    if t.home is not None:
+        _check_value("GITDREAM_HOME", t.home)
     text = resources.read_template("schedule/cron.txt")
     return string.Template(text).substitute(
         repo=str(t.repo),
         minute=str(t.minute),
         repo_sh=_cron_escape(shlex.quote(str(t.repo))),
         python_sh=_cron_escape(shlex.quote(t.python)),
+        home_sh="" if t.home is None else _cron_escape("GITDREAM_HOME=" + shlex.quote(t.home) + " "),
         log_sh=_cron_escape(shlex.quote(str(t.log))),
         logdir_sh=_cron_escape(shlex.quote(str(t.log.parent))),
     )
@@ -126,6 +134,13 @@ def render_systemd(t: Job) -> dict[str, str]:
         _check_value(name, value)
     environment = str(env_file())
     _check_value("environment file", environment)
+    home = ""
+    if t.home is not None:
+        _check_value("GITDREAM_HOME", t.home)
+        # systemd.exec(5): Environment= takes one double-quoted "VAR=value" with % escaped.
+        quoted = t.home.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+        home = f'Environment="GITDREAM_HOME={quoted}"\n'
+
     values = {
         "repo": str(t.repo),
         "repo_unit": _unit_path(str(t.repo)),
@@ -133,6 +148,7 @@ def render_systemd(t: Job) -> dict[str, str]:
         "unit": t.unit,
         "envfile_unit": _unit_path(environment),
         "envfile_comment": environment,
+        "home_environment": home,
     }
     out = {}
     for suffix in ("service", "timer"):

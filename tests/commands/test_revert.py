@@ -425,6 +425,25 @@ def test_replay_moves_back_to_the_previous_input(agent_repo: Path) -> None:
     assert git(agent_repo, "rev-parse", ref).strip() == first["input_commit"]
 
 
+def test_replay_of_a_run_already_undone_moves_only_its_watermark(agent_repo: Path) -> None:
+    write(agent_repo, LOG, LOG_TEXT)
+    commit_all(agent_repo, "log")
+    first = fake_dream(agent_repo, Planned(topics={"deploys": [("Tags.", [f"{LOG}#L3-L3"])]}))
+    write(agent_repo, LOG, LOG_TEXT + "- Another day. #ci\n")
+    commit_all(agent_repo, "more log")
+    second = fake_dream(agent_repo, Planned(topics={"ci": [("Another.", [f"{LOG}#L6-L6"])]}))
+    assert cli(agent_repo, "revert", second["run"]).exit_code == 0  # files undone, watermark stays
+    before = snapshot(agent_repo)
+    result = cli(agent_repo, "revert", second["run"], "--replay")
+    assert result.exit_code == 0, result.stderr
+    # It names the run asked for as undone, and this revert as a new run, not as the undoer.
+    assert f"Run {second['run']} of agent ops was already undone: its files stay as they are" in result.stdout
+    assert "(this revert is run " in result.stdout and "Watermark of ops moved back" in result.stdout
+    assert snapshot(agent_repo) == before
+    ref = "refs/gitdream/watermark/ops"
+    assert git(agent_repo, "rev-parse", ref).strip() == first["input_commit"]
+
+
 def test_lock_held_exits_75_and_changes_nothing(dreamed: tuple[Path, dict[str, Any]]) -> None:
     root, _receipt = dreamed
     repo = Repo.open(root)

@@ -138,6 +138,9 @@ def test_dry_run_changes_nothing(agent_repo: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "+++ b/agents/ops/memory/deploy.md" in result.stdout
     assert "+++ b/agents/ops/soul.md" in result.stdout
+    # The summary says what a run would do, not that memories were improved.
+    assert "Would improve 2 memories for agent ops" in result.stdout + result.stderr
+    assert "dry run, nothing written" in result.stdout + result.stderr
     assert snapshot(agent_repo) == before
     assert git(agent_repo, "for-each-ref") == refs
     assert not (agent_repo / ".git" / "gitdream").exists()
