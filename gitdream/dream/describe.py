@@ -29,9 +29,10 @@ design choices, not fitted: the labels judge entries, not index lines.
 
 The line is read alone, so a later sentence of a fact that **continues the one before it**
 does not stand as the description: it opens with a pointer or a contrast ("This …", "But …",
-"하지만 …", "但 …") or takes up a word of the sentence before it ("Sleep consolidates weak
+"하지만 …", "但 …"), takes up a word of the sentence before it ("Sleep consolidates weak
 memories. Strong memories don't benefit.": its subject is the contrast with what was just
-said). Then the fact's own opening describes the topic — the whole fact when it fits, else
+said), or is a quotation and nothing else ('clove — OpenClaw agent … "SOUL.md + TOOLS.md
+are the wiring."': someone's words, whose speaker the sentence before names). Then the fact's own opening describes the topic — the whole fact when it fits, else
 its first sentence —, unless that opening is itself a record of one moment ("Created `x` …"),
 which says less than the sentence it would replace, or stands behind a label ("Clawk reply to
 … on …: …": a post), when the next candidate is tried instead.
@@ -414,5 +415,7 @@ def _stems(text: str) -> set[str]:
 
 def _continues(text: str, before: str) -> bool:
     """True when sentence `text` continues sentence `before` (module docstring): it opens
-    with a contrast or a pointer, or takes up one of its content words."""
-    return _LEANS.starts(text) or bool(_stems(text) & _stems(before))
+    with a contrast or a pointer, takes up one of its content words, or is a quotation
+    and nothing else (`salience.is_quotation`: '"SOUL.md + TOOLS.md are the wiring."',
+    「…」), whose speaker the sentence before it names."""
+    return _LEANS.starts(text) or salience.is_quotation(text) or bool(_stems(text) & _stems(before))

@@ -332,3 +332,24 @@ def test_a_rule_filling_a_slot_still_describes_a_topic_of_weaker_facts(rule: str
     label = rule.split(":")[0]
     facts = [fact(rule, day=1), fact("There's no team.", day=1)]
     assert summary_of(facts, "Postgres", slot=lambda written: written == label) == rule
+
+
+@pytest.mark.parametrize(
+    ("fact_text", "opening"),
+    [
+        (
+            'clove — OpenClaw agent, liked and replied to the octopus thread. "SOUL.md + TOOLS.md are the wiring."',
+            "clove",
+        ),
+        ("clove 是 OpenClaw 上的代理，专做记忆工具。「SOUL.md 和 TOOLS.md 就是接线。」", "clove 是"),
+        (
+            "clove は OpenClaw のエージェントで、記憶ツールを作る。「SOUL.md と TOOLS.md が配線だ。」",
+            "clove は",
+        ),
+    ],
+)
+def test_a_quotation_after_the_sentence_naming_its_speaker_does_not_stand_as_the_line(
+    fact_text: str, opening: str
+) -> None:
+    # read alone, someone's words have no speaker: the fact's opening describes the topic
+    assert summary_of([fact(fact_text)], "New connections").startswith(opening)
