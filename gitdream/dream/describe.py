@@ -319,14 +319,15 @@ def _slotted(text: str, title: str, slot: Callable[[str], bool] | None) -> str |
     """The value of sentence `text` when it fills a slot of a template, else None: its
     label (`_label`) is one (`slot`: "Files and Code Sections: `conftest.py`; …" of a
     session's recap, "研究：…" of a daily routine), is not the topic's title and names no
-    kind of knowledge ("Key lesson: …", "IMPORTANT: …", "教训：…": such a label says the
-    value is durable). The label is the template's layout, not a name for its value —
+    kind of durable knowledge (`STRONG_LESSON_WORDS`: "Key lesson: …", "IMPORTANT: …",
+    "教训：…" say the value is durable; "Notes:", "Problem:" only what part of the
+    routine it fills). The label is the template's layout, not a name for its value —
     "Endpoint: `/api/x`" labels a reference, "Files and Code Sections: `x.py`" does not —,
     and the value is what one session filled in."""
     if slot is None:
         return None
     label, rest = _label(text)
-    if label is None or not slot(label) or _CUES.lesson.search(label):
+    if label is None or not slot(label) or _CUES.strong_lesson.search(label):
         return None
     if title and _stems(label) and _stems(label) <= _stems(title):
         return None

@@ -293,6 +293,9 @@ def test_a_topic_of_plans_only_is_still_described() -> None:
             "There's no Shelf team.",
         ),
         ("세션 요약: `src/shelf/conftest.py` 파일은 테스트의 모듈 경로를 설정한다", "팀은 없다."),
+        # "Notes" names a kind of reference, which a routine fills every session: no promise
+        # of durable knowledge, unlike "Lesson" or "Rule"
+        ("Notes: `src/shelf/conftest.py`; Sets up the module path for the tests", "There's no Shelf team."),
     ],
 )
 def test_a_sentence_filling_a_slot_of_a_template_does_not_describe_a_topic(
