@@ -108,7 +108,11 @@ class DistillResult:
     engine's name and description for topics its units create (or a better description
     of an existing one), which integration uses instead of deriving them from the facts;
     None for an engine that names no topics (then a topic's description says what it
-    holds now, refreshed as its facts change).
+    holds now, refreshed as its facts change). `slots`: the inline labels of the material
+    read that are slots of a template (case-folded: "files and code sections", "pending
+    tasks" of a session's recap), when the engine knows them; a fact opening with one says
+    which part of a recap or a routine it fills, so it describes only a topic that holds
+    nothing else.
     """
 
     units: list[Unit] = field(default_factory=list)
@@ -119,6 +123,7 @@ class DistillResult:
     errors: list[str] = field(default_factory=list)
     deferred: list[tuple[str, str]] = field(default_factory=list)
     topics: list[TopicProposal] | None = None
+    slots: frozenset[str] = frozenset()
 
 
 @dataclass

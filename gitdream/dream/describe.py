@@ -17,17 +17,22 @@ ranks lower still (`DEPENDENT_PENALTY`: it points at what was just said — "The
 should…", "So, …" (`_leans`) —, narrates, asks, offers a next step, is a fragment or a
 request for one session); so does one behind a label that is not the topic's title
 (`LABEL_PENALTY`: "Files and Code Sections: …", "Grund: …" — a recap's section, a cause, a
-post) and one in the speaker's own voice (`FIRST_PERSON_PENALTY`: "I think we should …", a
-line of chat); one that names the topic's subject ranks higher (`SUBJECT_BONUS`);
-and one that would have to be cut to fit ranks lower (`CUT_PENALTY`), so a whole statement
+post); one that fills a slot of a template (`_slotted`: "Files and Code Sections: `x.py`; …"
+of a session's recap, "研究：…" of a daily routine — a label the engine found opening
+unrelated items day after day, or one that holds no name —, unless the label names a kind
+of knowledge, "Key lesson: …") is judged by its value alone, not as a labelled reference,
+and ranks as a record of the session that filled it in; one in the speaker's own voice
+(`FIRST_PERSON_PENALTY`: "I think we should …", a line of chat); one that names the topic's
+subject ranks higher (`SUBJECT_BONUS`); and one that would have to be cut to fit ranks lower (`CUT_PENALTY`), so a whole statement
 wins over a longer one of similar weight. Of equals the newest wins. These penalties are
 design choices, not fitted: the labels judge entries, not index lines.
 
 The line is read alone, so a later sentence of a fact that **continues the one before it**
 does not stand as the description: it opens with a pointer or a contrast ("This …", "But …",
-"하지만 …", "但 …") or takes up a word of the sentence before it ("Sleep consolidates weak
+"하지만 …", "但 …"), takes up a word of the sentence before it ("Sleep consolidates weak
 memories. Strong memories don't benefit.": its subject is the contrast with what was just
-said). Then the fact's own opening describes the topic — the whole fact when it fits, else
+said), or is a quotation and nothing else ('clove — OpenClaw agent … "SOUL.md + TOOLS.md
+are the wiring."': someone's words, whose speaker the sentence before names). Then the fact's own opening describes the topic — the whole fact when it fits, else
 its first sentence —, unless that opening is itself a record of one moment ("Created `x` …"),
 which says less than the sentence it would replace, or stands behind a label ("Clawk reply to
 … on …: …": a post), when the next candidate is tried instead.
@@ -201,9 +206,14 @@ def _whole(text: str, limit: int) -> str:
     return shorten(text, limit)
 
 
-def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
+def summary_of(
+    facts: list[Fact], title: str = "", limit: int = 120, slot: Callable[[str], bool] | None = None
+) -> str:
     """What a topic holds now: its most salient standing sentence (module docstring),
-    shortened to `limit` characters; "" when it has none."""
+    shortened to `limit` characters; "" when it has none. `slot` tells whether a label is
+    a slot of a template (as `integrate` passes it: the engine's, or one that holds no
+    name): a sentence filling one (`_slotted`) is judged by its value and ranks as a
+    record."""
     candidates: list[tuple[tuple[int, int], Fact, str]] = []
     subject = _stems(title)
     about = {id(fact) for fact in about_subject(facts, title)}
@@ -219,10 +229,11 @@ def summary_of(facts: list[Fact], title: str = "", limit: int = 120) -> str:
 
     def rank(item: tuple[tuple[int, int], Fact, str]) -> tuple[float, date, tuple[int, int]]:
         position, fact, text = item
-        judged = _judge(text, title)
+        filled = _slotted(text, title, slot)  # a slot's value, judged alone
+        judged = _judge(filled or text, title)
         fired = {name for name, value in judged.cues.items() if value}
         score = judged.score + SEEN_WEIGHT * math.log(max(1, fact.seen))
-        if _records(text, fired):
+        if filled is not None or _records(text, fired):
             score -= RECORD_PENALTY
         elif "past" in fired:
             score -= RECORD_PENALTY / 2
@@ -298,14 +309,41 @@ def _labelled(text: str, title: str) -> bool:
     """True when sentence `text` opens with a label (`salience.label_of`) that is not the
     title `title` of its topic: "Files and Code Sections: …", "Grund: …" in a topic about
     something else, whereas "Moltbook: …" in Moltbook names its subject."""
+    label, _rest = _label(text)
+    if label is None:
+        return False
+    return not (title and _stems(label) and _stems(label) <= _stems(title))
+
+
+def _slotted(text: str, title: str, slot: Callable[[str], bool] | None) -> str | None:
+    """The value of sentence `text` when it fills a slot of a template, else None: its
+    label (`_label`) is one (`slot`: "Files and Code Sections: `conftest.py`; …" of a
+    session's recap, "研究：…" of a daily routine), is not the topic's title and names no
+    kind of durable knowledge (`STRONG_LESSON_WORDS`: "Key lesson: …", "IMPORTANT: …",
+    "教训：…" say the value is durable; "Notes:", "Problem:" only what part of the
+    routine it fills). The label is the template's layout, not a name for its value —
+    "Endpoint: `/api/x`" labels a reference, "Files and Code Sections: `x.py`" does not —,
+    and the value is what one session filled in."""
+    if slot is None:
+        return None
+    label, rest = _label(text)
+    if label is None or not slot(label) or _CUES.strong_lesson.search(label):
+        return None
+    if title and _stems(label) and _stems(label) <= _stems(title):
+        return None
+    return rest.strip()
+
+
+def _label(text: str) -> tuple[str | None, str]:
+    """`(label, rest)`: the label opening sentence `text` (`salience.label_of`, or one of up
+    to `LABEL_WORDS` words before a colon) and what follows it; `(None, text)` when it
+    opens with none or nothing follows it."""
     label, rest = salience.label_of(text)
     if label is None:
         match = _LONG_LABEL.match(text)
         if match and len(match.group(1).split()) <= LABEL_WORDS:
             label, rest = match.group(1), match.group(2)
-    if label is None or not rest.strip():
-        return False
-    return not (title and _stems(label) and _stems(label) <= _stems(title))
+    return (label, rest) if label is not None and rest.strip() else (None, text)
 
 
 def about_subject(facts: list[Fact], title: str) -> list[Fact]:
@@ -378,5 +416,7 @@ def _stems(text: str) -> set[str]:
 
 def _continues(text: str, before: str) -> bool:
     """True when sentence `text` continues sentence `before` (module docstring): it opens
-    with a contrast or a pointer, or takes up one of its content words."""
-    return _LEANS.starts(text) or bool(_stems(text) & _stems(before))
+    with a contrast or a pointer, takes up one of its content words, or is a quotation
+    and nothing else (`salience.is_quotation`: '"SOUL.md + TOOLS.md are the wiring."',
+    「…」), whose speaker the sentence before it names."""
+    return _LEANS.starts(text) or salience.is_quotation(text) or bool(_stems(text) & _stems(before))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -433,13 +433,16 @@ def _new_title(unit: Unit, slug: str) -> str:
     return clip(title, TITLE_MAX_CHARS)
 
 
-def summary_of(facts: list[Fact], title: str = "", slug: str = "") -> str:
+def summary_of(
+    facts: list[Fact], title: str = "", slug: str = "", slot: Callable[[str], bool] | None = None
+) -> str:
     """What a topic holds now, for its `description` and index line: its most salient
     current fact, shortened at a boundary of its meaning to DESCRIPTION_MAX_CHARS, or to
     the room the index line of topic `slug` titled `title` leaves when that is less, so
-    the index line shows the description whole (`gitdream.dream.describe`); "" for none."""
+    the index line shows the description whole (`gitdream.dream.describe`; `slot`: which
+    labels are slots of a template); "" for none."""
     room = _index_room(_index_line(title, slug, "")) if slug else DESCRIPTION_MAX_CHARS
-    return describe.summary_of(facts, title, max(10, min(DESCRIPTION_MAX_CHARS, room)))
+    return describe.summary_of(facts, title, max(10, min(DESCRIPTION_MAX_CHARS, room)), slot)
 
 
 def _related_line(live: _Live, titles: dict[str, str]) -> str:
@@ -488,6 +491,12 @@ def _proposed(text: str, limit: int) -> str:
     return clip(mf.neutral(one_line(text)).lstrip("#").strip(), limit)
 
 
+def _label_key(label: str) -> str:
+    """A label as the engine's `slots` write it: case-folded, one space between words,
+    without markup or a trailing colon."""
+    return " ".join(label.replace("*", " ").replace("`", " ").casefold().split()).strip(" :：-—")
+
+
 def _refresh_description(text: str, description: str) -> str:
     """A dream-owned topic's text with its front matter `description` set to
     `description` (nothing else of the file changes)."""
@@ -508,8 +517,10 @@ class _Experience:
         input_commit: str,
         today: date,
         topics: Mapping[str, TopicProposal] | None = None,
+        slots: Iterable[str] = (),
     ) -> None:
         self.agent = agent
+        self.slots = frozenset(_label_key(s) for s in slots)
         # An engine's names and descriptions of topics (case-folded slug → proposal); None
         # when it names none: then descriptions follow the facts (summary_of).
         self.proposals = None if topics is None else {k.casefold(): v for k, v in topics.items()}
@@ -524,6 +535,7 @@ class _Experience:
             for fact in topic.facts or ():
                 self.global_facts.setdefault(_norm(fact.text), slug)
         self.left_alone: set[str] = set()
+        self._slot: Callable[[str], bool] | None = None  # `slot`, once read
 
     def get_live(self, slug: str) -> _Live | None:
         if slug in self.live:
@@ -627,7 +639,7 @@ class _Experience:
         topic; without proposals (an engine that names no topics) what it holds now
         (`summary_of`); an existing topic the engine did not describe again keeps its own."""
         if self.proposals is None:
-            return summary_of(entry.facts.facts, entry.title, entry.slug)
+            return summary_of(entry.facts.facts, entry.title, entry.slug, self.slot())
         proposal = self.proposals.get(entry.slug.casefold())
         if proposal is not None and entry.owned:
             described = _proposed(proposal.description, DESCRIPTION_MAX_CHARS)
@@ -635,7 +647,27 @@ class _Experience:
                 return described
         if entry.topic is not None:
             return entry.topic.description
-        return summary_of(entry.facts.facts, entry.title, entry.slug)
+        return summary_of(entry.facts.facts, entry.title, entry.slug, self.slot())
+
+    def slot(self) -> Callable[[str], bool]:
+        """Whether a label is a slot of a template: one the engine found in the material
+        (`slots`), or one that holds no name (`grouping.Casing.holds_no_name`: every word a
+        common one, which the agent's memory — every topic's facts, a person's topic text —
+        also writes in lower case: "Files and Code Sections"), read once the run's facts
+        are in place. A sentence filling one does not describe a topic that holds another
+        (`describe.summary_of`)."""
+        if self._slot is None:
+            texts: list[str] = []
+            for slug in sorted(set(self.memory.topics) | set(self.live)):
+                live = self.live.get(slug)
+                topic = self.memory.topics.get(slug)
+                facts = live.facts.facts if live is not None else (topic.facts if topic else None) or []
+                texts += [f.text for f in facts]
+                if topic is not None and not topic.owned:
+                    texts.append(mf.body_text(topic.text))
+            casing = grouping.Casing(texts)
+            self._slot = lambda label: _label_key(label) in self.slots or casing.holds_no_name(label)
+        return self._slot
 
     def titles(self) -> dict[str, str]:
         out = {slug: topic.title for slug, topic in self.memory.topics.items()}
@@ -672,6 +704,7 @@ def integrate_experience(
     cfg: Config,
     stale_before: date | None = None,
     topics: Mapping[str, TopicProposal] | None = None,
+    slots: Iterable[str] = (),
 ) -> ExperienceResult:
     """Merge experience units into the agent's memory files; demote stale topics; keep
     MEMORY.md within its limits; guard against loss (module docstring; DESIGN §5 phase 6).
@@ -700,13 +733,15 @@ def integrate_experience(
     `unit.title`; the `description` of a dream-owned topic, and its `MEMORY.md` line, are
     the engine's description in `topics` when it gave one, else — with `topics` None —
     what it holds now (`summary_of`), refreshed whenever it changes;
+    `slots` (the engine's `DistillResult.slots`) are labels of the material that are slots
+    of a template: a fact filling one describes only a topic that holds nothing else;
     each touched topic gets a `related` block (`Related:` links to up to three topics
     sharing its subject's terms).
 
     Returns an ExperienceResult. Raises LossGuardError when the result would drop more than
     `max_loss_fraction` of the facts or index lines, or change bytes gitdream does not own.
     """
-    run = _Experience(agent, files, input_commit, today, topics)
+    run = _Experience(agent, files, input_commit, today, topics, slots)
     for unit in units:
         run.integrate(unit)
     run.render()

@@ -129,6 +129,7 @@ class DreamRun:
         self.outline: list[Entry] = []
         self.carried: list[dict[str, Any]] = []  # the last run's units its screener could not judge
         self.topics: list[TopicProposal] | None = None  # the engine's names of topics
+        self.slots: frozenset[str] = frozenset()  # the engine's template slots (labels)
         self.kept: list[Unit] = []
         self.diff_parts: list[str] = []
         self.material_digest = ""
@@ -347,6 +348,7 @@ class DreamRun:
             self.pend(ids, material, why)
         self.failures += [f"distill: {e}" for e in distilled.errors]
         self.topics = distilled.topics
+        self.slots = distilled.slots
         return carried + distilled.units
 
     def verify(self, units: list[Unit]) -> list[Unit]:
@@ -461,6 +463,7 @@ class DreamRun:
             cfg=self.cfg,
             stale_before=stale_before,
             topics=None if self.topics is None else {t.slug: t for t in self.topics},
+            slots=self.slots,
         )
         counts = self.receipt.counts
         counts.update(

@@ -318,6 +318,14 @@ _EQUATION = re.compile(r"^\s*[^\W\d][\w .-]{0,30}\s=\s\S")
 _QUOTATION = re.compile(
     r'"[^"\n]{1,400}"|“[^”\n]{1,400}”|「[^」\n]{1,400}」|『[^』\n]{1,400}』|«[^»\n]{1,400}»'
 )
+
+
+def is_quotation(text: str) -> bool:
+    """True when sentence `text` is a quotation and nothing else ('"SOUL.md is the
+    wiring."', “…”., 「…」, 『…』, «…»): someone's words, not a statement of the writer's."""
+    return _QUOTATION.fullmatch(text.strip().rstrip(".。!！ ")) is not None
+
+
 # A citation: an author and a year in parentheses — "(Wartel et al. 2021)", "(PNAS 2025, Campbell)".
 _CITATION = re.compile(
     r"\([^()\n]{0,60}(?:et al\.?|[A-Z][A-Za-z&.-]+)[^()\n]{0,40}(?:19|20)\d\d[^()\n]{0,40}\)|\bet al\b|\barXiv\b"

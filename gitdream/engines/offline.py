@@ -827,6 +827,7 @@ class OfflineEngine:
             key=lambda u: position.get(u.sources[0], 0)
         )  # chosen by salience, written in log order
         run.result.stats = run.stats
+        run.result.slots = run.label_slots
         return run.result
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from gitdream.dream.describe import fit, shorten, summary_of
 from gitdream.dream.facts import Fact
+from gitdream.dream.grouping import Casing
 
 
 def fact(text: str, seen: int = 1, day: int = 1) -> Fact:
@@ -279,3 +280,79 @@ def test_a_plan_never_describes_a_topic_that_holds_a_standing_fact(plan: str, st
 
 def test_a_topic_of_plans_only_is_still_described() -> None:
     assert summary_of([fact("I plan to eventually publish this to github.")], "General").startswith("I plan")
+
+
+# --- a sentence filling a slot of a template is a record of its session ---
+
+
+@pytest.mark.parametrize(
+    ("slotted", "standing"),
+    [
+        (
+            "Files and Code Sections: `src/shelf/conftest.py`; Sets up the module path for the tests",
+            "There's no Shelf team.",
+        ),
+        ("세션 요약: `src/shelf/conftest.py` 파일은 테스트의 모듈 경로를 설정한다", "팀은 없다."),
+        # "Notes" names a kind of reference, which a routine fills every session: no promise
+        # of durable knowledge, unlike "Lesson" or "Rule"
+        ("Notes: `src/shelf/conftest.py`; Sets up the module path for the tests", "There's no Shelf team."),
+    ],
+)
+def test_a_sentence_filling_a_slot_of_a_template_does_not_describe_a_topic(
+    slotted: str, standing: str
+) -> None:
+    # "Files and Code Sections:" opens an item of every session's recap: what follows is
+    # what that session touched, not what the topic holds. A label that holds no name —
+    # every word a common one, which memory also writes in lower case, or a generic word
+    # ("세션 요약", session summary) — is such a slot; without knowing it, the recap's
+    # item is the line.
+    facts = [fact(slotted, day=1), fact(standing, day=1)]
+    slot = Casing(["the files and the code sections it changed", slotted, standing]).holds_no_name
+    assert summary_of(facts, "Shelf").startswith(slotted[:20])
+    assert summary_of(facts, "Shelf", slot=slot) == standing
+
+
+def test_a_slot_that_names_a_kind_of_knowledge_still_describes_a_topic() -> None:
+    # "Key lesson:" opens an item of every day's routine too, but it says its value is durable.
+    facts = [
+        fact("Key lesson: never retry a post that returned an id.", day=1),
+        fact("There's no forum team."),
+    ]
+    slot = Casing(["the key lesson of the day", *(f.text for f in facts)]).holds_no_name
+    assert slot("Key lesson")
+    assert summary_of(facts, "Forum", slot=slot).startswith("Key lesson: never retry")
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "Research: VACUUM FULL locks the table, so never run it during business hours.",
+        "조사: VACUUM FULL은 테이블을 잠그므로 업무 시간에 실행하면 안 된다.",
+    ],
+)
+def test_a_rule_filling_a_slot_still_describes_a_topic_of_weaker_facts(rule: str) -> None:
+    # the slot's value is judged alone and as a record, not dropped: a rule stays a rule
+    label = rule.split(":")[0]
+    facts = [fact(rule, day=1), fact("There's no team.", day=1)]
+    assert summary_of(facts, "Postgres", slot=lambda written: written == label) == rule
+
+
+@pytest.mark.parametrize(
+    ("fact_text", "opening"),
+    [
+        (
+            'clove — OpenClaw agent, liked and replied to the octopus thread. "SOUL.md + TOOLS.md are the wiring."',
+            "clove",
+        ),
+        ("clove 是 OpenClaw 上的代理，专做记忆工具。「SOUL.md 和 TOOLS.md 就是接线。」", "clove 是"),
+        (
+            "clove は OpenClaw のエージェントで、記憶ツールを作る。「SOUL.md と TOOLS.md が配線だ。」",
+            "clove は",
+        ),
+    ],
+)
+def test_a_quotation_after_the_sentence_naming_its_speaker_does_not_stand_as_the_line(
+    fact_text: str, opening: str
+) -> None:
+    # read alone, someone's words have no speaker: the fact's opening describes the topic
+    assert summary_of([fact(fact_text)], "New connections").startswith(opening)

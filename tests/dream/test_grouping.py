@@ -547,6 +547,17 @@ def test_a_label_every_day_repeats_over_unrelated_notes_is_a_slot_in_any_languag
     assert {"研究", "조사", "調査"} <= slots
 
 
+def test_the_engine_tells_integration_the_slots_of_the_material_it_read() -> None:
+    # the description of a topic is chosen at integration (`describe.summary_of`): it must
+    # know the slots the engine found, in a script without case too
+    entries = [
+        _entry(2 + day, 3 + n, f"- {label}{text}")
+        for n, (label, texts) in enumerate(_SUMMARY_SLOT.items())
+        for day, text in enumerate(texts)
+    ]
+    assert {"研究", "조사", "調査"} <= _distill(entries).slots
+
+
 def test_a_label_naming_its_subject_every_day_is_not_a_slot() -> None:
     days = [
         "Moltbook: never retry a post that returned an id.",

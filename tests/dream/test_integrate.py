@@ -76,9 +76,16 @@ def unit(
 
 
 def integrate(
-    files: dict[str, str], units: list[Unit], *, today: date = TODAY, **overrides: Any
+    files: dict[str, str],
+    units: list[Unit],
+    *,
+    today: date = TODAY,
+    slots: list[str] | None = None,
+    **overrides: Any,
 ) -> ExperienceResult:
-    return integrate_experience(AGENT, files, units, input_commit=COMMIT, today=today, cfg=cfg(**overrides))
+    return integrate_experience(
+        AGENT, files, units, input_commit=COMMIT, today=today, cfg=cfg(**overrides), slots=slots or ()
+    )
 
 
 def apply(files: dict[str, str], result: ExperienceResult) -> dict[str, str]:
@@ -551,3 +558,41 @@ def test_the_index_line_shows_the_description_whole_not_cut_inside_a_word() -> N
     assert meta["description"] == "Attestations must carry a detached signature"
     assert line.endswith(" — Attestations must carry a detached signature")
     assert len(line) <= 150
+
+
+def test_a_recap_slot_of_the_agents_memory_does_not_describe_a_topic() -> None:
+    # "Files and Code Sections" holds no name: every word of it is written in lower case in
+    # the agent's memory ("the files … code sections" of another topic), so it is a slot of
+    # a template, and the item filling it is what one session touched, not what the topic holds.
+    files = {f"{MEM}/recaps.md": dream_topic("recaps", TODAY)}
+    other = "The recap lists the files and the code sections a session changed, nothing else."
+    slotted = "Files and Code Sections: `src/shelf/conftest.py`; Sets up the module path for the tests"
+    result = integrate(
+        files,
+        [unit("recaps", other, 1), unit("shelf", slotted, 2), unit("shelf", "There's no Shelf team.", 3)],
+    )
+    meta, _ = memoryfiles.split_front_matter(result.changes[f"{MEM}/shelf.md"] or "")
+    assert meta is not None
+    assert meta["description"] == "There's no Shelf team."
+
+
+@pytest.mark.parametrize(
+    ("slot", "slotted", "standing"),
+    [
+        ("研究", "研究：章鱼的每条腕足都有独立的神经节。", "我们没有团队。"),
+        ("조사", "조사: `scripts/sim.py` 파일은 작은 세상 네트워크를 모의한다.", "팀은 없다."),
+    ],
+)
+def test_a_slot_the_engine_found_does_not_describe_a_topic_in_a_script_without_case(
+    slot: str, slotted: str, standing: str
+) -> None:
+    # a label of a script without case holds no name by its letters: only the engine,
+    # which saw it open unrelated notes day after day, knows it is a slot
+    units = [unit("notes", slotted, 1), unit("notes", standing, 2)]
+    plain = integrate({}, units)
+    told = integrate({}, units, slots=[slot])
+    described = [
+        (memoryfiles.split_front_matter(r.changes[f"{MEM}/notes.md"] or "")[0] or {}).get("description")
+        for r in (plain, told)
+    ]
+    assert described == [slotted, standing]
