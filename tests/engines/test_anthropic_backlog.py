@@ -102,6 +102,25 @@ def test_the_summary_says_how_much_is_left_for_the_next_run(
     assert "max_calls_per_run = 6 holds no more batches" in json.dumps(receipt)
 
 
+def test_the_estimate_says_how_much_the_budgets_leave_for_the_next_run(
+    agent_repo: Path, model_api: FakeAnthropic
+) -> None:
+    _backlog(agent_repo, days=6, per_day=20)
+    doc = json.loads(
+        cli(agent_repo, "run", "--engine", "anthropic", "--estimate", "--json", env=SMALL).stdout
+    )
+    plan = doc["estimates"]["ops"]
+    assert plan["entries_left"] > 0 and plan["entries_planned"] < plan["entries"] == 120
+    result = cli(agent_repo, "run", "--engine", "anthropic", "--estimate", env=SMALL)
+    assert result.exit_code == 0, result.stderr
+    # The plan's entries, not the whole backlog, and what is left with the limit that leaves it.
+    assert f"for {plan['entries_planned']} of 120 entries" in result.stdout, result.stdout
+    assert f"{plan['entries_left']} entries left for the next run ({plan['limit']})" in result.stdout, (
+        result.stdout
+    )
+    assert model_api.requests == []
+
+
 def test_a_screener_down_for_one_run_loses_nothing(agent_repo: Path, model_api: FakeAnthropic) -> None:
     ids = _backlog(agent_repo, days=1, per_day=6)
     model = _model(model_api)
