@@ -243,12 +243,20 @@ def _idle_line(agents: list[str]) -> str:
 
 
 def _estimate(estimate: dict[str, Any]) -> str:
+    """The plan in one line: its calls and tokens, the entries they cover and, when the
+    budgets leave some, how many are left for the next run and the limit that leaves them."""
     calls = int(estimate.get("calls", 0))
     screens = estimate.get("screen_calls")
+    entries = int(estimate.get("entries", 0))
+    left = int(estimate.get("entries_left", 0))
+    planned = int(estimate.get("entries_planned", entries - left))
+    covered = f"{planned:,} of {entries:,}" if left else f"{entries:,}"
+    limit = estimate.get("limit")
     return (
         f"{calls} distill call{'s' if calls != 1 else ''}"
         + (f" (screener: {screens})" if screens else "")
-        + f", about {estimate.get('input_tokens', 0)} input tokens for {estimate.get('entries', 0)} entries"
+        + f", about {estimate.get('input_tokens', 0)} input tokens for {covered} entries"
+        + (f"; {left:,} entries left for the next run" + (f" ({limit})" if limit else "") if left else "")
         + ESTIMATE_NOTE
     )
 

@@ -42,6 +42,7 @@ are not asked about (the screener is down) and are unjudged too.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -62,10 +63,9 @@ from gitdream.dream.memoryfiles import TOPIC_PATTERN, safe_slug
 from gitdream.dream.screen import redact, user_patterns
 from gitdream.dream.verify import FACT_REFERENCE_ACTIONS, ExistingFact
 from gitdream.engines import prompts
-from gitdream.engines.budget import Budget, BudgetExceeded, call_tokens, estimate_tokens
+from gitdream.engines.budget import Budget, BudgetExceeded, call_tokens, content_tokens, estimate_tokens
 from gitdream.engines.framing import TopicView, entry_xml, escape, relevant_topics, topic_views, topics_tokens
 from gitdream.engines.messages import (
-    REQUEST_OVERHEAD_TOKENS,
     Answer,
     ApiCallFailed,
     InvalidJson,
@@ -329,15 +329,11 @@ def _prepare(context: DistillContext) -> _Prepared:
     index = _index_text(context.memory.files, context.agent, max_input // INDEX_SHARE)
     views = topic_views(context.memory.files, context.agent)
     topics_budget = min(max_input // TOPICS_SHARE, topics_tokens(views) + 16) if views else 0
-    fixed = (
-        estimate_tokens(system)
-        + estimate_tokens(json.dumps(DISTILL_TOOLS))
-        + estimate_tokens(index)
-        + estimate_tokens(
-            _preamble(context, cap) + _closing(cap) + "<topics>\n</topics>\n<material>\n</material>\n"
-        )
-        + REQUEST_OVERHEAD_TOKENS
-    )
+    # The request with no topics and no material, counted as the check before each call
+    # counts a whole request; topics and entries are counted as they sit in its JSON body
+    # (`content_tokens`), so a batch's parts never add up to less than its request.
+    frame = _user_message_text(context, cap, index, "", "")
+    fixed = request_tokens(system, DISTILL_TOOLS, [{"role": "user", "content": frame}])
     material = max_input - fixed - topics_budget
     if material < MIN_MATERIAL_TOKENS:
         raise EngineError(
@@ -357,7 +353,7 @@ def _prepare(context: DistillContext) -> _Prepared:
     entries: list[tuple[Entry, int]] = []
     skipped: list[tuple[str, str]] = []
     for entry in ordered:
-        cost = estimate_tokens(entry_xml(entry))
+        cost = content_tokens(entry_xml(entry))
         if cost > material:
             skipped.append(
                 (
@@ -391,7 +387,8 @@ def _scaled(prep: _Prepared, ratio: float, counted_by: str) -> _Prepared:
     c = prep.costs
 
     def scale(value: int) -> int:
-        return max(1, round(value * ratio))
+        # rounded up, part by part: their sum stays at or above the scaled whole request
+        return max(1, math.ceil(value * ratio))
 
     costs = Costs(scale(c.fixed), scale(c.topics), c.output, c.screen, c.material)
     # the material room is what is left of max_input_tokens once the rest is counted
@@ -411,17 +408,29 @@ def _scaled(prep: _Prepared, ratio: float, counted_by: str) -> _Prepared:
 def _user_message(
     context: DistillContext, prep: _Prepared, batch: Sequence[Entry], cap: int, new_topics: int | None = None
 ) -> str:
-    topics = relevant_topics(prep.views, batch, round(prep.topics_budget / prep.ratio))
-    topics_xml = "<topics>\n" + "".join(topics) + "</topics>\n"
-    material = "<material>\n" + "".join(entry_xml(e) for e in batch) + "</material>\n"
+    # topics_budget is in the plan's unscaled units, as the topics' cost it holds (`_scaled`)
+    topics = relevant_topics(prep.views, batch, prep.topics_budget)
+    material = "".join(entry_xml(e) for e in batch)
+    return _user_message_text(context, cap, prep.index, "".join(topics), material, new_topics)
+
+
+def _user_message_text(
+    context: DistillContext, cap: int, index: str, topics: str, material: str, new_topics: int | None = None
+) -> str:
+    """A distill request's user message: the context, the index, then `topics` and
+    `material` (their rendered elements) in their tags, and the closing instruction."""
     return (
         _preamble(context, cap, new_topics)
         + "\n"
-        + prep.index
+        + index
         + "\n"
-        + topics_xml
+        + "<topics>\n"
+        + topics
+        + "</topics>\n"
         + "\n"
+        + "<material>\n"
         + material
+        + "</material>\n"
         + _closing(cap)
     )
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from gitdream.dream import memoryfiles as mf
 from gitdream.dream.memoryfiles import split_front_matter
 from gitdream.dream.verify import ExistingFact, fact_id
-from gitdream.engines.budget import estimate_tokens
+from gitdream.engines.budget import content_tokens
 from gitdream.errors import BlockError
 from gitdream.text import blocks
 from gitdream.text.clip import clip
@@ -250,7 +250,7 @@ def topic_views(memory_files: dict[str, str], agent: Agent) -> list[TopicView]:
 
 def topics_tokens(views: Sequence[TopicView]) -> int:
     """Estimated tokens of all views rendered whole (the most a batch could carry)."""
-    return sum(estimate_tokens(v.render()) for v in views)
+    return sum(content_tokens(v.render()) for v in views)
 
 
 def relevant_topics(views: Sequence[TopicView], batch: Sequence[Entry], budget: int) -> list[str]:
@@ -276,23 +276,23 @@ def relevant_topics(views: Sequence[TopicView], batch: Sequence[Entry], budget: 
     used = 0
     for _, _, view in scored:
         whole = view.render()
-        cost = estimate_tokens(whole)
+        cost = content_tokens(whole)
         if used + cost <= budget:
             out.append(whole)
             used += cost
             continue
-        room = budget - used - estimate_tokens(view.render(()))
+        room = budget - used - content_tokens(view.render(()))
         if room <= 0:
             continue
         ranked = sorted(view.facts, key=lambda f: -sum(idf.get(t, 0.0) for t in terms(f.text) & wanted))
         chosen: list[ExistingFact] = []
         for fact in ranked:
-            cost = estimate_tokens(fact_xml(fact))
+            cost = content_tokens(fact_xml(fact))
             if cost <= room:
                 chosen.append(fact)
                 room -= cost
         if chosen or view.text:
             part = view.render(chosen)
             out.append(part)
-            used += estimate_tokens(part)
+            used += content_tokens(part)
     return out

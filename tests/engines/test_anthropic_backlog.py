@@ -102,6 +102,44 @@ def test_the_summary_says_how_much_is_left_for_the_next_run(
     assert "max_calls_per_run = 6 holds no more batches" in json.dumps(receipt)
 
 
+def test_a_token_budget_that_binds_the_first_batch_still_makes_progress(
+    agent_repo: Path, model_api: FakeAnthropic
+) -> None:
+    """The batch the plan takes is the one the check before the call accepts: with a
+    `max_tokens_per_run` that holds a few batches' worth or less, the first batch is planned
+    to fill it, and it must be sent (the check once found it a few dozen tokens over, left
+    all material for the next run, which did the same: the agent was wedged, silently)."""
+    _backlog(agent_repo, days=6, per_day=20)
+    wedged = []
+    for budget in range(15_000, 39_000, 2_000):
+        model_api.requests.clear()
+        code, doc, err = _run(agent_repo, {"GITDREAM_ANTHROPIC_MAX_TOKENS_PER_RUN": str(budget)}, "--dry-run")
+        assert code == 0, err
+        receipt = doc["runs"][0]
+        if not any(call["purpose"] == "distill" for call in receipt["calls"]) or not receipt["units"]:
+            wedged.append(budget)
+    assert wedged == [], f"no batch was sent with max_tokens_per_run = {wedged}"
+
+
+def test_the_estimate_says_how_much_the_budgets_leave_for_the_next_run(
+    agent_repo: Path, model_api: FakeAnthropic
+) -> None:
+    _backlog(agent_repo, days=6, per_day=20)
+    doc = json.loads(
+        cli(agent_repo, "run", "--engine", "anthropic", "--estimate", "--json", env=SMALL).stdout
+    )
+    plan = doc["estimates"]["ops"]
+    assert plan["entries_left"] > 0 and plan["entries_planned"] < plan["entries"] == 120
+    result = cli(agent_repo, "run", "--engine", "anthropic", "--estimate", env=SMALL)
+    assert result.exit_code == 0, result.stderr
+    # The plan's entries, not the whole backlog, and what is left with the limit that leaves it.
+    assert f"for {plan['entries_planned']} of 120 entries" in result.stdout, result.stdout
+    assert f"{plan['entries_left']} entries left for the next run ({plan['limit']})" in result.stdout, (
+        result.stdout
+    )
+    assert model_api.requests == []
+
+
 def test_a_screener_down_for_one_run_loses_nothing(agent_repo: Path, model_api: FakeAnthropic) -> None:
     ids = _backlog(agent_repo, days=1, per_day=6)
     model = _model(model_api)
