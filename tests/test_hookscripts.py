@@ -209,6 +209,12 @@ def test_tracked_hook_is_never_moved(git_repo: Path) -> None:
     with pytest.raises(HookInstallError, match="tracked by git"):
         install(git_repo)
     assert tree(git_repo / ".githooks") == before
+    # `hooks status` does not suggest the install that refuses: it names the line to add.
+    found = {h.name: h for h in hookscripts.status(Repo.open(git_repo)).hooks}
+    assert found["pre-commit"].status == "foreign-tracked"
+    assert 'exec gitdream hook pre-commit "$@"' in hookscripts.describe_status(
+        "foreign-tracked", "pre-commit"
+    )
     assert install(git_repo, hooks=["post-merge"]).hooks[0].action == "installed"
 
 

@@ -173,7 +173,8 @@ class HookFound(NamedTuple):
     dropped-by-husky (Husky rewrote its stub over ours), husky (a Husky stub without
     gitdream), via-lefthook / via-husky / via-hook (the manager's configuration, the Husky
     script or the hook itself calls `gitdream hook NAME`), foreign (someone else's,
-    gitdream not in it) or missing."""
+    gitdream not in it), foreign-tracked (the same, tracked by git: install will not move
+    it) or missing."""
 
     name: str
     path: Path
@@ -709,6 +710,8 @@ def status(repo: Any) -> HooksStatus:
                 status = "dropped-by-husky" if previous is not None else "husky"
             else:
                 status = "foreign" if os.path.lexists(path) else "missing"
+                if status == "foreign" and where.in_worktree and _tracked(repo, path):
+                    status = "foreign-tracked"  # install will not move it: say what will work
             found.append(HookFound(name, path, status, previous))
             continue
         data = target.read_bytes()
@@ -776,6 +779,8 @@ _STATUSES = {
     "via-hook": "the hook calls `gitdream hook {name}` itself",
     "foreign": "another tool's hook, which does not run gitdream: run `gitdream hooks install` to "
     'chain it, or call `gitdream hook {name} "$@"` from it',
+    "foreign-tracked": "a hook file tracked by git, which does not run gitdream and which `gitdream hooks "
+    'install` will not move: end it with the line `exec gitdream hook {name} "$@"`',
     "missing": "missing: run `gitdream hooks install`",
 }
 
