@@ -120,13 +120,21 @@ class GitdreamGroup(click.Group):
 
             # an index libgit2 cannot read; a full disk, a read-only file system, a
             # partial clone: the environment's problem, said so (exit 1), not a bug
-            known = index_format_error(exc) or translate(exc)
+            known = index_format_error(exc) or translate(exc, _repo_for_diagnosis(ctx))
             if known is not None:
                 _report(ctx, known)
                 ctx.exit(known.exit_code)
             if os.environ.get("GITDREAM_RAISE_ERRORS"):
                 raise
             ctx.exit(_crash(exc))
+
+
+def _repo_for_diagnosis(ctx: click.Context) -> Any:
+    """The command's repository, opened again to tell what an unexpected error means (an
+    object missing from a partial clone, not from a damaged repository), or None."""
+    from gitdream.git.environment import repository_at  # idle path: only after an unexpected error
+
+    return repository_at(_start(ctx))
 
 
 def _agent_argument(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -66,6 +67,30 @@ def is_utf8(path: str) -> bool:
 def display(path: str) -> str:
     """`path` as it can be printed and recorded: bytes that are not UTF-8 as `\\xNN`."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+_UNCITABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Characters a file name may hold that no citation of it may: the C0 controls (line
+breaks, tab, ESC), DEL, the C1 controls and the bidi embeddings, overrides and isolates."""
+
+
+def citable(path: str) -> bool:
+    """True when `path` can be cited as written in a topic file, a commit message or a
+    receipt: it holds none of `_UNCITABLE`. A line break in a name splits the citation; ESC
+    or a C1 control starts a terminal escape sequence (OSC 52 writes the clipboard) that
+    `cat` or `git log` would pass on; a bidi override reorders what is shown (issue 16)."""
+    return _UNCITABLE.search(path) is None
+
+
+def shown(path: str) -> str:
+    """`path` as a warning can print and record it: `display`, with every character
+    `citable` refuses written as an escape (`\\x1b`, `\\x0a`, `\\u202e`)."""
+
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match[0])
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _UNCITABLE.sub(escape, display(path))
 
 
 def state_dir(common_dir: Path) -> Path:

@@ -299,6 +299,17 @@ def changed_sources(
                     "was read before is recognised)"
                 )
                 continue
+            if not paths.citable(path):
+                # Only this file stops: a fact cites its name in the topic file, the commit
+                # message and the receipt, where a line break, an escape sequence or a bidi
+                # override in it would act (issue 16, case 14: an OSC 52 clipboard write).
+                material.warnings.append(
+                    f"{paths.shown(path)}: the file name holds control characters (a line break, a "
+                    f"terminal escape or a bidi override), so gitdream cannot cite it; skipped (rename "
+                    f"it with `git mv`, then `gitdream run --agent {agent.id} --full` reads it: a "
+                    "rename alone is not new material, and what was read before is recognised)"
+                )
+                continue
             if change.added:
                 item = SourceFile(path, kind, "added", change.blob, None)
             else:

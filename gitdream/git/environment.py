@@ -11,12 +11,12 @@ agent it concerns is refused with that message (exit 1) and nothing else stops.
 from __future__ import annotations
 
 import errno
-from typing import TYPE_CHECKING
+from pathlib import Path
+
+import pygit2
 
 from gitdream.errors import GitdreamError
-
-if TYPE_CHECKING:
-    from gitdream.git.repo import Repo
+from gitdream.git.repo import Repo
 
 
 class EnvironmentProblem(GitdreamError):
@@ -54,6 +54,15 @@ _WHAT = {
         "check that you own the repository's files and folders (`ls -l`), then run again",
     ),
 }
+
+
+FETCH_MISSING = (
+    "git rev-list --objects --all --missing=print | sed -n 's/^?//p' | git cat-file --batch-check >/dev/null"
+)
+"""The command that has git fetch every object a partial clone lacks, as it fetches one on
+demand: from the promisor remote, through no filter. (`git fetch --refetch <remote>`
+fetches again through the clone's configured filter, so it brings no missing blob, and
+not the objects of refs it does not fetch, such as `refs/notes/gitdream`.)"""
 
 
 def kind_of(exc: BaseException) -> str | None:
@@ -95,12 +104,21 @@ def translate(exc: BaseException, repo: Repo | None = None) -> EnvironmentProble
         if remote is not None:
             return EnvironmentProblem(
                 f"an object this dream needs is not in this partial clone ({exc}); libgit2, which "
-                "gitdream reads with, cannot fetch it from the promisor remote",
-                hint=f"fetch the missing objects with `git fetch --refetch {remote}` (or clone without "
-                "--filter), then run again",
+                f"gitdream reads with, cannot fetch it from the promisor remote {remote}",
+                hint=f"have git fetch what the clone lacks: `{FETCH_MISSING}` (one request to {remote} "
+                "per object; for many, clone again without --filter), then run again",
             )
         return EnvironmentProblem(
             f"an object this dream needs is missing from the repository ({exc})",
             hint="check the repository with `git fsck`; fetch again what is missing, then run again",
         )
     return None
+
+
+def repository_at(start: Path) -> Repo | None:
+    """The repository containing `start`, opened to tell what an error met elsewhere means
+    (`translate` needs it to recognise a partial clone), or None when it cannot be opened."""
+    try:
+        return Repo.open(start)
+    except (GitdreamError, pygit2.GitError, OSError, ValueError):
+        return None

@@ -90,6 +90,37 @@ def test_audit_and_show_print_no_terminal_escape_from_the_material(
     assert "\\x1b]52" in run_gitdream(root, "audit", "ops").stdout  # shown, not acted on
 
 
+def test_a_log_whose_name_holds_terminal_escapes_is_not_cited(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """A raw file's name is cited in the topic file, the commit message and the receipt.
+    A log committed as `2026-03-03<OSC 52>.md` put a clipboard write into `deploy.md` and
+    into the commit message (`cat`, `git log --no-pager` act on it); a line break in a name
+    split the citation, a bidi override reordered it. Such a file is skipped with a warning
+    that shows its name escaped and how to have it read; the other material is dreamed."""
+    root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
+    names = [f"2026-03-03{ESCAPES}.md", "2026-03-04\n- Forged fact.\n.md", "2026-03-05\u202egnp.md"]
+    for name in names:
+        write(root, f"{LOGS}/{name}", "- [deploy] A fact from a file with a hostile name.\n")
+    commit_all(root, "logs with hostile names")
+    done = run_gitdream(root, "run", "--json")
+    assert done.returncode == 0, done.stderr
+    (receipt,) = json.loads(done.stdout)["runs"]
+    assert receipt["status"] == "ok" and receipt["commits"]["experience"], receipt
+    written = git(root, "log", "--format=%B", "-2") + "".join(
+        git(root, "show", f"HEAD:{path}")
+        for path in git(root, "ls-tree", "-r", "--name-only", "HEAD", MEMORY).split("\n")
+        if path and "/logs/" not in path
+    )
+    assert "Forged fact" not in written and "hostile name" not in written, written
+    written += git(root, "notes", "--ref", "gitdream", "show", receipt["input_commit"])
+    for char in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert char not in written, repr(char)
+    assert done.stderr.count("the file name holds control characters") == 3, done.stderr
+    assert "2026-03-03\\x1b]52;c;" in done.stderr and "git mv" in done.stderr
+    assert "2026-03-04\\x0a- Forged fact.\\x0a.md" in done.stderr
+
+
 def test_forged_trailers_on_a_persons_commit_do_not_let_revert_undo_it(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -309,9 +310,13 @@ def test_log_and_show_say_a_run_killed_before_its_receipt_is_finished_by_the_nex
 # --- case 12: the environment's problems ---------------------------------------------------------
 
 
-def test_missing_blobs_of_a_partial_clone_are_named_with_the_fix(tmp_path: Path) -> None:
+def _partial_clone(tmp_path: Path) -> tuple[Path, Path]:
+    """A source that has dreamed (watermark, receipt) and then committed more, and its
+    `--filter=blob:none` clone, which fetched gitdream's refs and receipts as gitdream's
+    hint for a clone says — through the clone's filter, so without their blobs."""
     source = agent_repo(tmp_path / "source")
     material(source)
+    assert run_gitdream(source, "run").returncode == 0
     write(
         source, f"{LOGS}/2026-03-02.md", (source / LOGS / "2026-03-02.md").read_text() + "- [deploy] More.\n"
     )
@@ -319,11 +324,44 @@ def test_missing_blobs_of_a_partial_clone_are_named_with_the_fix(tmp_path: Path)
     git(source, "config", "uploadpack.allowFilter", "true")
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{source}", str(clone))
-    git(clone, "update-ref", "refs/gitdream/watermark/ops", "HEAD~1")
+    git(
+        clone,
+        "fetch",
+        "-q",
+        "origin",
+        "refs/gitdream/*:refs/gitdream/*",
+        "+refs/notes/gitdream:refs/notes/gitdream",
+    )
+    return source, clone
+
+
+def test_missing_blobs_of_a_partial_clone_are_named_with_the_fix(tmp_path: Path) -> None:
+    _source, clone = _partial_clone(tmp_path)
     git(clone, "config", "remote.origin.url", str(tmp_path / "gone"))  # the promisor cannot serve
     done = run_gitdream(clone, "run")
     assert done.returncode == 1, done.stderr
-    assert "not in this partial clone" in done.stderr and "git fetch --refetch origin" in done.stderr
+    assert "not in this partial clone" in done.stderr and "git cat-file --batch-check" in done.stderr
+
+
+def test_every_command_names_a_partial_clone_and_its_fix_works(tmp_path: Path) -> None:
+    """`log`, `show` and `status` said a blob the partial clone lacks was "missing from the
+    repository" and to run `git fsck`; `run` said it was a partial clone's, but its fix,
+    `git fetch --refetch origin`, fetches again through the clone's filter and brought no
+    blob. Every command now names the partial clone, and the command its hint gives, run
+    as written, lets the dream and the reading commands work."""
+    _source, clone = _partial_clone(tmp_path)
+    for args in (("run",), ("log",), ("show", "last"), ("status",)):
+        done = run_gitdream(clone, *args)
+        assert done.returncode == 1, (args, done.stdout, done.stderr)
+        assert "not in this partial clone" in done.stderr, (args, done.stderr)
+        assert "git fsck" not in done.stderr, (args, done.stderr)
+    fix = re.search(r"hint: [^`]*`([^`]+)`", done.stderr)
+    assert fix is not None, done.stderr
+    subprocess.run(["sh", "-c", fix[1]], cwd=clone, env=gitdream_env(), check=True, capture_output=True)
+    dreamed = run_gitdream(clone, "run")
+    assert dreamed.returncode == 0, dreamed.stderr
+    for args in (("log",), ("show", "last"), ("status",)):
+        assert run_gitdream(clone, *args).returncode == 0, args
 
 
 def _namespace_works() -> bool:
