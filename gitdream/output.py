@@ -35,6 +35,14 @@ _UNSAFE = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0
 _UNSAFE.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
 
 
+# In a JSON document the C0 controls are escaped by `json.dumps` already; DEL, the C1
+# controls and the bidi overrides are written as `\u` escapes too, which decode to the same
+# strings, so a `--json` document shown on a terminal cannot act on it either.
+_JSON_UNSAFE = {
+    c: f"\\u{c:04x}" for c in (*range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
+
+
 def printable(text: str) -> str:
     """`text` with every character a terminal would act on shown as an escape (`\\x1b`);
     newlines, tabs and carriage returns (CRLF files in a diff) are kept."""
@@ -86,8 +94,10 @@ def json_error(error: dict[str, Any]) -> None:
 
 
 def json_out(document: Any) -> None:
-    """The one JSON document of a `--json` command, on stdout."""
-    _write(sys.stdout, json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+    """The one JSON document of a `--json` command, on stdout: UTF-8 as written, but for
+    the characters a terminal would act on, which are `\\u` escapes (`_JSON_UNSAFE`)."""
+    text = json.dumps(document, indent=2, ensure_ascii=False, default=str).translate(_JSON_UNSAFE)
+    _write(sys.stdout, text + "\n")
 
 
 def stderr_is_terminal() -> bool:

@@ -88,6 +88,25 @@ def test_audit_and_show_print_no_terminal_escape_from_the_material(
         for char in ("\x1b", "\x07", "\x9b", "\u202e"):
             assert char not in printed, (args, repr(char))
     assert "\\x1b]52" in run_gitdream(root, "audit", "ops").stdout  # shown, not acted on
+    # --json documents escape them too, and still decode to the text as written.
+    for args in (("audit", "ops", "--json"), ("show", "last", "--json")):
+        done = run_gitdream(root, *args)
+        assert done.returncode == 0, done.stderr
+        for char in ("\x1b", "\x07", "\x9b", "\u202e"):
+            assert char not in done.stdout, (args, repr(char))
+    document = json.loads(run_gitdream(root, "audit", "ops", "--json").stdout)
+    assert any(ESCAPES in text for text in _strings(document))
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in a decoded JSON document."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def test_a_log_whose_name_holds_terminal_escapes_is_not_cited(
