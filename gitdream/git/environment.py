@@ -11,6 +11,8 @@ agent it concerns is refused with that message (exit 1) and nothing else stops.
 from __future__ import annotations
 
 import errno
+import os
+import re
 from pathlib import Path
 
 import pygit2
@@ -91,13 +93,21 @@ def _partial_clone(repo: Repo | None) -> str | None:
     return None
 
 
+def _libgit2_where(message: str) -> str:
+    """` (in FOLDER)` for a libgit2 message quoting the file it failed on ("failed to make
+    directory '/r/.git/refs/heads/x.lock': …"), else "". The folder, not the file: what
+    libgit2 failed to create is often a lock file that never came to exist."""
+    found = re.search(r"'(/[^']+)'", message)
+    return f" (in {os.path.dirname(found.group(1))})" if found else ""
+
+
 def translate(exc: BaseException, repo: Repo | None = None) -> EnvironmentProblem | None:
     """The EnvironmentProblem `exc` stands for, or None when it is not one (a bug)."""
     kind = kind_of(exc)
     if kind is not None:
         what, fix = _WHAT[kind]
         where = getattr(exc, "filename", None)
-        detail = f" ({where})" if where else ""
+        detail = f" ({where})" if where else _libgit2_where(str(exc))
         return EnvironmentProblem(f"{what}{detail}; nothing was left half-written", hint=fix)
     if _missing_object(exc):
         remote = _partial_clone(repo)
