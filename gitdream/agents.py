@@ -226,6 +226,11 @@ def agents_from_dirs(
     return [agents[k] for k in sorted(agents)]
 
 
+MAX_SLUG_SAMPLE = 64
+"""Topic names of 1 to this many characters are tried against the raw-material globs
+(`check_layout`): as long as the longest slug gitdream makes (`dream.slugs.MAX_CHARS`)."""
+
+
 def check_layout(cfg: Config) -> None:
     """Refuse a `memory_dir` whose own files — the topics, `MEMORY.md`, the archive — the
     raw-material globs would match: the dream would write among the raw logs and, as it
@@ -233,7 +238,16 @@ def check_layout(cfg: Config) -> None:
     silently consumed the experience material). Raises ConfigError."""
     memory = cfg.str("memory_dir")
     globs = [*cfg.list("log_globs"), *cfg.list("session_globs")]
-    for own in (join(memory, "a-topic.md"), join(memory, "MEMORY.md"), join(memory, "archive/2026-01.md")):
+    # Topic names are a slug of any length: a name of each length up to the longest slug
+    # stands for them (so `memory/?????.md` is caught as `memory/*.md` is).
+    names = [
+        *(join(memory, "t" * n + ".md") for n in range(1, MAX_SLUG_SAMPLE + 1)),
+        join(memory, "a-topic.md"),
+        join(memory, "MEMORY.md"),
+        join(memory, "gitdream-topics.md"),
+        join(memory, "archive/2026-01.md"),
+    ]
+    for own in names:
         clash = next((g for g in globs if any_match([g], own)), None)
         if clash is not None:
             raise ConfigError(

@@ -56,6 +56,33 @@ def test_a_review_branch_git_reads_as_another_ref_is_refused(
     assert git(root, "for-each-ref") == before
 
 
+@pytest.mark.parametrize("glob", ["memory/?????.md", "memory/[a-z]*.md", "memory/*-*.md"])
+def test_a_raw_material_glob_that_matches_only_some_topic_names_is_refused(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, glob: str
+) -> None:
+    """The check tried one topic name ("a-topic.md"): a glob matching topic names of
+    another length or shape got past it, and the dream then wrote among its raw files."""
+    root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
+    write(root, "gitdream.toml", f'log_globs = ["memory/logs/**/*.md", "{glob}"]\n')
+    commit_all(root, "logs beside the topics")
+    done = run_gitdream(root, "run")
+    assert done.returncode == 1, done.stderr
+    assert f"matches the raw-material glob '{glob}'" in done.stderr, done.stderr
+    assert git(root, "for-each-ref", "refs/gitdream") == "", "nothing was consumed"
+
+
+def test_daily_logs_named_by_date_beside_the_topics_are_allowed(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """OpenClaw's layout, `memory/2026-03-01.md` beside the topics: gitdream never names a
+    topic after a date, so a date-shaped glob does not clash."""
+    root, _ = prepared(tmp_path_factory, "ops", _ops, tmp_path / "repo")
+    write(root, "gitdream.toml", 'log_globs = ["memory/logs/**/*.md", "memory/????-??-??.md"]\n')
+    commit_all(root, "dated logs beside the topics")
+    done = run_gitdream(root, "run")
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.parametrize("spelling", ["memory/logs", "./memory/logs", "memory//logs", "memory/./logs/"])
 def test_a_memory_dir_holding_the_raw_logs_is_refused(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, spelling: str
