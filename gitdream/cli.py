@@ -966,7 +966,8 @@ def hooks_status(ctx: click.Context, json_: bool) -> None:
     States: installed, outdated, not-executable, broken, chained-by-other, chain-loop,
     renamed-by-lefthook, dropped-by-husky, husky, via-lefthook, via-husky, via-hook
     (a hook manager's configuration or the hook calls `gitdream hook NAME`), foreign,
-    foreign-tracked (a hook file git tracks, which install will not move), missing; each that needs a fix says which. Exit status 0 in every case.
+    foreign-tracked (a hook file git tracks, which install will not move), missing;
+    each that needs a fix says which. Exit status 0 in every case.
 
     \b
     Examples:

@@ -38,9 +38,7 @@ _UNSAFE.update({c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066
 # In a JSON document the C0 controls are escaped by `json.dumps` already; DEL, the C1
 # controls and the bidi overrides are written as `\u` escapes too, which decode to the same
 # strings, so a `--json` document shown on a terminal cannot act on it either.
-_JSON_UNSAFE = {
-    c: f"\\u{c:04x}" for c in (*range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-}
+_JSON_UNSAFE = {c: f"\\u{c:04x}" for c in _UNSAFE if c >= 0x7F}
 
 
 def printable(text: str) -> str:

@@ -1,41 +1,42 @@
 """What a topic holds, in one line: its front matter `description` and its index line.
 
-A maintainer (and an agent loading MEMORY.md) reads the index line to decide whether to
-open the topic, so it states **what the topic holds now — its most salient standing
-statement, whole**: every sentence of the topic's current facts (the first
-`SENTENCES_PER_FACT` of each) is a candidate — but a plan or a request (`_intends`: "I plan
-to …", "We will …", "我们计划…", "공개할 예정입니다", a to-do, a question) only when the topic
-holds no other —, judged by the same salience model that chose
-the facts (`gitdream.dream.salience`, the sentence read under the topic's title); a fact
-corroborated more often ranks higher (`SEEN_WEIGHT` × log of its count); a record of one
-moment ranks lower — `RECORD_PENALTY` for an activity, an id, a status, a clock time, a
-date, a deadline (the model's `activity`, `id`, `status`, `clock`, `date`, `time-bound` …
-features, an opening verb of activity, the speaker's own past doings), half of it for past
-tense alone: "Created `x.py` — …", "Generated keypair: kid …" or "I had to make one fix …"
-say what happened once, not what the topic holds; a sentence that does not state itself
-ranks lower still (`DEPENDENT_PENALTY`: it points at what was just said — "These changes
-should…", "So, …" (`_leans`) —, narrates, asks, offers a next step, is a fragment or a
-request for one session); so does one behind a label that is not the topic's title
-(`LABEL_PENALTY`: "Files and Code Sections: …", "Grund: …" — a recap's section, a cause, a
-post); one that fills a slot of a template (`_slotted`: "Files and Code Sections: `x.py`; …"
-of a session's recap, "研究：…" of a daily routine — a label the engine found opening
-unrelated items day after day, or one that holds no name —, unless the label names a kind
-of knowledge, "Key lesson: …") is judged by its value alone, not as a labelled reference,
-and ranks as a record of the session that filled it in; one in the speaker's own voice
-(`FIRST_PERSON_PENALTY`: "I think we should …", a line of chat); one that names the topic's
-subject ranks higher (`SUBJECT_BONUS`); and one that would have to be cut to fit ranks lower (`CUT_PENALTY`), so a whole statement
-wins over a longer one of similar weight. Of equals the newest wins. These penalties are
-design choices, not fitted: the labels judge entries, not index lines.
+A maintainer (and an agent loading MEMORY.md) reads the index line to decide whether to open
+the topic, so it states **what the topic holds now — its most salient standing statement,
+whole**: every sentence of the topic's current facts (the first `SENTENCES_PER_FACT` of
+each) is a candidate — but a plan or a request (`_intends`: "I plan to …", "We will …",
+"我们计划…", "공개할 예정입니다", a to-do, a question) only when the topic holds no other —, judged by
+the same salience model that chose the facts (`gitdream.dream.salience`, the sentence read
+under the topic's title); a fact corroborated more often ranks higher (`SEEN_WEIGHT` × log
+of its count); a record of one moment ranks lower — `RECORD_PENALTY` for an activity, an id,
+a status, a clock time, a date, a deadline (the model's `activity`, `id`, `status`, `clock`,
+`date`, `time-bound` … features, an opening verb of activity, the speaker's own past
+doings), half of it for past tense alone: "Created `x.py` — …", "Generated keypair: kid …"
+or "I had to make one fix …" say what happened once, not what the topic holds; a sentence
+that does not state itself ranks lower still (`DEPENDENT_PENALTY`: it points at what was
+just said — "These changes should…", "So, …" (`_leans`) —, narrates, asks, offers a next
+step, is a fragment or a request for one session); so does one behind a label that is not
+the topic's title (`LABEL_PENALTY`: "Files and Code Sections: …", "Grund: …" — a recap's
+section, a cause, a post); one that fills a slot of a template (`_slotted`: "Files and Code
+Sections: `x.py`; …" of a session's recap, "研究：…" of a daily routine — a label the engine
+found opening unrelated items day after day, or one that holds no name —, unless the label
+names a kind of knowledge, "Key lesson: …") is judged by its value alone, not as a labelled
+reference, and ranks as a record of the session that filled it in; one in the speaker's own
+voice (`FIRST_PERSON_PENALTY`: "I think we should …", a line of chat); one that names the
+topic's subject ranks higher (`SUBJECT_BONUS`); and one that would have to be cut to fit
+ranks lower (`CUT_PENALTY`), so a whole statement wins over a longer one of similar weight.
+Of equals the newest wins. These penalties are design choices, not fitted: the labels judge
+entries, not index lines.
 
 The line is read alone, so a later sentence of a fact that **continues the one before it**
 does not stand as the description: it opens with a pointer or a contrast ("This …", "But …",
 "하지만 …", "但 …"), takes up a word of the sentence before it ("Sleep consolidates weak
 memories. Strong memories don't benefit.": its subject is the contrast with what was just
-said), or is a quotation and nothing else ('clove — OpenClaw agent … "SOUL.md + TOOLS.md
-are the wiring."': someone's words, whose speaker the sentence before names). Then the fact's own opening describes the topic — the whole fact when it fits, else
-its first sentence —, unless that opening is itself a record of one moment ("Created `x` …"),
-which says less than the sentence it would replace, or stands behind a label ("Clawk reply to
-… on …: …": a post), when the next candidate is tried instead.
+said), or is a quotation and nothing else ('clove — OpenClaw agent … "SOUL.md + TOOLS.md are
+the wiring."': someone's words, whose speaker the sentence before names). Then the fact's
+own opening describes the topic — the whole fact when it fits, else its first sentence —,
+unless that opening is itself a record of one moment ("Created `x` …"), which says less than
+the sentence it would replace, or stands behind a label ("Clawk reply to … on …: …": a
+post), when the next candidate is tried instead.
 
 A leading label that repeats the topic's title ("Moltbook: …" in Moltbook) is dropped. The
 chosen sentence is then **shortened at a boundary of its meaning**, never inside a word:

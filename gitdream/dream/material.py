@@ -255,6 +255,16 @@ def _kind(agent: Agent, path: str) -> str | None:
     return None
 
 
+def _uncitable(path: str) -> str | None:
+    """Why the name of raw file `path` cannot be cited (`paths.is_utf8`, `paths.citable`),
+    or None when it can."""
+    if not paths.is_utf8(path):
+        return "is not UTF-8"
+    if not paths.citable(path):
+        return "holds control characters (a line break, a terminal escape or a bidi override)"
+    return None
+
+
 def changed_sources(
     repo: Repo,
     agent: Agent,
@@ -289,25 +299,15 @@ def changed_sources(
                     f"{paths.display(path)}: not a regular file (symlink or submodule); skipped"
                 )
                 continue
-            if not paths.is_utf8(path):
-                # Only this file stops: its name cannot be cited in a fact, a commit message
-                # or a receipt (issue 16: it crashed the whole run).
-                material.warnings.append(
-                    f"{paths.display(path)}: the file name is not UTF-8, so gitdream cannot cite it; "
-                    f"skipped (rename it to a UTF-8 name with `git mv`, then `gitdream run --agent "
-                    f"{agent.id} --full` reads it: a rename alone is not new material, and what "
-                    "was read before is recognised)"
-                )
-                continue
-            if not paths.citable(path):
+            problem = _uncitable(path)
+            if problem is not None:
                 # Only this file stops: a fact cites its name in the topic file, the commit
-                # message and the receipt, where a line break, an escape sequence or a bidi
-                # override in it would act (issue 16, case 14: an OSC 52 clipboard write).
+                # message and the receipt (issue 16: a name not UTF-8 crashed the whole run;
+                # an OSC 52 escape in one would write the clipboard wherever it is shown).
                 material.warnings.append(
-                    f"{paths.shown(path)}: the file name holds control characters (a line break, a "
-                    f"terminal escape or a bidi override), so gitdream cannot cite it; skipped (rename "
-                    f"it with `git mv`, then `gitdream run --agent {agent.id} --full` reads it: a "
-                    "rename alone is not new material, and what was read before is recognised)"
+                    f"{paths.shown(path)}: the file name {problem}, so gitdream cannot cite it; skipped "
+                    f"(rename it with `git mv`, then `gitdream run --agent {agent.id} --full` reads it: "
+                    "a rename alone is not new material, and what was read before is recognised)"
                 )
                 continue
             if change.added:

@@ -368,14 +368,21 @@ def test_replay_moves_the_watermark_back(dreamed: tuple[Path, dict[str, Any]]) -
     assert shown["watermark_before"] == receipt["input_commit"] and shown["watermark_after"] is None
 
 
-def test_replay_after_a_later_dream_that_consumed_material_is_refused(agent_repo: Path) -> None:
+def _two_dreams(agent_repo: Path, second_topic: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Commit the log, dream it into `deploys`, add a day to the log and dream that into
+    `second_topic`: the receipts of the two dreams."""
     write(agent_repo, LOG, LOG_TEXT)
     commit_all(agent_repo, "log")
     first = fake_dream(agent_repo, Planned(topics={"deploys": [("Tags.", [f"{LOG}#L3-L3"])]}))
     write(agent_repo, LOG, LOG_TEXT + "- Another day. #ci\n")
     commit_all(agent_repo, "more log")
-    # into an existing topic, far from the first dream's lines: no conflict
-    second = fake_dream(agent_repo, Planned(topics={"human": [("Another.", [f"{LOG}#L6-L6"])]}))
+    second = fake_dream(agent_repo, Planned(topics={second_topic: [("Another.", [f"{LOG}#L6-L6"])]}))
+    return first, second
+
+
+def test_replay_after_a_later_dream_that_consumed_material_is_refused(agent_repo: Path) -> None:
+    # the second into an existing topic, far from the first dream's lines: no conflict
+    first, second = _two_dreams(agent_repo, "human")
     ref = "refs/gitdream/watermark/ops"
     # `second` read material after `first`: replaying `first` would read it twice.
     before = snapshot(agent_repo)
@@ -392,12 +399,7 @@ def test_replay_after_a_later_dream_that_consumed_material_is_refused(agent_repo
 
 
 def test_replay_after_noop_dreams_moves_the_watermark_back(agent_repo: Path) -> None:
-    write(agent_repo, LOG, LOG_TEXT)
-    commit_all(agent_repo, "log")
-    first = fake_dream(agent_repo, Planned(topics={"deploys": [("Tags.", [f"{LOG}#L3-L3"])]}))
-    write(agent_repo, LOG, LOG_TEXT + "- Another day. #ci\n")
-    commit_all(agent_repo, "more log")
-    second = fake_dream(agent_repo, Planned(topics={"ci": [("Another.", [f"{LOG}#L6-L6"])]}))
+    first, second = _two_dreams(agent_repo, "ci")
     write(agent_repo, "README.md", "not material\n")
     commit_all(agent_repo, "human edit")
     noop = fake_dream(agent_repo, Planned(), status="noop")
@@ -414,24 +416,14 @@ def test_replay_after_noop_dreams_moves_the_watermark_back(agent_repo: Path) -> 
 
 
 def test_replay_moves_back_to_the_previous_input(agent_repo: Path) -> None:
-    write(agent_repo, LOG, LOG_TEXT)
-    commit_all(agent_repo, "log")
-    first = fake_dream(agent_repo, Planned(topics={"deploys": [("Tags.", [f"{LOG}#L3-L3"])]}))
-    write(agent_repo, LOG, LOG_TEXT + "- Another day. #ci\n")
-    commit_all(agent_repo, "more log")
-    second = fake_dream(agent_repo, Planned(topics={"ci": [("Another.", [f"{LOG}#L6-L6"])]}))
+    first, second = _two_dreams(agent_repo, "ci")
     assert cli(agent_repo, "revert", second["run"], "--replay").exit_code == 0
     ref = "refs/gitdream/watermark/ops"
     assert git(agent_repo, "rev-parse", ref).strip() == first["input_commit"]
 
 
 def test_replay_of_a_run_already_undone_moves_only_its_watermark(agent_repo: Path) -> None:
-    write(agent_repo, LOG, LOG_TEXT)
-    commit_all(agent_repo, "log")
-    first = fake_dream(agent_repo, Planned(topics={"deploys": [("Tags.", [f"{LOG}#L3-L3"])]}))
-    write(agent_repo, LOG, LOG_TEXT + "- Another day. #ci\n")
-    commit_all(agent_repo, "more log")
-    second = fake_dream(agent_repo, Planned(topics={"ci": [("Another.", [f"{LOG}#L6-L6"])]}))
+    first, second = _two_dreams(agent_repo, "ci")
     assert cli(agent_repo, "revert", second["run"]).exit_code == 0  # files undone, watermark stays
     before = snapshot(agent_repo)
     result = cli(agent_repo, "revert", second["run"], "--replay")
