@@ -31,6 +31,7 @@ import itertools
 import json
 import math
 import re
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -337,6 +338,16 @@ def fake_tokens(body: dict[str, Any], bytes_per_token: float = 4) -> int:
     return max(1, math.ceil(len(text.encode("utf-8")) / bytes_per_token))
 
 
+class _Server(ThreadingHTTPServer):
+    """The loopback server: a client that went away mid-request (a timeout test, a cut
+    stream) is expected, not an error to print over the test run's output."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class FakeAnthropic:
     """The server (see module docstring). `url` is its base URL; `enqueue(*replies)`
     scripts it; `responder(record)`, when given, answers what the script does not;
@@ -395,7 +406,7 @@ class FakeAnthropic:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nothing to answer
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(
